@@ -1,0 +1,176 @@
+"""The SKU catalog: config/*.yaml loaded into typed, frozen objects.
+
+Every number in the catalog carries its source; the loader refuses a baseline or price without one.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic.alias_generators import to_camel
+
+from clusterctl.errors import UserError
+from clusterctl.paths import config_dir
+
+
+class _Entry(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, alias_generator=to_camel, populate_by_name=True
+    )
+
+
+def _sourced(value: str) -> str:
+    if not value or not value.strip():
+        raise ValueError("needs a non-empty source")
+    return value
+
+
+class Fabric(_Entry):
+    kind: Literal["infiniband", "efa", "none"]
+    generation: str | None = None
+    nics: int = 0
+    gbps_per_nic: float | None = None
+    source: str | None = None
+    note: str | None = None
+
+
+class Baseline(_Entry):
+    """all_reduce_perf bus bandwidth (GB/s) at one message size, with where it comes from."""
+
+    expected_gbps: float | None = Field(default=None, alias="expectedGBps")
+    fail_below_gbps: float | None = Field(default=None, alias="failBelowGBps")
+    warn_below_gbps: float | None = Field(default=None, alias="warnBelowGBps")
+    message_bytes: int | None = None
+    source: str
+    note: str | None = None
+
+    _check_source = field_validator("source")(_sourced)
+
+
+class NcclBaselines(_Entry):
+    single_node: Baseline | None = None
+    multi_node: Baseline | None = None
+
+
+class Price(_Entry):
+    usd_per_hour: float = Field(gt=0)
+    region: str
+    as_of: str
+    source: str
+    note: str | None = None
+
+    _check_source = field_validator("source")(_sourced)
+
+
+class Sku(_Entry):
+    name: str
+    cloud: Literal["azure", "aws"]
+    family: str
+    gpus: int = Field(ge=0)
+    gpu_model: str | None = None
+    gpu_memory_gi_b: int | None = Field(default=None, alias="gpuMemoryGiB")
+    vcpus: int
+    memory_gi_b: float = Field(alias="memoryGiB")
+    local_nvme_disks: int = 0
+    gen2_only: bool | None = None
+    fabric: Fabric
+    nccl_profile: str | None = None
+    nccl: NcclBaselines | None = None
+    price: Price
+    note: str | None = None
+
+    @property
+    def gres_type(self) -> str | None:
+        return self.gpu_model.lower() if self.gpu_model else None
+
+    @property
+    def memory_mib(self) -> int:
+        return int(self.memory_gi_b * 1024)
+
+    def baseline(self, nodes: int) -> Baseline | None:
+        if self.nccl is None:
+            return None
+        return self.nccl.single_node if nodes <= 1 else self.nccl.multi_node
+
+
+class NcclProfile(_Entry):
+    env: dict[str, str]
+    topo_file: str | None = None
+    source: str
+    note: str | None = None
+
+    _check_source = field_validator("source")(_sourced)
+
+
+class Catalog(_Entry):
+    skus: tuple[Sku, ...]
+    nccl_profiles: dict[str, NcclProfile] = Field(default_factory=dict)
+    images: dict = Field(default_factory=dict)
+    versions: dict = Field(default_factory=dict)
+
+    def get(self, name: str, cloud: str | None = None) -> Sku | None:
+        for sku in self.skus:
+            if sku.name.lower() == name.lower() and (cloud is None or sku.cloud == cloud):
+                return sku
+        return None
+
+    def names(self, cloud: str | None = None, *, gpu_only: bool = False) -> list[str]:
+        return [
+            s.name
+            for s in self.skus
+            if (cloud is None or s.cloud == cloud) and (not gpu_only or s.gpus > 0)
+        ]
+
+    def profile(self, sku: Sku) -> NcclProfile | None:
+        return self.nccl_profiles.get(sku.nccl_profile) if sku.nccl_profile else None
+
+
+def _read_yaml(path: Path) -> dict:
+    try:
+        data = yaml.safe_load(path.read_text()) or {}
+    except FileNotFoundError as exc:
+        raise UserError(f"{path}: catalog file missing") from exc
+    except yaml.YAMLError as exc:
+        raise UserError(f"{path}: not valid YAML ({exc.__class__.__name__})") from exc
+    if not isinstance(data, dict):
+        raise UserError(f"{path}: expected a mapping at the top level")
+    return data
+
+
+def load_catalog(root: Path | None = None) -> Catalog:
+    root = root or config_dir()
+    raw = {
+        "skus": _read_yaml(root / "skus.yaml").get("skus", []),
+        "ncclProfiles": _read_yaml(root / "nccl_profiles.yaml").get("profiles", {}),
+        "images": _read_yaml(root / "images.yaml"),
+        "versions": _read_yaml(root / "versions.yaml"),
+    }
+    try:
+        catalog = Catalog.model_validate(raw)
+    except ValidationError as exc:
+        raise UserError(
+            [f"config/{_loc(e['loc'])}: {e['msg']}" for e in exc.errors(include_url=False)]
+        ) from None
+    missing = sorted(
+        {s.nccl_profile for s in catalog.skus if s.nccl_profile} - set(catalog.nccl_profiles)
+    )
+    if missing:
+        raise UserError(f"config/nccl_profiles.yaml: profiles {missing} are used but not defined")
+    return catalog
+
+
+def _loc(loc: tuple) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+@cache
+def catalog() -> Catalog:
+    """The shipped catalog, loaded once per process."""
+    return load_catalog()

@@ -1,0 +1,195 @@
+"""The `clusterctl` command line."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+from rich.tree import Tree
+
+from clusterctl import __version__
+from clusterctl.errors import UserError
+
+app = typer.Typer(
+    name="clusterctl",
+    help="Provision cloud GPU clusters with Pulumi, prove their NCCL bandwidth, tear them down.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+out = Console()
+err = Console(stderr=True)
+
+StackOpt = Annotated[
+    str, typer.Option("--stack", "-s", help="Stack name: reads stacks/Pulumi.<stack>.yaml.")
+]
+
+
+def _version(value: bool) -> None:
+    if value:
+        out.print(f"clusterctl {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")
+    ] = False,
+) -> None:
+    """Provision cloud GPU clusters with Pulumi, prove their NCCL bandwidth, tear them down."""
+
+
+@app.command()
+def plan(
+    stack: StackOpt,
+    set_: Annotated[
+        list[str] | None,
+        typer.Option("--set", help="Override a field: --set partitions[0].nodes=64 (repeatable)."),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the plan as JSON.")] = False,
+    out_dir: Annotated[
+        Path | None,
+        typer.Option("--out", help="Write every rendered file and plan.json into this folder."),
+    ] = None,
+) -> None:
+    """Show what `pulumi up -s STACK` would build, offline: no cloud account, no Pulumi CLI.
+
+    Runs the real Pulumi program under Pulumi's mock engine, prints the resource tree, the
+    estimated cost and the findings; exits 2 on a config error.
+    """
+    from clusterctl.plan import make_plan, write_plan
+
+    result = make_plan(stack, set_ or [])
+    if out_dir is not None:
+        written = write_plan(result, out_dir)
+        if not as_json:
+            out.print(f"wrote {len(written)} files to {out_dir}")
+    if as_json:
+        sys.stdout.write(json.dumps(result.as_json(), indent=2, default=str) + "\n")
+        return
+    _print_plan(result)
+
+
+def _print_plan(result) -> None:
+    run = result.run
+    children: dict[str | None, list] = {}
+    for res in run.resources:
+        children.setdefault(res.parent, []).append(res)
+    tree = Tree(f"[bold]stack {result.stack}[/] ({len(run.resources)} resources)")
+
+    def add(node: Tree, parent: str | None) -> None:
+        for res in children.get(parent, []):
+            label = f"{res.name} [dim]{res.type}[/]"
+            if res.protect:
+                label += " [yellow](protected)[/]"
+            add(node.add(label), res.name)
+
+    add(tree, None)
+    out.print(tree)
+    counts = Counter(r.type for r in run.resources if r.custom)
+    table = Table(title="resources by type", show_header=True)
+    table.add_column("type")
+    table.add_column("count", justify="right")
+    for type_, n in sorted(counts.items()):
+        table.add_row(type_, str(n))
+    out.print(table)
+    cost = result.cost
+    for line in cost.lines:
+        out.print(
+            f"  {line.item}: {line.count} x {line.sku} at ${line.usd_per_hour_each:,.2f}/h "
+            f"= ${line.usd_per_hour:,.2f}/h"
+        )
+    out.print(
+        f"[bold]estimated cost: ${cost.total:,.2f} per hour, ${cost.per_day:,.2f} per day[/] "
+        "(on-demand compute at catalog prices; disks and traffic extra)"
+    )
+    for f in result.findings:
+        colour = {"warning": "yellow", "info": "cyan"}.get(f.level, "red")
+        out.print(f"[{colour}]{f.level}[/]: {f.line()}")
+
+
+@app.command("catalog")
+def catalog_cmd(
+    cloud: Annotated[str | None, typer.Option(help="Only this cloud: azure or aws.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the catalog as JSON.")] = False,
+) -> None:
+    """List the SKU catalog: GPUs, fabric, NCCL baselines and prices, each with its source."""
+    from clusterctl.catalog import catalog
+
+    cat = catalog()
+    skus = [s for s in cat.skus if cloud is None or s.cloud == cloud]
+    if as_json:
+        sys.stdout.write(
+            json.dumps([s.model_dump(by_alias=True) for s in skus], indent=2, default=str) + "\n"
+        )
+        return
+    table = Table(title="SKU catalog")
+    for col in ("type", "cloud", "GPUs", "fabric", "busbw 1 node", "busbw 2+ nodes", "$/hour"):
+        table.add_column(col)
+    for s in skus:
+        fabric = (
+            f"{s.fabric.kind} {s.fabric.nics}x{s.fabric.gbps_per_nic:g}G"
+            if s.fabric.kind != "none" and s.fabric.gbps_per_nic
+            else s.fabric.kind
+        )
+        table.add_row(
+            s.name,
+            s.cloud,
+            f"{s.gpus}x {s.gpu_model} {s.gpu_memory_gi_b}GB" if s.gpus else "-",
+            fabric,
+            _baseline(s.baseline(1)) if s.gpus else "-",
+            _baseline(s.baseline(2)) if s.gpus else "-",
+            f"{s.price.usd_per_hour:,.2f} ({s.price.region}, {s.price.as_of})",
+        )
+    out.print(table)
+
+
+def _baseline(b) -> str:
+    if b is None or b.fail_below_gbps is None:
+        return "n/a"
+    return f">= {b.fail_below_gbps:g} GB/s"
+
+
+@app.command()
+def schema(
+    out_file: Annotated[Path, typer.Option("--out", help="Where to write the JSON Schema.")] = Path(
+        "config/cluster.schema.json"
+    ),
+) -> None:
+    """Write the JSON Schema of the `gpu-clusters:cluster` object, for editors to check stacks."""
+    from clusterctl.schema import cluster_schema
+
+    out_file.parent.mkdir(parents=True, exist_ok=True)
+    out_file.write_text(json.dumps(cluster_schema(), indent=2) + "\n")
+    out.print(f"wrote {out_file}")
+
+
+def main() -> None:
+    """Entry point: user errors print one line per problem and exit 2, never a traceback.
+
+    Click's own usage errors (a missing option, say) already exit 2 with a usage line.
+    """
+    try:
+        app()
+    except UserError as exc:
+        for problem in exc.problems:
+            err.print(f"[red]error:[/] {problem}", highlight=False, soft_wrap=True)
+        sys.exit(2)
+    except Exception as exc:  # a bug: still no traceback unless asked for
+        if os.environ.get("CLUSTERCTL_DEBUG"):
+            raise
+        err.print(
+            f"[red]internal error:[/] {exc.__class__.__name__}: {exc} "
+            "(set CLUSTERCTL_DEBUG=1 for the traceback)",
+            highlight=False,
+            soft_wrap=True,
+        )
+        sys.exit(1)

@@ -1,0 +1,57 @@
+"""What a cluster costs per hour at catalog prices: a pure function of the spec."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from clusterctl.catalog import Catalog
+from clusterctl.rules import head_sku
+from clusterctl.spec import ClusterSpec
+
+
+@dataclass(frozen=True)
+class CostLine:
+    item: str
+    sku: str
+    count: int
+    usd_per_hour_each: float
+    price_source: str
+    price_as_of: str
+
+    @property
+    def usd_per_hour(self) -> float:
+        return self.count * self.usd_per_hour_each
+
+
+@dataclass(frozen=True)
+class Cost:
+    lines: tuple[CostLine, ...]
+
+    @property
+    def total(self) -> float:
+        return round(sum(line.usd_per_hour for line in self.lines), 2)
+
+    @property
+    def per_day(self) -> float:
+        return round(self.total * 24, 2)
+
+
+def cost_per_hour(spec: ClusterSpec, cat: Catalog) -> Cost:
+    """On-demand compute only (no disks, egress or spot discounts): an upper bound to plan with."""
+    lines = []
+    if spec.scheduler == "slurm":
+        lines.append(_line(cat, "head node", head_sku(spec), 1))
+    else:
+        lines.append(_line(cat, "system nodes", head_sku(spec), spec.kubernetes.system_nodes))
+    for part in spec.partitions:
+        lines.append(_line(cat, f"partition {part.name}", part.sku, part.nodes))
+    return Cost(tuple(line for line in lines if line))
+
+
+def _line(cat: Catalog, item: str, sku_name: str, count: int) -> CostLine | None:
+    sku = cat.get(sku_name)
+    if sku is None:
+        return None
+    return CostLine(
+        item, sku.name, count, sku.price.usd_per_hour, sku.price.source, sku.price.as_of
+    )

@@ -1,0 +1,48 @@
+"""Plausible answers for every provider function (invoke) the program calls, for the mock engine."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+SUBSCRIPTION = "00000000-0000-0000-0000-000000000000"
+TENANT = "33333333-3333-3333-3333-333333333333"
+
+
+def _azure_client_config(_: dict) -> dict:
+    return {
+        "clientId": "44444444-4444-4444-4444-444444444444",
+        "objectId": "55555555-5555-5555-5555-555555555555",
+        "subscriptionId": SUBSCRIPTION,
+        "tenantId": TENANT,
+    }
+
+
+def _aws_caller(_: dict) -> dict:
+    return {"accountId": "123456789012", "arn": "arn:aws:iam::123456789012:user/plan", "id": "plan"}
+
+
+def _aws_partition(_: dict) -> dict:
+    return {"partition": "aws", "dnsSuffix": "amazonaws.com", "id": "aws"}
+
+
+def _aws_azs(_: dict) -> dict:
+    names = ["us-east-1a", "us-east-1b", "us-east-1c"]
+    return {"names": names, "zoneIds": ["use1-az1", "use1-az2", "use1-az4"], "id": "us-east-1"}
+
+
+def _aws_ssm(args: dict) -> dict:
+    return {"name": args.get("name"), "value": "ami-0123456789abcdef0", "type": "String"}
+
+
+def _aws_region(_: dict) -> dict:
+    return {"name": "us-east-1", "region": "us-east-1", "id": "us-east-1"}
+
+
+MOCK_INVOKES: dict[str, Callable[[dict], dict]] = {
+    "azure-native:authorization:getClientConfig": _azure_client_config,
+    "aws:index/getCallerIdentity:getCallerIdentity": _aws_caller,
+    "aws:index/getPartition:getPartition": _aws_partition,
+    "aws:index/getAvailabilityZones:getAvailabilityZones": _aws_azs,
+    "aws:index/getRegion:getRegion": _aws_region,
+    "aws:ssm/getParameter:getParameter": _aws_ssm,
+}

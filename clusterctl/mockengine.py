@@ -1,0 +1,170 @@
+"""Run the Pulumi program in-process under Pulumi's mock engine and record every resource.
+
+This is what makes `clusterctl plan` offline: no CLI, no provider binaries, no credentials,
+and yet the very code `pulumi up` runs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pulumi
+from pulumi.runtime import mocks as pmocks
+from pulumi.runtime import rpc, settings
+from pulumi.runtime.stack import run_pulumi_func
+from pulumi.runtime.sync_await import _sync_await
+
+SECRET = "[secret]"
+
+
+@dataclass
+class RecordedResource:
+    type: str
+    name: str
+    parent: str | None
+    custom: bool
+    inputs: dict[str, Any]
+    secret_paths: list[str] = field(default_factory=list)
+    protect: bool = False
+    urn: str = ""
+
+    def as_json(self) -> dict[str, Any]:
+        return {"type": self.type, "name": self.name, "parent": self.parent, "inputs": self.inputs}
+
+
+@dataclass
+class MockRun:
+    resources: list[RecordedResource]
+    outputs: dict[str, Any]
+    secret_outputs: list[str]
+
+    def by_type(self, type_: str) -> list[RecordedResource]:
+        return [r for r in self.resources if r.type == type_]
+
+
+def _fake_id(type_: str, name: str) -> str:
+    return hashlib.sha1(f"{type_}/{name}".encode()).hexdigest()[:16]
+
+
+def plausible_state(type_: str, name: str, inputs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """What a provider would return: the inputs, plus the outputs later resources read."""
+    state = dict(inputs)
+    rid = _fake_id(type_, name)
+    if type_.startswith("azure-native:"):
+        rg = inputs.get("resourceGroupName", f"rg-{name}")
+        kind = type_.split(":")[-1]
+        rid = (
+            "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/"
+            f"{rg}/providers/mock/{kind}/{name}"
+        )
+        state.setdefault("name", name)
+        if kind == "PublicIPAddress":
+            state.setdefault("ipAddress", "198.51.100.10")
+        if kind == "UserAssignedIdentity":
+            state.setdefault("principalId", "11111111-1111-1111-1111-111111111111")
+            state.setdefault("clientId", "22222222-2222-2222-2222-222222222222")
+        if kind == "NetworkInterface":
+            state.setdefault("ipConfigurations", [{"privateIPAddress": "10.40.0.4"}])
+    elif type_.startswith("aws:"):
+        rid = f"{type_.split(':')[-1].lower()}-{rid}"
+        state.setdefault("arn", f"arn:aws:mock:::{name}")
+    elif type_ == "random:index/randomBytes:RandomBytes":
+        state["base64"] = "bW9jay1tdW5nZS1rZXk=" * 50
+        state["hex"] = "00" * int(inputs.get("length", 32))
+    elif type_ == "random:index/randomPassword:RandomPassword":
+        state["result"] = "mock-password-0000"
+    elif type_ == "tls:index/privateKey:PrivateKey":
+        state["publicKeyOpenssh"] = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAImockkey gpu-clusters"
+        state["privateKeyOpenssh"] = "-----BEGIN OPENSSH PRIVATE KEY-----\nmock\n"
+    state.setdefault("id", rid)
+    return rid, state
+
+
+class PlanMocks(pulumi.runtime.Mocks):
+    def __init__(self, invokes: dict[str, Callable[[dict], dict]] | None = None):
+        self.invokes = invokes or {}
+
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs):
+        if not args.custom:
+            return (f"{args.name}_id", {})
+        return plausible_state(args.typ, args.name, args.inputs)
+
+    def call(self, args: pulumi.runtime.MockCallArgs):
+        handler = self.invokes.get(args.token)
+        if handler is None:
+            raise RuntimeError(f"plan's mock engine has no answer for invoke '{args.token}'")
+        return handler(args.args)
+
+
+class RecordingMonitor(pmocks.MockMonitor):
+    """MockMonitor that also remembers each resource's parent, inputs and secrets."""
+
+    def __init__(self, mocks: pulumi.runtime.Mocks):
+        super().__init__(mocks)
+        self.recorded: list[RecordedResource] = []
+        self._names: dict[str, str] = {}
+
+    def RegisterResource(self, request):
+        response = super().RegisterResource(request)
+        if request.type != "pulumi:pulumi:Stack":
+            raw = rpc.deserialize_properties(request.object)
+            secrets: list[str] = []
+            inputs = _strip_secrets(raw, "", secrets)
+            self._names[response.urn] = request.name
+            self.recorded.append(
+                RecordedResource(
+                    type=request.type,
+                    name=request.name,
+                    parent=self._names.get(request.parent),
+                    custom=bool(request.custom),
+                    inputs=inputs,
+                    secret_paths=secrets,
+                    protect=bool(getattr(request, "protect", False)),
+                    urn=response.urn,
+                )
+            )
+        return response
+
+
+def _strip_secrets(value: Any, path: str, found: list[str]) -> Any:
+    if rpc.is_rpc_secret(value):
+        found.append(path or ".")
+        return SECRET
+    if isinstance(value, dict):
+        return {
+            k: _strip_secrets(v, f"{path}.{k}" if path else k, found)
+            for k, v in value.items()
+            if not (isinstance(k, str) and k.startswith("__"))
+        }
+    if isinstance(value, list):
+        return [_strip_secrets(v, f"{path}[{i}]", found) for i, v in enumerate(value)]
+    return value
+
+
+def run_program(
+    program: Callable[[], dict[str, Any]],
+    *,
+    project: str,
+    stack: str,
+    invokes: dict[str, Callable[[dict], dict]] | None = None,
+) -> MockRun:
+    """Run `program` (which returns the stack outputs) under mocks and wait for everything."""
+    settings.reset_options(project=project, stack=stack, preview=False)
+    monitor = RecordingMonitor(PlanMocks(invokes))
+    pmocks.set_mocks(monitor.mocks, project=project, stack=stack, preview=False, monitor=monitor)
+    resolved: dict[str, Any] = {}
+    secret_outputs: list[str] = []
+
+    def body() -> None:
+        outputs = program()
+        for key, value in outputs.items():
+            out = pulumi.Output.from_input(value)
+            resolved[key] = _sync_await(out.future())
+            if _sync_await(out.is_secret()):
+                secret_outputs.append(key)
+
+    _sync_await(run_pulumi_func(body))
+    return MockRun(monitor.recorded, resolved, secret_outputs)

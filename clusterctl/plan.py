@@ -1,0 +1,86 @@
+"""`clusterctl plan`: the real Pulumi program under the mock engine, plus every rendered file."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from clusterctl.catalog import catalog
+from clusterctl.cost import Cost, cost_per_hour
+from clusterctl.errors import Finding
+from clusterctl.invokes import MOCK_INVOKES
+from clusterctl.mockengine import MockRun, run_program
+from clusterctl.spec import CONFIG_KEY, ClusterSpec
+from clusterctl.stackfile import apply_overrides, read_stack_config
+from clusterctl.validation import load_spec
+
+PROJECT = "gpu-clusters"
+
+
+@dataclass
+class Plan:
+    stack: str
+    spec: ClusterSpec
+    run: MockRun
+    cost: Cost
+    findings: list[Finding]
+    files: dict[str, str] = field(default_factory=dict)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "stack": self.stack,
+            "resources": [r.as_json() for r in self.run.resources],
+            "outputs": {
+                k: ("[secret]" if k in self.run.secret_outputs else v)
+                for k, v in self.run.outputs.items()
+            },
+            "cost_per_hour_usd": self.cost.total,
+            "cost_per_day_usd": self.cost.per_day,
+            "findings": [
+                {"level": f.level, "message": f.message, "field": f.field} for f in self.findings
+            ],
+        }
+
+
+def load_stack_spec(
+    stack: str, overrides: list[str] | None = None
+) -> tuple[ClusterSpec, list[Finding]]:
+    config = read_stack_config(stack)
+    raw = apply_overrides(config[CONFIG_KEY], overrides or [])
+    return load_spec(raw)
+
+
+def make_plan(stack: str, overrides: list[str] | None = None) -> Plan:
+    spec, findings = load_stack_spec(stack, overrides)
+    from components.program import run  # imports the providers: only once a plan is asked for
+
+    mock_run = run_program(
+        lambda: run(spec, stack), project=PROJECT, stack=stack, invokes=MOCK_INVOKES
+    )
+    from clusterctl.bundle import render_bundle
+
+    return Plan(
+        stack=stack,
+        spec=spec,
+        run=mock_run,
+        cost=cost_per_hour(spec, catalog()),
+        findings=findings,
+        files=render_bundle(spec, stack),
+    )
+
+
+def write_plan(plan: Plan, out: Path) -> list[Path]:
+    """Write plan.json and every rendered file under `out`; return the paths written."""
+    written = []
+    for rel, text in sorted(plan.files.items()):
+        path = out / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        written.append(path)
+    path = out / "plan.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(plan.as_json(), indent=2, sort_keys=False, default=str) + "\n")
+    written.append(path)
+    return written

@@ -1,0 +1,287 @@
+"""Cross-field rules over a structurally valid spec, each a small named check.
+
+Each rule returns findings (error | warning | info) whose field is the path as the user wrote it;
+the CLI decides what to do with the levels (errors stop everything, exit 2).
+"""
+
+from __future__ import annotations
+
+import difflib
+import ipaddress
+import math
+from collections.abc import Callable, Iterator
+
+from clusterctl.addressing import subnet_plan
+from clusterctl.catalog import Catalog
+from clusterctl.errors import Finding
+from clusterctl.spec import ClusterSpec, field_path
+from clusterctl.topology import SCALE_SET_MAX_VMS
+
+Rule = Callable[[ClusterSpec, Catalog], Iterator[Finding]]
+RULES: list[Rule] = []
+
+DOC_RANGES = [
+    ipaddress.ip_network(n) for n in ("192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24")
+]
+DEFAULT_HEAD_SKU = {"azure": "Standard_D8s_v5", "aws": "m6i.2xlarge"}
+SUPPORTED = {("azure", "slurm"), ("azure", "kubernetes"), ("aws", "kubernetes")}
+
+
+def rule(fn: Rule) -> Rule:
+    RULES.append(fn)
+    return fn
+
+
+def check_rules(spec: ClusterSpec, cat: Catalog) -> list[Finding]:
+    return [f for r in RULES for f in r(spec, cat)]
+
+
+def head_sku(spec: ClusterSpec) -> str:
+    return spec.head_node.sku or DEFAULT_HEAD_SKU[spec.cloud]
+
+
+@rule
+def supported_combination(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
+    if (spec.cloud, spec.scheduler) not in SUPPORTED:
+        yield Finding(
+            "error",
+            f"scheduler '{spec.scheduler}' on cloud '{spec.cloud}' is not supported yet; "
+            "use cloud: azure for Slurm, or scheduler: kubernetes on aws",
+            field_path("scheduler"),
+        )
+
+
+@rule
+def skus_exist(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
+    for i, part in enumerate(spec.partitions):
+        sku = cat.get(part.sku)
+        where = field_path("partitions", i, "sku")
+        if sku is None:
+            close = difflib.get_close_matches(part.sku, cat.names(spec.cloud, gpu_only=True), 1)
+            hint = f"did you mean '{close[0]}'?" if close else ""
+            known = ", ".join(cat.names(spec.cloud, gpu_only=True))
+            yield Finding(
+                "error",
+                f"unknown SKU '{part.sku}' for {spec.cloud}; {hint or 'known: ' + known}".strip(),
+                where,
+            )
+        elif sku.cloud != spec.cloud:
+            yield Finding(
+                "error",
+                f"'{sku.name}' is an {sku.cloud} type but the cluster's cloud is {spec.cloud}; "
+                f"pick one of: {', '.join(cat.names(spec.cloud, gpu_only=True))}",
+                where,
+            )
+        elif sku.gpus == 0:
+            yield Finding("error", f"'{sku.name}' has no GPUs; use a GPU type", where)
+    head = head_sku(spec)
+    found = cat.get(head)
+    if found is None or found.cloud != spec.cloud:
+        yield Finding(
+            "error",
+            f"unknown head-node type '{head}' for {spec.cloud}; known: "
+            + ", ".join(s.name for s in cat.skus if s.cloud == spec.cloud and s.gpus == 0),
+            field_path("headNode", "sku"),
+        )
+
+
+@rule
+def fabric_matches_sku(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
+    for i, part in enumerate(spec.partitions):
+        sku = cat.get(part.sku, spec.cloud)
+        if sku is None or part.fabric in ("auto", "none"):
+            continue
+        if sku.fabric.kind != part.fabric:
+            has = sku.fabric.kind if sku.fabric.kind != "none" else "no RDMA fabric"
+            yield Finding(
+                "error",
+                f"{part.fabric} requested but {sku.name} has {has}; "
+                "remove the fabric key or pick a SKU that has it",
+                field_path("partitions", i, "fabric"),
+            )
+
+
+@rule
+def partition_names_unique(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
+    seen: dict[str, int] = {}
+    for i, part in enumerate(spec.partitions):
+        if part.name in seen:
+            yield Finding(
+                "error",
+                f"'{part.name}' is already the name of partitions[{seen[part.name]}]",
+                field_path("partitions", i, "name"),
+            )
+        seen.setdefault(part.name, i)
+    defaults = [i for i, p in enumerate(spec.partitions) if p.default]
+    for i in defaults[1:]:
+        yield Finding(
+            "error",
+            "only one partition can be the default",
+            field_path("partitions", i, "default"),
+        )
+
+
+@rule
+def node_counts(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
+    for i, part in enumerate(spec.partitions):
+        if spec.cloud == "azure" and spec.scheduler == "slurm" and part.nodes > SCALE_SET_MAX_VMS:
+            sets = math.ceil(part.nodes / SCALE_SET_MAX_VMS)
+            yield Finding(
+                "info",
+                f"{part.nodes} nodes exceed one placement group ({SCALE_SET_MAX_VMS} VMs): split "
+                f"into {sets} scale sets, each its own InfiniBand fabric; jobs stay inside one "
+                "unless they ask otherwise",
+                field_path("partitions", i, "nodes"),
+            )
+        sku = cat.get(part.sku, spec.cloud)
+        if sku and sku.fabric.kind != "none" and part.nodes == 1:
+            yield Finding(
+                "info",
+                "a single node never uses the fabric: NCCL validation checks NVLink only",
+                field_path("partitions", i, "nodes"),
+            )
+
+
+@rule
+def spot_on_fabric(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
+    for i, part in enumerate(spec.partitions):
+        if part.spot and part.nodes > 1:
+            yield Finding(
+                "warning",
+                "spot VMs can be evicted at any time; one eviction kills every multi-node job",
+                field_path("partitions", i, "spot"),
+            )
+
+
+@rule
+def aws_placement(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
+    for i, part in enumerate(spec.partitions):
+        sku = cat.get(part.sku, spec.cloud)
+        if spec.cloud != "aws" or sku is None:
+            continue
+        if sku.fabric.kind == "efa" and len(part.zones) > 1:
+            yield Finding(
+                "error",
+                f"EFA nodes must share one availability zone and subnet; list one zone, "
+                f"not {len(part.zones)}",
+                field_path("partitions", i, "zones"),
+            )
+        if part.capacity_block and not part.capacity_reservation_id:
+            yield Finding(
+                "error",
+                "a capacity block needs its capacityReservationId",
+                field_path("partitions", i, "capacityReservationId"),
+            )
+    for i, part in enumerate(spec.partitions):
+        if spec.cloud == "azure" and (part.zones or part.capacity_reservation_id):
+            yield Finding(
+                "error",
+                "zones and capacity reservations are AWS options; Azure scale sets for "
+                "InfiniBand stay in one placement group",
+                field_path("partitions", i, "zones" if part.zones else "capacityReservationId"),
+            )
+
+
+@rule
+def network_layout(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
+    space = ipaddress.ip_network(spec.network.address_space)
+    if space.version == 4 and space.prefixlen > 22:
+        yield Finding(
+            "error",
+            f"{space} is too small; use a /22 or larger (e.g. 10.40.0.0/16)",
+            field_path("network", "addressSpace"),
+        )
+        return
+    plan = {k: ipaddress.ip_network(v) for k, v in subnet_plan(spec).items()}
+    keys = {"scheduler": "schedulerSubnet", "compute": "computeSubnet"}
+    for role, net in plan.items():
+        if net.version != space.version or not net.subnet_of(space):  # type: ignore[arg-type]
+            yield Finding(
+                "error",
+                f"{net} is not inside addressSpace {space}",
+                field_path("network", keys[role]),
+            )
+    if plan["scheduler"].overlaps(plan["compute"]):
+        given = "computeSubnet" if spec.network.compute_subnet else "schedulerSubnet"
+        yield Finding(
+            "error",
+            f"{plan['compute']} (compute) overlaps {plan['scheduler']} (scheduler); give the two "
+            "subnets disjoint ranges inside addressSpace",
+            field_path("network", given),
+        )
+
+
+@rule
+def ssh_exposure(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
+    for i, cidr in enumerate(spec.ssh.allowed_cidrs):
+        net = ipaddress.ip_network(cidr)
+        where = field_path("ssh", "allowedCidrs", i)
+        if net.prefixlen == 0 and not spec.ssh.allow_world_open:
+            yield Finding(
+                "error",
+                f"{cidr} opens SSH to the whole internet; list your office or VPN range, or set "
+                "ssh.allowWorldOpen: true if you really mean it",
+                where,
+            )
+        elif net.prefixlen == 0:
+            yield Finding("warning", "SSH is open to the whole internet", where)
+        elif any(net.overlaps(d) for d in DOC_RANGES):
+            yield Finding(
+                "warning",
+                f"{cidr} is a documentation range (RFC 5737) that nobody connects from; replace "
+                "it with your own range before `pulumi up`",
+                where,
+            )
+    if not spec.ssh.allowed_cidrs and spec.scheduler == "slurm":
+        yield Finding(
+            "warning",
+            "no allowedCidrs: nothing can reach the scheduler over SSH",
+            field_path("ssh", "allowedCidrs"),
+        )
+    key = spec.ssh.public_key
+    if key is not None and not key.split(" ", 1)[0].startswith(("ssh-", "ecdsa-")):
+        yield Finding(
+            "error",
+            "not an OpenSSH public key (expected 'ssh-ed25519 AAAA...' or 'ssh-rsa AAAA...')",
+            field_path("ssh", "publicKey"),
+        )
+    if key is None:
+        yield Finding(
+            "info",
+            "no publicKey: the program makes an SSH key pair; read the private key with "
+            "`pulumi stack output --show-secrets sshPrivateKey`",
+            field_path("ssh", "publicKey"),
+        )
+
+
+@rule
+def validation_thresholds(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
+    nccl = spec.validation.nccl
+    if (
+        nccl.fail_below_gbps
+        and nccl.warn_below_gbps
+        and nccl.warn_below_gbps < nccl.fail_below_gbps
+    ):
+        yield Finding(
+            "error",
+            f"warnBelowGbps ({nccl.warn_below_gbps}) is below failBelowGbps "
+            f"({nccl.fail_below_gbps}); the warn band sits above the floor",
+            field_path("validation", "nccl", "warnBelowGbps"),
+        )
+    for key in ("minBytes", "maxBytes"):
+        value = getattr(nccl, "min_bytes" if key == "minBytes" else "max_bytes")
+        if parse_size(value) is None:
+            yield Finding(
+                "error",
+                f"'{value}' is not a size like 8, 1M or 16G",
+                field_path("validation", "nccl", key),
+            )
+
+
+def parse_size(text: str) -> int | None:
+    """nccl-tests style sizes: 8, 64K, 1M, 16G."""
+    units = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    text = text.strip().upper()
+    unit = text[-1] if text and text[-1] in "KMG" else ""
+    digits = text[: len(text) - len(unit)]
+    return int(digits) * units[unit] if digits.isdigit() else None

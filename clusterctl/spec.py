@@ -1,0 +1,151 @@
+"""The cluster spec: one frozen pydantic model for a stack's `gpu-clusters:cluster` object.
+
+Structure and types are checked here; rules that span fields or need the catalog live in
+clusterctl/rules.py, so each can report the field as the user wrote it.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
+from pydantic.alias_generators import to_camel
+
+CONFIG_NAMESPACE = "gpu-clusters"
+CONFIG_KEY = f"{CONFIG_NAMESPACE}:cluster"
+
+
+class Model(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+        frozen=True,
+        alias_generator=to_camel,
+        populate_by_name=True,
+        validate_default=True,
+    )
+
+
+def _cidr(value: str) -> str:
+    try:
+        return str(ipaddress.ip_network(value, strict=True))
+    except ValueError as exc:
+        raise ValueError(f"'{value}' is not a CIDR block like 10.40.0.0/16 ({exc})") from None
+
+
+Cidr = Annotated[str, AfterValidator(_cidr)]
+Name = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9]{0,14}$")]
+ClusterName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9-]{1,22}[a-z0-9]$")]
+
+
+class SshSpec(Model):
+    admin_user: Annotated[str, StringConstraints(pattern=r"^[a-z_][a-z0-9_-]{0,31}$")] = "azureuser"
+    public_key: str | None = None
+    """OpenSSH public key. Unset: the program makes a key pair (private key: a secret output)."""
+    allowed_cidrs: tuple[Cidr, ...] = ()
+    """Who may reach SSH on the scheduler (or the jump host)."""
+    allow_world_open: bool = False
+    """Must be true to accept 0.0.0.0/0 or ::/0 in allowedCidrs."""
+    access: Literal["direct", "jumphost"] = "direct"
+    """direct: the scheduler has a public IP; jumphost: only a small jump VM has one."""
+
+
+class NetworkSpec(Model):
+    address_space: Cidr = "10.40.0.0/16"
+    scheduler_subnet: Cidr | None = None
+    """Default: the first /24 of addressSpace."""
+    compute_subnet: Cidr | None = None
+    """Default: the second half of addressSpace."""
+
+
+class PartitionSpec(Model):
+    name: Name
+    sku: str
+    nodes: int = Field(ge=1, le=4096)
+    spot: bool = False
+    image: str | None = None
+    """Override of the node image: an Azure URN publisher:offer:sku:version, or an AMI id."""
+    fabric: Literal["auto", "infiniband", "efa", "none"] = "auto"
+    """auto: the SKU's own fabric; naming one the SKU lacks is an error."""
+    default: bool = False
+    zones: tuple[str, ...] = ()
+    capacity_reservation_id: str | None = None
+    capacity_block: bool = False
+
+
+class HeadNodeSpec(Model):
+    sku: str | None = None
+    """Default: Standard_D8s_v5 on Azure, m6i.2xlarge on AWS."""
+    accounting: bool = False
+    """Run slurmdbd (+ MariaDB) for job accounting."""
+
+
+class StorageSpec(Model):
+    kind: Literal["scheduler-nfs", "azure-files-nfs", "none"] = "scheduler-nfs"
+    size_gib: int = Field(default=1024, ge=32, le=65536)
+    keep_on_destroy: bool = True
+    """Protect the disk holding /home and /sched: `pulumi destroy` keeps it unless false."""
+
+
+class HealthChecksSpec(Model):
+    enabled: bool = True
+    interval_seconds: int = Field(default=300, ge=30, le=86400)
+    drain_prefix: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_-]{1,16}:$")] = "gpucl:"
+    """Drain reasons start with this; only such drains are resumed automatically."""
+
+
+class NcclValidationSpec(Model):
+    on_deploy: bool = False
+    on_failure: Literal["fail", "warn"] = "fail"
+    min_bytes: str = "8"
+    max_bytes: str = "16G"
+    fail_below_gbps: float | None = Field(default=None, gt=0)
+    warn_below_gbps: float | None = Field(default=None, gt=0)
+    container_image: str | None = None
+    """Run nccl-tests in this container through pyxis (Slurm) instead of the host build."""
+    timeout_minutes: int = Field(default=30, ge=1, le=720)
+
+
+class ValidationSpec(Model):
+    nccl: NcclValidationSpec = NcclValidationSpec()
+
+
+class KubernetesSpec(Model):
+    version: str | None = None
+    gpu_driver: Literal["managed", "gpu-operator"] = "gpu-operator"
+    """managed: the cloud's GPU driver on the node image; gpu-operator: NVIDIA's operator."""
+    kueue: bool = False
+    dcgm_exporter: bool = True
+    system_nodes: int = Field(default=2, ge=1, le=20)
+
+
+class ClusterSpec(Model):
+    name: ClusterName
+    cloud: Literal["azure", "aws"]
+    region: Annotated[str, StringConstraints(pattern=r"^[a-z0-9-]{3,40}$")]
+    scheduler: Literal["slurm", "kubernetes"]
+    ssh: SshSpec = SshSpec()
+    network: NetworkSpec = NetworkSpec()
+    head_node: HeadNodeSpec = HeadNodeSpec()
+    partitions: tuple[PartitionSpec, ...] = Field(min_length=1)
+    storage: StorageSpec = StorageSpec()
+    health_checks: HealthChecksSpec = HealthChecksSpec()
+    validation: ValidationSpec = ValidationSpec()
+    kubernetes: KubernetesSpec = KubernetesSpec()
+    tags: dict[str, str] = Field(default_factory=dict)
+
+    @property
+    def total_nodes(self) -> int:
+        return sum(p.nodes for p in self.partitions)
+
+    @property
+    def default_partition(self) -> PartitionSpec:
+        return next((p for p in self.partitions if p.default), self.partitions[0])
+
+
+def field_path(*parts: str | int) -> str:
+    """`field_path('partitions', 0, 'sku')` -> 'gpu-clusters:cluster.partitions[0].sku'."""
+    out = CONFIG_KEY
+    for part in parts:
+        out += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return out

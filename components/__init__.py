@@ -1,0 +1,1 @@
+"""Pulumi ComponentResources: the only code that imports Pulumi providers."""

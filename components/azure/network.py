@@ -1,0 +1,115 @@
+"""AzureNetwork: resource group, VNet, subnets, and NSGs that admit SSH only from allowed CIDRs."""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_azure_native as azure
+
+from clusterctl.addressing import subnet_plan
+from clusterctl.spec import ClusterSpec
+from components.tags import cloud_tags
+
+
+class AzureNetwork(pulumi.ComponentResource):
+    def __init__(
+        self, name: str, spec: ClusterSpec, stack: str, opts: pulumi.ResourceOptions | None = None
+    ):
+        super().__init__("gpu-clusters:azure:Network", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        tags = cloud_tags(spec, stack)
+        plan = subnet_plan(spec)
+
+        self.resource_group = azure.resources.ResourceGroup(
+            f"{name}-rg",
+            resource_group_name=f"rg-{spec.name}-{stack}",
+            location=spec.region,
+            tags=tags,
+            opts=child,
+        )
+        rg = self.resource_group.name
+        ssh_rules = (
+            [
+                azure.network.SecurityRuleArgs(
+                    name="allow-ssh-from-allowed-cidrs",
+                    priority=100,
+                    direction="Inbound",
+                    access="Allow",
+                    protocol="Tcp",
+                    source_address_prefixes=list(spec.ssh.allowed_cidrs),
+                    source_port_range="*",
+                    destination_address_prefix="*",
+                    destination_port_range="22",
+                    description="SSH only from gpu-clusters:cluster.ssh.allowedCidrs",
+                )
+            ]
+            if spec.ssh.allowed_cidrs
+            else []
+        )
+        self.scheduler_nsg = azure.network.NetworkSecurityGroup(
+            f"{name}-scheduler-nsg",
+            resource_group_name=rg,
+            location=spec.region,
+            security_rules=[*ssh_rules, _deny_internet(4000)],
+            tags=tags,
+            opts=child,
+        )
+        self.compute_nsg = azure.network.NetworkSecurityGroup(
+            f"{name}-compute-nsg",
+            resource_group_name=rg,
+            location=spec.region,
+            security_rules=[_deny_internet(4000)],
+            tags=tags,
+            opts=child,
+        )
+        self.vnet = azure.network.VirtualNetwork(
+            f"{name}-vnet",
+            resource_group_name=rg,
+            location=spec.region,
+            address_space=azure.network.AddressSpaceArgs(
+                address_prefixes=[spec.network.address_space]
+            ),
+            tags=tags,
+            # Subnets are their own resources below; azure-native >= 2 leaves them alone on VNet
+            # updates (https://github.com/pulumi/pulumi-azure-native/issues/611).
+            opts=pulumi.ResourceOptions(parent=self, ignore_changes=["subnets"]),
+        )
+        self.scheduler_subnet = azure.network.Subnet(
+            f"{name}-scheduler-subnet",
+            resource_group_name=rg,
+            virtual_network_name=self.vnet.name,
+            address_prefix=plan["scheduler"],
+            network_security_group=azure.network.NetworkSecurityGroupArgs(id=self.scheduler_nsg.id),
+            opts=child,
+        )
+        self.compute_subnet = azure.network.Subnet(
+            f"{name}-compute-subnet",
+            resource_group_name=rg,
+            virtual_network_name=self.vnet.name,
+            address_prefix=plan["compute"],
+            network_security_group=azure.network.NetworkSecurityGroupArgs(id=self.compute_nsg.id),
+            # One subnet after another: Azure rejects concurrent subnet writes on one VNet.
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.scheduler_subnet]),
+        )
+        self.register_outputs(
+            {
+                "resourceGroupName": rg,
+                "vnetId": self.vnet.id,
+                "schedulerSubnetId": self.scheduler_subnet.id,
+                "computeSubnetId": self.compute_subnet.id,
+            }
+        )
+
+
+def _deny_internet(priority: int) -> azure.network.SecurityRuleArgs:
+    """Explicit deny of everything else from the Internet, visible in the portal and in tests."""
+    return azure.network.SecurityRuleArgs(
+        name="deny-internet-inbound",
+        priority=priority,
+        direction="Inbound",
+        access="Deny",
+        protocol="*",
+        source_address_prefix="Internet",
+        source_port_range="*",
+        destination_address_prefix="*",
+        destination_port_range="*",
+    )
