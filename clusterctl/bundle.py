@@ -2,18 +2,46 @@
 
 from __future__ import annotations
 
+import base64
+
 from clusterctl.catalog import catalog
-from clusterctl.render import partition_sku, render_nccl_conf, render_slurm
-from clusterctl.site import SlurmSite
+from clusterctl.render import (
+    cloud_site,
+    node_scripts,
+    partition_sku,
+    render_cloud_init,
+    render_nccl_conf,
+    render_nhc_conf,
+    render_slurm,
+)
 from clusterctl.spec import ClusterSpec
+
+MUNGE_PLACEHOLDER = base64.b64encode(b"munge key: a Pulumi secret made at deploy time").decode()
 
 
 def render_bundle(spec: ClusterSpec, stack: str) -> dict[str, str]:
     cat = catalog()
     files: dict[str, str] = {}
     if spec.scheduler == "slurm":
-        for rel, text in render_slurm(spec, SlurmSite(), stack, cat).items():
+        site = cloud_site(spec)
+        for rel, text in render_slurm(spec, site, stack, cat).items():
             files[f"slurm/{rel}"] = text
+        files["cloud-init/scheduler.yaml"] = render_cloud_init(
+            spec, stack, munge_key_b64=MUNGE_PLACEHOLDER, cat=cat
+        )
+        for part in spec.partitions:
+            sku = partition_sku(part, cat)
+            files[f"cloud-init/{part.name}.yaml"] = render_cloud_init(
+                spec, stack, munge_key_b64=MUNGE_PLACEHOLDER, partition=part, cat=cat
+            )
+            files[f"nodes/{part.name}/nhc.conf"] = render_nhc_conf(spec, sku, cat)
+            for name, text in node_scripts(spec, site, sku).items():
+                files[f"scripts/{name}"] = text
+    else:
+        from clusterctl.k8s_bundle import render_k8s_bundle
+
+        for rel, text in render_k8s_bundle(spec, stack).items():
+            files[f"k8s/{rel}"] = text
     for part in spec.partitions:
         sku = partition_sku(part, cat)
         files[f"nodes/{part.name}/nccl.conf"] = render_nccl_conf(sku, cat)

@@ -82,7 +82,7 @@ def _print_plan(result) -> None:
     run = result.run
     children: dict[str | None, list] = {}
     for res in run.resources:
-        children.setdefault(res.parent, []).append(res)
+        children.setdefault(res.parent_urn, []).append(res)
     tree = Tree(f"[bold]stack {result.stack}[/] ({len(run.resources)} resources)")
 
     def add(node: Tree, parent: str | None) -> None:
@@ -90,9 +90,11 @@ def _print_plan(result) -> None:
             label = f"{res.name} [dim]{res.type}[/]"
             if res.protect:
                 label += " [yellow](protected)[/]"
-            add(node.add(label), res.name)
+            add(node.add(label), res.urn)
 
-    add(tree, None)
+    roots = {r.parent_urn for r in run.resources} - {r.urn for r in run.resources}
+    for root in roots:
+        add(tree, root)
     out.print(tree)
     counts = Counter(r.type for r in run.resources if r.custom)
     table = Table(title="resources by type", show_header=True)

@@ -30,6 +30,7 @@ class RecordedResource:
     secret_paths: list[str] = field(default_factory=list)
     protect: bool = False
     urn: str = ""
+    parent_urn: str | None = None
 
     def as_json(self) -> dict[str, Any]:
         return {"type": self.type, "name": self.name, "parent": self.parent, "inputs": self.inputs}
@@ -61,6 +62,11 @@ def plausible_state(type_: str, name: str, inputs: dict[str, Any]) -> tuple[str,
             f"{rg}/providers/mock/{kind}/{name}"
         )
         state.setdefault("name", name)
+        identity = state.get("identity")
+        if isinstance(identity, dict) and isinstance(identity.get("userAssignedIdentities"), list):
+            # Input is a list of ids, the provider answers a map of id -> details.
+            ids = identity["userAssignedIdentities"]
+            state["identity"] = {**identity, "userAssignedIdentities": {i: {} for i in ids}}
         if kind == "PublicIPAddress":
             state.setdefault("ipAddress", "198.51.100.10")
         if kind == "UserAssignedIdentity":
@@ -124,6 +130,7 @@ class RecordingMonitor(pmocks.MockMonitor):
                     secret_paths=secrets,
                     protect=bool(getattr(request, "protect", False)),
                     urn=response.urn,
+                    parent_urn=request.parent or None,
                 )
             )
         return response

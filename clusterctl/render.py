@@ -117,3 +117,131 @@ def render_nccl_conf(sku: Sku, cat: Catalog) -> str:
         env=dict(sorted(profile.env.items())) if profile else {},
         source=profile.source if profile else None,
     )
+
+
+SCRATCH = "/mnt/nvme"
+HEALTH_ENV = "/etc/gpu-clusters/health.env"
+
+
+def scheduler_host(spec: ClusterSpec) -> str:
+    return f"{spec.name}-scheduler"
+
+
+def cloud_site(spec: ClusterSpec) -> SlurmSite:
+    return SlurmSite(
+        controller_host=scheduler_host(spec),
+        health_check_program="/usr/local/libexec/gpu-clusters/gpucl-health.sh",
+        health_check_interval_s=spec.health_checks.interval_seconds,
+    )
+
+
+def health_script(spec: ClusterSpec, site: SlurmSite, check_cmd: str = "/usr/sbin/nhc") -> str:
+    return render_template(
+        "scripts/gpucl-health.sh.j2",
+        drain_prefix=spec.health_checks.drain_prefix,
+        health_env=HEALTH_ENV,
+        check_cmd=check_cmd,
+    )
+
+
+def node_scripts(spec: ClusterSpec, site: SlurmSite, sku: Sku | None) -> dict[str, str]:
+    """Scripts under site.libexec_dir; GPU nodes get their bring-up scripts too."""
+    ctx = {
+        "drain_prefix": spec.health_checks.drain_prefix,
+        "scratch": SCRATCH,
+        "libexec": site.libexec_dir,
+        "gpus": sku.gpus if sku else 0,
+        "cluster": spec.name,
+    }
+    names = ["prolog.sh", "epilog.sh", "resume.sh", "suspend.sh"]
+    if sku is not None:
+        names += ["nvme-raid.sh", "node-name.sh", "gpu-node-setup.sh"]
+    files = {name: render_template(f"scripts/{name}.j2", **ctx) for name in names}
+    files["gpucl-health.sh"] = health_script(spec, site)
+    return dict(sorted(files.items()))
+
+
+def render_nhc_conf(spec: ClusterSpec, sku: Sku, cat: Catalog) -> str:
+    baseline = sku.baseline(1)
+    profile = cat.profile(sku)
+    ib = sku.fabric.kind == "infiniband"
+    size = baseline.message_bytes if baseline and baseline.message_bytes else 1 << 34
+    return render_template(
+        "nhc/nhc.conf.j2",
+        sku=sku,
+        nccl_floor=baseline.fail_below_gbps if baseline else 0,
+        nccl_bytes=size,
+        nccl_size=f"{size >> 30}G",
+        nccl_source=baseline.source if baseline else "no published baseline",
+        nfs_source=f"{scheduler_host(spec)}:/shared/*",
+        scratch=SCRATCH,
+        ib_ports=[f"mlx5_ib{i}:1" for i in range(sku.fabric.nics)] if ib else [],
+        ib_rate=int(sku.fabric.gbps_per_nic or 0),
+        # GPUDirect RDMA loopback per HCA: 95% of line rate (AzNHC uses 380 for 400G NDR).
+        ib_gdr_floor=int((sku.fabric.gbps_per_nic or 0) * 0.95),
+        topo_name=sku.nccl_profile or "none",
+        topo_file=(profile.topo_file if profile and profile.topo_file else "none"),
+    )
+
+
+def node_versions(cat: Catalog) -> dict[str, str]:
+    """What cloud-init installs, pinned in config/versions.yaml (one place)."""
+    nodes = cat.versions.get("nodes", {})
+    keys = (
+        "slurm_repo",
+        "slurm_suite",
+        "microsoft_key_id",
+        "slurm_package_version",
+        "enroot",
+        "pyxis",
+        "aznhc",
+    )
+    missing = [k for k in keys if k not in nodes]
+    if missing:
+        raise LookupError(f"config/versions.yaml nodes: missing {missing}")
+    return {k: str(nodes[k]["version"] if isinstance(nodes[k], dict) else nodes[k]) for k in keys}
+
+
+def render_cloud_init(
+    spec: ClusterSpec,
+    stack: str,
+    *,
+    munge_key_b64: str,
+    partition: PartitionSpec | None = None,
+    cat: Catalog | None = None,
+) -> str:
+    """User-data for the scheduler (partition None) or a GPU node of `partition`."""
+    from clusterctl.addressing import subnet_plan
+
+    cat = cat or catalog()
+    site = cloud_site(spec)
+    sku = partition_sku(partition, cat) if partition else None
+    ctx: dict[str, Any] = {
+        "cluster": spec.name,
+        "stack": stack,
+        "v": node_versions(cat),
+        "munge_key": munge_key_b64,
+        "slurm_files": render_slurm(spec, site, stack, cat),
+        "scripts": node_scripts(spec, site, sku),
+        "etc_dir": site.etc_dir,
+        "libexec": site.libexec_dir,
+        "state_dir": site.state_dir,
+        "spool_dir": site.spool_dir,
+        "log_dir": site.log_dir,
+        "accounting": spec.head_node.accounting,
+        "compute_subnet": subnet_plan(spec)["compute"],
+        "scheduler_host": scheduler_host(spec),
+        "drain_prefix": spec.health_checks.drain_prefix,
+        "health_env": HEALTH_ENV,
+        "scratch": SCRATCH,
+    }
+    if sku is None:
+        return render_template("cloud-init/scheduler.yaml.j2", **ctx)
+    return render_template(
+        "cloud-init/compute.yaml.j2",
+        **ctx,
+        partition=partition.name,
+        sku=sku,
+        nccl_conf=render_nccl_conf(sku, cat),
+        nhc_conf=render_nhc_conf(spec, sku, cat),
+    )

@@ -1,6 +1,7 @@
 """The Pulumi program: spec in, resources and stack outputs out.
 
 `__main__.py` (under `pulumi up`) and `clusterctl plan` (under the mock engine) both call run().
+Each cluster component exposes `outputs`: the stack outputs later commands read.
 """
 
 from __future__ import annotations
@@ -17,14 +18,18 @@ from clusterctl.spec import ClusterSpec
 def build(spec: ClusterSpec, stack: str) -> dict[str, Any]:
     """Create the cluster's components; return the stack outputs (values or Outputs)."""
     if spec.cloud == "azure" and spec.scheduler == "slurm":
-        from components.azure.network import AzureNetwork
-
-        net = AzureNetwork(spec.name, spec, stack)
-        outputs: dict[str, Any] = {"resourceGroupName": net.resource_group.name}
-    else:
-        raise NotImplementedError(f"{spec.cloud}/{spec.scheduler} clusters are not built yet")
+        from components.azure.slurm_cluster import AzureSlurmCluster as Cluster
+    elif spec.cloud == "aws" and spec.scheduler == "kubernetes":
+        from components.aws.eks_cluster import EksGpuCluster as Cluster
+    elif spec.cloud == "azure" and spec.scheduler == "kubernetes":
+        from components.azure.aks_cluster import AksGpuCluster as Cluster
+    else:  # the spec rules refuse other combinations first
+        raise ValueError(f"{spec.cloud}/{spec.scheduler}")
+    cluster = Cluster(spec.name, spec, stack)
+    outputs: dict[str, Any] = dict(cluster.outputs)
     outputs.update(
         {
+            "stack": stack,
             "clusterName": spec.name,
             "cloud": spec.cloud,
             "scheduler": spec.scheduler,

@@ -1,0 +1,121 @@
+"""GpuPartition: one Slurm partition as scale sets of at most 100 VMs, each one InfiniBand fabric.
+
+A scale set with singlePlacementGroup=true keeps its VMs on one IB fabric and holds at most 100;
+a bigger partition becomes several sets named <partition>-pg0, -pg1, ... like CycleCloud's.
+No resource here grows with the node count: capacity carries it.
+"""
+
+from __future__ import annotations
+
+import base64
+
+import pulumi
+import pulumi_azure_native as azure
+
+from clusterctl.catalog import catalog
+from clusterctl.render import render_cloud_init
+from clusterctl.spec import ClusterSpec, PartitionSpec
+from clusterctl.topology import fabric_groups
+from components.azure.cluster_secrets import ClusterSecrets
+from components.azure.images import image_reference
+from components.azure.network import AzureNetwork
+from components.tags import cloud_tags
+
+
+class GpuPartition(pulumi.ComponentResource):
+    def __init__(
+        self,
+        name: str,
+        spec: ClusterSpec,
+        stack: str,
+        partition: PartitionSpec,
+        *,
+        network: AzureNetwork,
+        secrets: ClusterSecrets,
+        opts: pulumi.ResourceOptions | None = None,
+    ):
+        super().__init__("gpu-clusters:azure:GpuPartition", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        sku = catalog().get(partition.sku, "azure")
+        assert sku is not None  # the spec rules refuse unknown SKUs before any component runs
+        custom_data = secrets.munge_key_b64.apply(
+            lambda key: base64.b64encode(
+                render_cloud_init(spec, stack, munge_key_b64=key, partition=partition).encode()
+            ).decode()
+        )
+        image = image_reference("gpu", partition.image)
+        self.scale_sets = []
+        for group in fabric_groups(partition.name, partition.nodes):
+            tags = cloud_tags(
+                spec,
+                stack,
+                **{"gpu-clusters:role": "compute", "gpu-clusters:partition": partition.name},
+            )
+            spot = (
+                {
+                    "priority": "Spot",
+                    "eviction_policy": "Delete",
+                    "billing_profile": {"max_price": -1},
+                }
+                if partition.spot
+                else {"priority": "Regular"}
+            )
+            vmss = azure.compute.VirtualMachineScaleSet(
+                f"{name}-{group.name}",
+                vm_scale_set_name=f"{spec.name}-{group.name}",
+                resource_group_name=network.resource_group.name,
+                location=spec.region,
+                sku={"name": sku.name, "tier": "Standard", "capacity": group.size},
+                orchestration_mode="Uniform",
+                single_placement_group=True,
+                platform_fault_domain_count=1,
+                overprovision=False,
+                upgrade_policy={"mode": "Manual"},
+                virtual_machine_profile={
+                    **spot,
+                    "os_profile": {
+                        "computer_name_prefix": f"{group.name}-",
+                        "admin_username": spec.ssh.admin_user,
+                        "custom_data": custom_data,
+                        "linux_configuration": {
+                            "disable_password_authentication": True,
+                            "ssh": {
+                                "public_keys": [
+                                    {
+                                        "path": f"/home/{spec.ssh.admin_user}/.ssh/authorized_keys",
+                                        "key_data": secrets.public_key,
+                                    }
+                                ]
+                            },
+                        },
+                    },
+                    "storage_profile": {
+                        "image_reference": image,
+                        "os_disk": {
+                            "create_option": "FromImage",
+                            "caching": "ReadWrite",
+                            "disk_size_gb": 256,
+                            "managed_disk": {"storage_account_type": "Premium_LRS"},
+                        },
+                    },
+                    "network_profile": {
+                        "network_interface_configurations": [
+                            {
+                                "name": "eth0",
+                                "primary": True,
+                                "enable_accelerated_networking": True,
+                                "ip_configurations": [
+                                    {
+                                        "name": "internal",
+                                        "subnet": {"id": network.compute_subnet.id},
+                                    }
+                                ],
+                            }
+                        ]
+                    },
+                },
+                tags=tags,
+                opts=child,
+            )
+            self.scale_sets.append((group, vmss))
+        self.register_outputs({"scaleSets": [v.name for _, v in self.scale_sets]})

@@ -1,0 +1,14 @@
+"""Image references from the catalog (config/images.yaml) or a partition's override URN."""
+
+from __future__ import annotations
+
+from clusterctl.catalog import catalog
+
+
+def image_reference(kind: str, override: str | None = None) -> dict[str, str]:
+    """`kind` is a key of config/images.yaml's azure section; `override` a URN pub:offer:sku:ver."""
+    if override:
+        publisher, offer, sku, version = override.split(":")
+        return {"publisher": publisher, "offer": offer, "sku": sku, "version": version}
+    entry = catalog().images["azure"][kind]
+    return {k: str(entry[k]) for k in ("publisher", "offer", "sku", "version")}

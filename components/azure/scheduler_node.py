@@ -1,0 +1,147 @@
+"""SchedulerNode: the CycleCloud-like head VM running slurmctld, munge and the NFS export.
+
+Its data disk holds /home and /sched; it is protected (kept by `pulumi destroy`) unless the stack
+sets storage.keepOnDestroy: false.
+"""
+
+from __future__ import annotations
+
+import base64
+
+import pulumi
+import pulumi_azure_native as azure
+
+from clusterctl.render import render_cloud_init, scheduler_host
+from clusterctl.rules import head_sku
+from clusterctl.spec import ClusterSpec
+from components.azure.cluster_secrets import ClusterSecrets
+from components.azure.images import image_reference
+from components.azure.network import AzureNetwork
+from components.azure.scheduler_identity import SchedulerIdentity
+from components.tags import cloud_tags
+
+
+class SchedulerNode(pulumi.ComponentResource):
+    def __init__(
+        self,
+        name: str,
+        spec: ClusterSpec,
+        stack: str,
+        *,
+        network: AzureNetwork,
+        secrets: ClusterSecrets,
+        opts: pulumi.ResourceOptions | None = None,
+    ):
+        super().__init__("gpu-clusters:azure:SchedulerNode", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        tags = cloud_tags(spec, stack, **{"gpu-clusters:role": "scheduler"})
+        rg = network.resource_group
+        self.identity = SchedulerIdentity(
+            f"{name}-identity",
+            resource_group=rg,
+            location=spec.region,
+            tags=tags,
+            opts=child,
+        )
+        self.public_ip = None
+        if spec.ssh.access == "direct":
+            self.public_ip = azure.network.PublicIPAddress(
+                f"{name}-pip",
+                resource_group_name=rg.name,
+                location=spec.region,
+                sku={"name": "Standard"},
+                public_ip_allocation_method="Static",
+                tags=tags,
+                opts=child,
+            )
+        ip_config: dict = {
+            "name": "primary",
+            "subnet": {"id": network.scheduler_subnet.id},
+            "private_ip_allocation_method": "Dynamic",
+        }
+        if self.public_ip is not None:
+            ip_config["public_ip_address"] = {"id": self.public_ip.id}
+        self.nic = azure.network.NetworkInterface(
+            f"{name}-nic",
+            resource_group_name=rg.name,
+            location=spec.region,
+            ip_configurations=[ip_config],
+            tags=tags,
+            opts=child,
+        )
+        storage_tags = cloud_tags(spec, stack, **{"gpu-clusters:role": "storage"})
+        self.data_disk = azure.compute.Disk(
+            f"{name}-shared-disk",
+            resource_group_name=rg.name,
+            location=spec.region,
+            disk_size_gb=spec.storage.size_gib,
+            sku={"name": "Premium_LRS"},
+            creation_data={"create_option": "Empty"},
+            tags=storage_tags,
+            opts=pulumi.ResourceOptions(parent=self, protect=spec.storage.keep_on_destroy),
+        )
+        custom_data = secrets.munge_key_b64.apply(
+            lambda key: base64.b64encode(
+                render_cloud_init(spec, stack, munge_key_b64=key).encode()
+            ).decode()
+        )
+        self.vm = azure.compute.VirtualMachine(
+            f"{name}-vm",
+            resource_group_name=rg.name,
+            location=spec.region,
+            hardware_profile={"vm_size": head_sku(spec)},
+            os_profile={
+                "computer_name": scheduler_host(spec),
+                "admin_username": spec.ssh.admin_user,
+                "custom_data": custom_data,
+                "linux_configuration": {
+                    "disable_password_authentication": True,
+                    "ssh": {
+                        "public_keys": [
+                            {
+                                "path": f"/home/{spec.ssh.admin_user}/.ssh/authorized_keys",
+                                "key_data": secrets.public_key,
+                            }
+                        ]
+                    },
+                },
+            },
+            storage_profile={
+                "image_reference": image_reference("scheduler"),
+                "os_disk": {
+                    "create_option": "FromImage",
+                    "caching": "ReadWrite",
+                    "managed_disk": {"storage_account_type": "Premium_LRS"},
+                    "delete_option": "Delete",
+                },
+                "data_disks": [
+                    {
+                        "lun": 0,
+                        "create_option": "Attach",
+                        "managed_disk": {"id": self.data_disk.id},
+                        # Detach, never delete: the disk's own protection decides its fate.
+                        "delete_option": "Detach",
+                    }
+                ],
+            },
+            network_profile={
+                "network_interfaces": [
+                    {"id": self.nic.id, "primary": True, "delete_option": "Delete"}
+                ]
+            },
+            identity={
+                "type": "UserAssigned",
+                "user_assigned_identities": [self.identity.identity.id],
+            },
+            security_profile={"security_type": "TrustedLaunch"},
+            tags=tags,
+            opts=child,
+        )
+        self.private_ip = self.nic.ip_configurations.apply(
+            lambda cfgs: (
+                (cfgs or [{}])[0].get("private_ip_address")
+                if isinstance((cfgs or [{}])[0], dict)
+                else cfgs[0].private_ip_address
+            )
+        )
+        self.register_outputs({"vmId": self.vm.id})

@@ -1,0 +1,77 @@
+"""AzureSlurmCluster: a CycleCloud-like Slurm cluster in one Pulumi program.
+
+Network -> secrets -> scheduler node -> one GpuPartition per spec partition. Outputs carry what
+`clusterctl validate` and `clusterctl status` need; NCCL validation plugs in at
+`post_deploy_validation` (see components/azure/validation_hook.py when enabled).
+"""
+
+from __future__ import annotations
+
+import pulumi
+
+from clusterctl.catalog import catalog
+from clusterctl.cost import cost_per_hour
+from clusterctl.render import scheduler_host
+from clusterctl.spec import ClusterSpec
+from components.azure.cluster_secrets import ClusterSecrets
+from components.azure.gpu_partition import GpuPartition
+from components.azure.network import AzureNetwork
+from components.azure.scheduler_node import SchedulerNode
+
+
+class AzureSlurmCluster(pulumi.ComponentResource):
+    def __init__(
+        self, name: str, spec: ClusterSpec, stack: str, opts: pulumi.ResourceOptions | None = None
+    ):
+        super().__init__("gpu-clusters:azure:SlurmCluster", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        self.network = AzureNetwork(f"{name}-net", spec, stack, child)
+        self.secrets = ClusterSecrets(f"{name}-secrets", spec, child)
+        self.scheduler = SchedulerNode(
+            f"{name}-scheduler",
+            spec,
+            stack,
+            network=self.network,
+            secrets=self.secrets,
+            opts=child,
+        )
+        self.partitions = [
+            GpuPartition(
+                f"{name}-{part.name}",
+                spec,
+                stack,
+                part,
+                network=self.network,
+                secrets=self.secrets,
+                opts=pulumi.ResourceOptions(parent=self, depends_on=[self.scheduler.vm]),
+            )
+            for part in spec.partitions
+        ]
+        cat = catalog()
+        address = (
+            self.scheduler.public_ip.ip_address
+            if self.scheduler.public_ip is not None
+            else self.scheduler.private_ip
+        )
+        self.outputs = {
+            "resourceGroupName": self.network.resource_group.name,
+            "schedulerHost": scheduler_host(spec),
+            "schedulerAddress": address,
+            "adminUser": spec.ssh.admin_user,
+            "sshCommand": pulumi.Output.concat("ssh ", spec.ssh.admin_user, "@", address),
+            "partitions": [
+                {
+                    "name": p.name,
+                    "sku": p.sku,
+                    "nodes": p.nodes,
+                    "gpusPerNode": cat.get(p.sku).gpus,
+                    "scaleSets": [f"{spec.name}-{g.name}" for g, _ in gp.scale_sets],
+                }
+                for p, gp in zip(spec.partitions, self.partitions, strict=True)
+            ],
+            "costPerHourUsd": cost_per_hour(spec, cat).total,
+            "drainPrefix": spec.health_checks.drain_prefix,
+        }
+        if self.secrets.private_key is not None:
+            self.outputs["sshPrivateKey"] = self.secrets.private_key
+        self.register_outputs(self.outputs)
