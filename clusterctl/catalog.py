@@ -57,7 +57,8 @@ class NcclBaselines(_Entry):
 
 
 class Price(_Entry):
-    usd_per_hour: float = Field(gt=0)
+    usd_per_hour: float | None = Field(default=None, gt=0)
+    """None where no on-demand price is published (e.g. capacity-block-only types)."""
     region: str
     as_of: str
     source: str
@@ -75,7 +76,7 @@ class Sku(_Entry):
     gpu_memory_gi_b: int | None = Field(default=None, alias="gpuMemoryGiB")
     vcpus: int
     memory_gi_b: float = Field(alias="memoryGiB")
-    local_nvme_disks: int = 0
+    local_nvme_disks: int | None = None
     gen2_only: bool | None = None
     fabric: Fabric
     nccl_profile: str | None = None

@@ -105,6 +105,9 @@ def _print_plan(result) -> None:
     out.print(table)
     cost = result.cost
     for line in cost.lines:
+        if line.usd_per_hour_each is None:
+            out.print(f"  {line.item}: {line.count} x {line.sku}: no published on-demand price")
+            continue
         out.print(
             f"  {line.item}: {line.count} x {line.sku} at ${line.usd_per_hour_each:,.2f}/h "
             f"= ${line.usd_per_hour:,.2f}/h"
@@ -149,7 +152,8 @@ def catalog_cmd(
             fabric,
             _baseline(s.baseline(1)) if s.gpus else "-",
             _baseline(s.baseline(2)) if s.gpus else "-",
-            f"{s.price.usd_per_hour:,.2f} ({s.price.region}, {s.price.as_of})",
+            (f"{s.price.usd_per_hour:,.2f}" if s.price.usd_per_hour else "n/a")
+            + f" ({s.price.region}, {s.price.as_of})",
         )
     out.print(table)
 

@@ -14,13 +14,13 @@ class CostLine:
     item: str
     sku: str
     count: int
-    usd_per_hour_each: float
+    usd_per_hour_each: float | None
     price_source: str
     price_as_of: str
 
     @property
     def usd_per_hour(self) -> float:
-        return self.count * self.usd_per_hour_each
+        return self.count * (self.usd_per_hour_each or 0.0)
 
 
 @dataclass(frozen=True)
@@ -32,6 +32,11 @@ class Cost:
         return round(sum(line.usd_per_hour for line in self.lines), 2)
 
     @property
+    def unpriced(self) -> list[str]:
+        """Items whose type has no published on-demand price: the total leaves them out."""
+        return [line.item for line in self.lines if line.usd_per_hour_each is None]
+
+    @property
     def per_day(self) -> float:
         return round(self.total * 24, 2)
 
@@ -41,6 +46,8 @@ def cost_per_hour(spec: ClusterSpec, cat: Catalog) -> Cost:
     lines = []
     if spec.scheduler == "slurm":
         lines.append(_line(cat, "head node", head_sku(spec), 1))
+        if spec.ssh.access == "jumphost":
+            lines.append(_line(cat, "jump host", "Standard_D4s_v5", 1))
     else:
         lines.append(_line(cat, "system nodes", head_sku(spec), spec.kubernetes.system_nodes))
     for part in spec.partitions:

@@ -46,3 +46,25 @@ MOCK_INVOKES: dict[str, Callable[[dict], dict]] = {
     "aws:index/getRegion:getRegion": _aws_region,
     "aws:ssm/getParameter:getParameter": _aws_ssm,
 }
+
+
+def _aks_admin_credentials(args: dict) -> dict:
+    import base64
+
+    name = args.get("resourceName", "aks")
+    kubeconfig = (
+        "apiVersion: v1\nkind: Config\n"
+        f"clusters: [{{name: {name}, cluster: {{server: 'https://{name}.hcp.mock.azmk8s.io:443'}}}}]\n"
+        f"contexts: [{{name: {name}, context: {{cluster: {name}, user: admin}}}}]\n"
+        f"current-context: {name}\nusers: [{{name: admin, user: {{token: mock}}}}]\n"
+    )
+    return {
+        "kubeconfigs": [
+            {"name": "clusterAdmin", "value": base64.b64encode(kubeconfig.encode()).decode()}
+        ]
+    }
+
+
+MOCK_INVOKES["azure-native:containerservice:listManagedClusterAdminCredentials"] = (
+    _aks_admin_credentials
+)

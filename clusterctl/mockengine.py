@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pulumi
+from google.protobuf import json_format
 from pulumi.runtime import mocks as pmocks
 from pulumi.runtime import rpc, settings
 from pulumi.runtime.stack import run_pulumi_func
@@ -73,7 +74,9 @@ def plausible_state(type_: str, name: str, inputs: dict[str, Any]) -> tuple[str,
             state.setdefault("principalId", "11111111-1111-1111-1111-111111111111")
             state.setdefault("clientId", "22222222-2222-2222-2222-222222222222")
         if kind == "NetworkInterface":
-            state.setdefault("ipConfigurations", [{"privateIPAddress": "10.40.0.4"}])
+            configs = [dict(c) for c in inputs.get("ipConfigurations") or [{}]]
+            configs[0].setdefault("privateIPAddress", "10.40.0.4")
+            state["ipConfigurations"] = configs
     elif type_.startswith("aws:"):
         rid = f"{type_.split(':')[-1].lower()}-{rid}"
         state.setdefault("arn", f"arn:aws:mock:::{name}")
@@ -116,7 +119,9 @@ class RecordingMonitor(pmocks.MockMonitor):
     def RegisterResource(self, request):
         response = super().RegisterResource(request)
         if request.type != "pulumi:pulumi:Stack":
-            raw = rpc.deserialize_properties(request.object)
+            # Walk the wire form ourselves: the SDK's deserializer pushes secretness up to the
+            # enclosing object, which would hide every sibling of a secret field.
+            raw = json_format.MessageToDict(request.object)
             secrets: list[str] = []
             inputs = _strip_secrets(raw, "", secrets)
             self._names[response.urn] = request.name
@@ -137,9 +142,13 @@ class RecordingMonitor(pmocks.MockMonitor):
 
 
 def _strip_secrets(value: Any, path: str, found: list[str]) -> Any:
-    if rpc.is_rpc_secret(value):
+    if isinstance(value, dict) and value.get(rpc._special_sig_key) == rpc._special_secret_sig:
         found.append(path or ".")
         return SECRET
+    if isinstance(value, dict) and rpc._special_sig_key in value:
+        return {k: v for k, v in value.items() if k != rpc._special_sig_key}
+    if isinstance(value, float) and value.is_integer():
+        return int(value)  # protobuf Struct numbers are doubles; 8 GPUs are not 8.0
     if isinstance(value, dict):
         return {
             k: _strip_secrets(v, f"{path}.{k}" if path else k, found)

@@ -185,21 +185,18 @@ def render_nhc_conf(spec: ClusterSpec, sku: Sku, cat: Catalog) -> str:
 
 
 def node_versions(cat: Catalog) -> dict[str, str]:
-    """What cloud-init installs, pinned in config/versions.yaml (one place)."""
-    nodes = cat.versions.get("nodes", {})
-    keys = (
-        "slurm_repo",
-        "slurm_suite",
-        "microsoft_key_id",
-        "slurm_package_version",
-        "enroot",
-        "pyxis",
-        "aznhc",
-    )
-    missing = [k for k in keys if k not in nodes]
-    if missing:
-        raise LookupError(f"config/versions.yaml nodes: missing {missing}")
-    return {k: str(nodes[k]["version"] if isinstance(nodes[k], dict) else nodes[k]) for k in keys}
+    """What cloud-init installs, pinned in config/versions.yaml `nodePackages` (one place)."""
+    pkgs = cat.versions.get("nodePackages", {})
+    try:
+        return {
+            "slurm": str(pkgs["slurm"]["version"]),
+            "slurm_repo": str(pkgs["slurm"]["aptRepo"]["jammy"]),
+            "enroot": str(pkgs["enroot"]["version"]),
+            "pyxis": str(pkgs["pyxis"]["gitTag"]),
+            "aznhc": str(pkgs["nhc"]["azurehpcHealthChecks"]["version"]),
+        }
+    except (KeyError, TypeError) as exc:
+        raise LookupError(f"config/versions.yaml nodePackages: missing {exc}") from None
 
 
 def render_cloud_init(

@@ -1,4 +1,4 @@
-"""ClusterSecrets: the munge key and (when none is given) the admin SSH key pair, as Pulumi secrets."""
+"""ClusterSecrets: the munge key and (if none is given) the admin SSH key pair, as secrets."""
 
 from __future__ import annotations
 

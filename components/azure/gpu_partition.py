@@ -43,7 +43,7 @@ class GpuPartition(pulumi.ComponentResource):
                 render_cloud_init(spec, stack, munge_key_b64=key, partition=partition).encode()
             ).decode()
         )
-        image = image_reference("gpu", partition.image)
+        image = image_reference("gpuNodes", partition.image)
         self.scale_sets = []
         for group in fabric_groups(partition.name, partition.nodes):
             tags = cloud_tags(

@@ -10,5 +10,6 @@ def image_reference(kind: str, override: str | None = None) -> dict[str, str]:
     if override:
         publisher, offer, sku, version = override.split(":")
         return {"publisher": publisher, "offer": offer, "sku": sku, "version": version}
-    entry = catalog().images["azure"][kind]
+    section = catalog().images["azure"][kind]
+    entry = section.get("default", section)
     return {k: str(entry[k]) for k in ("publisher", "offer", "sku", "version")}

@@ -15,6 +15,7 @@ from clusterctl.render import scheduler_host
 from clusterctl.spec import ClusterSpec
 from components.azure.cluster_secrets import ClusterSecrets
 from components.azure.gpu_partition import GpuPartition
+from components.azure.jump_host import JumpHost
 from components.azure.network import AzureNetwork
 from components.azure.scheduler_node import SchedulerNode
 
@@ -34,6 +35,18 @@ class AzureSlurmCluster(pulumi.ComponentResource):
             network=self.network,
             secrets=self.secrets,
             opts=child,
+        )
+        self.jump_host = (
+            JumpHost(
+                f"{name}-jump",
+                spec,
+                stack,
+                network=self.network,
+                secrets=self.secrets,
+                opts=child,
+            )
+            if spec.ssh.access == "jumphost"
+            else None
         )
         self.partitions = [
             GpuPartition(
@@ -58,7 +71,7 @@ class AzureSlurmCluster(pulumi.ComponentResource):
             "schedulerHost": scheduler_host(spec),
             "schedulerAddress": address,
             "adminUser": spec.ssh.admin_user,
-            "sshCommand": pulumi.Output.concat("ssh ", spec.ssh.admin_user, "@", address),
+            "sshCommand": self._ssh_command(spec, address),
             "partitions": [
                 {
                     "name": p.name,
@@ -72,6 +85,16 @@ class AzureSlurmCluster(pulumi.ComponentResource):
             "costPerHourUsd": cost_per_hour(spec, cat).total,
             "drainPrefix": spec.health_checks.drain_prefix,
         }
+        if self.jump_host is not None:
+            self.outputs["jumpHostAddress"] = self.jump_host.public_ip.ip_address
         if self.secrets.private_key is not None:
             self.outputs["sshPrivateKey"] = self.secrets.private_key
         self.register_outputs(self.outputs)
+
+    def _ssh_command(self, spec: ClusterSpec, address: pulumi.Input[str]) -> pulumi.Output[str]:
+        user = spec.ssh.admin_user
+        if self.jump_host is None:
+            return pulumi.Output.concat("ssh ", user, "@", address)
+        return pulumi.Output.concat(
+            "ssh -J ", user, "@", self.jump_host.public_ip.ip_address, " ", user, "@", address
+        )

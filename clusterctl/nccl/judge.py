@@ -1,0 +1,293 @@
+"""Verdicts on a parsed all_reduce_perf run against a bandwidth baseline.
+
+Rules (FACTS.md section 2): gate on the busbw of the large messages the baseline was measured
+at, never on `# Avg bus bandwidth`; any wrong element or out-of-bounds failure fails the run.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+from clusterctl.nccl.parse import NcclRow, NcclRun
+
+__all__ = [
+    "Finding",
+    "SizeFigure",
+    "SuspectPair",
+    "Thresholds",
+    "Verdict",
+    "judge",
+    "judge_peers",
+    "overall_status",
+]
+
+Status = Literal["pass", "warn", "fail", "inconclusive"]
+Level = Literal["fail", "warn", "info"]
+Kind = Literal["correctness", "bandwidth", "coverage"]
+
+GIB = 1 << 30
+# Worst first: a failure outranks a run we could not judge, which outranks a warning.
+_SEVERITY: dict[str, int] = {"pass": 0, "warn": 1, "inconclusive": 2, "fail": 3}
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """A baseline: busbw floor (GB/s) at a message size, and where the figure comes from."""
+
+    fail_below_gbps: float
+    warn_below_gbps: float | None
+    message_bytes: int
+    source: str
+
+    def __post_init__(self) -> None:
+        if self.fail_below_gbps <= 0:
+            raise ValueError("fail_below_gbps must be positive")
+        if self.warn_below_gbps is not None and self.warn_below_gbps < self.fail_below_gbps:
+            raise ValueError("warn_below_gbps must not be below fail_below_gbps")
+        if self.message_bytes <= 0:
+            raise ValueError("message_bytes must be positive")
+
+
+@dataclass(frozen=True)
+class Finding:
+    level: Level
+    kind: Kind
+    message: str
+
+
+@dataclass(frozen=True)
+class SizeFigure:
+    size_bytes: int
+    out_of_place_busbw_gbps: float
+    in_place_busbw_gbps: float
+    gated: bool
+
+    @property
+    def busbw_gbps(self) -> float:
+        return min(self.out_of_place_busbw_gbps, self.in_place_busbw_gbps)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    status: Status
+    thresholds: Thresholds
+    measured_busbw_gbps: float | None  # worst gated busbw; None when nothing could be gated
+    margin_pct: float | None  # (measured - floor) / floor * 100
+    sizes: tuple[SizeFigure, ...]
+    findings: tuple[Finding, ...]
+    group: str = ""
+    n_ranks: int = 0
+    hosts: tuple[str, ...] = field(default=())
+
+    @property
+    def reasons(self) -> tuple[str, ...]:
+        return tuple(f.message for f in self.findings if f.level != "info")
+
+    @property
+    def gated_sizes(self) -> tuple[int, ...]:
+        return tuple(s.size_bytes for s in self.sizes if s.gated)
+
+
+def fmt_bytes(n: int) -> str:
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= scale and n % scale == 0:
+            return f"{n // scale} {unit}"
+    return f"{n} B"
+
+
+def _correctness(run: NcclRun, error_tolerance: float) -> list[Finding]:
+    findings: list[Finding] = []
+    for row in run.rows:
+        for side, m in (("out-of-place", row.out_of_place), ("in-place", row.in_place)):
+            if m.wrong:
+                findings.append(
+                    Finding(
+                        "fail",
+                        "correctness",
+                        f"{m.wrong} wrong elements at {fmt_bytes(row.size_bytes)} ({side})",
+                    )
+                )
+            if m.error is not None and m.error > error_tolerance:
+                findings.append(
+                    Finding(
+                        "fail",
+                        "correctness",
+                        f"error {m.error:g} above tolerance {error_tolerance:g} at "
+                        f"{fmt_bytes(row.size_bytes)} ({side})",
+                    )
+                )
+    if run.oob_failed:
+        findings.append(
+            Finding("fail", "correctness", f"Out of bounds values: {run.oob_count} FAILED")
+        )
+    if not run.checked:
+        findings.append(
+            Finding("warn", "correctness", "data check was off (-c 0): results not verified")
+        )
+    return findings
+
+
+def _size_figures(rows: Iterable[NcclRow], gate_from: int | None) -> tuple[SizeFigure, ...]:
+    # With several (type, redop) sweeps keep the worst figure per size.
+    worst: dict[int, tuple[float, float]] = {}
+    for row in rows:
+        oop, inp = row.out_of_place.busbw_gbps, row.in_place.busbw_gbps
+        if row.size_bytes in worst:
+            o, i = worst[row.size_bytes]
+            oop, inp = min(o, oop), min(i, inp)
+        worst[row.size_bytes] = (oop, inp)
+    return tuple(
+        SizeFigure(size, o, i, gated=gate_from is not None and size >= gate_from)
+        for size, (o, i) in sorted(worst.items())
+    )
+
+
+def judge(
+    run: NcclRun,
+    thresholds: Thresholds,
+    *,
+    min_gate_bytes: int = GIB,
+    error_tolerance: float = 1e-3,
+    group: str = "",
+) -> Verdict:
+    """Judge one run.
+
+    Bandwidth is gated on every size >= `thresholds.message_bytes`, taking the worst of the
+    out-of-place and in-place busbw. If the sweep stopped short of that size, sizes >=
+    `min_gate_bytes` stand in: a figure above the floor there is reported as `warn` (bus
+    bandwidth still grows with size, so the baseline size would likely pass too, but it was not
+    measured); a figure below it is `inconclusive`, since smaller messages are slower anyway.
+    """
+    findings = _correctness(run, error_tolerance)
+    max_size = run.max_size_bytes
+    want = thresholds.message_bytes
+    if max_size >= want:
+        gate_from: int | None = want
+    elif max_size >= min_gate_bytes:
+        gate_from = min_gate_bytes
+    else:
+        gate_from = None
+    sizes = _size_figures(run.rows, gate_from)
+    gated = [s for s in sizes if s.gated]
+
+    measured: float | None = None
+    margin: float | None = None
+    floor = thresholds.fail_below_gbps
+    if not gated:
+        findings.append(
+            Finding(
+                "warn",
+                "coverage",
+                f"largest message {fmt_bytes(max_size)} is below "
+                f"{fmt_bytes(min(want, min_gate_bytes))}: bandwidth not judged (baseline is for "
+                f"{fmt_bytes(want)}; rerun with -e {want})",
+            )
+        )
+    else:
+        measured = min(s.busbw_gbps for s in gated)
+        margin = (measured - floor) / floor * 100.0
+        at = ", ".join(fmt_bytes(s.size_bytes) for s in gated)
+        short = gate_from != want
+        if short:
+            findings.append(
+                Finding(
+                    "warn",
+                    "coverage",
+                    f"baseline is for {fmt_bytes(want)} but the run stopped at "
+                    f"{fmt_bytes(max_size)}; judged at {at} instead",
+                )
+            )
+        if measured < floor:
+            findings.append(
+                Finding(
+                    "warn" if short else "fail",
+                    "bandwidth",
+                    f"busbw {measured:.2f} GB/s at {at} is below the floor {floor:g} GB/s"
+                    f" ({margin:+.1f}%; {thresholds.source})",
+                )
+            )
+        elif thresholds.warn_below_gbps is not None and measured < thresholds.warn_below_gbps:
+            findings.append(
+                Finding(
+                    "warn",
+                    "bandwidth",
+                    f"busbw {measured:.2f} GB/s at {at} is below the warning level "
+                    f"{thresholds.warn_below_gbps:g} GB/s ({thresholds.source})",
+                )
+            )
+        else:
+            findings.append(
+                Finding(
+                    "info",
+                    "bandwidth",
+                    f"busbw {measured:.2f} GB/s at {at} >= {floor:g} GB/s ({margin:+.1f}%)",
+                )
+            )
+
+    below = measured is not None and measured < floor
+    status = _status(findings, gated=bool(gated), short=gate_from != want, below=below)
+    return Verdict(
+        status=status,
+        thresholds=thresholds,
+        measured_busbw_gbps=measured,
+        margin_pct=margin,
+        sizes=sizes,
+        findings=tuple(findings),
+        group=group,
+        n_ranks=run.n_ranks,
+        hosts=run.hosts,
+    )
+
+
+def _status(findings: list[Finding], *, gated: bool, short: bool, below: bool) -> Status:
+    if any(f.level == "fail" for f in findings):
+        return "fail"
+    if not gated or (short and below):
+        return "inconclusive"
+    if any(f.level == "warn" for f in findings):
+        return "warn"
+    return "pass"
+
+
+def overall_status(verdicts: Iterable[Verdict]) -> Status:
+    worst: Status = "pass"
+    for v in verdicts:
+        if _SEVERITY[v.status] > _SEVERITY[worst]:
+            worst = v.status
+    return worst
+
+
+@dataclass(frozen=True)
+class SuspectPair:
+    pair: tuple[str, str]
+    busbw_gbps: float
+    peer_median_gbps: float
+
+    @property
+    def ratio(self) -> float:
+        return self.busbw_gbps / self.peer_median_gbps if self.peer_median_gbps else 0.0
+
+
+def judge_peers(
+    pair_results: Mapping[tuple[str, str], float], *, rel_floor: float = 0.8
+) -> list[SuspectPair]:
+    """Pairs whose busbw is below `rel_floor` x the median of all the other pairs, worst first.
+
+    The median of the *other* pairs keeps one slow pair from lowering its own yardstick; with
+    fewer than two pairs there is nothing to compare against and nothing is suspect.
+    """
+    if not 0 < rel_floor <= 1:
+        raise ValueError("rel_floor must be in (0, 1]")
+    items = list(pair_results.items())
+    suspects: list[SuspectPair] = []
+    for i, (pair, value) in enumerate(items):
+        peers = [v for j, (_, v) in enumerate(items) if j != i]
+        if not peers:
+            continue
+        median = statistics.median(peers)
+        if value < rel_floor * median:
+            suspects.append(SuspectPair(pair, value, median))
+    return sorted(suspects, key=lambda s: s.ratio)

@@ -1,0 +1,138 @@
+"""Reports over verdicts: a table (rich or plain text), a JSON-ready dict and JUnit XML.
+
+Each verdict is one node group (e.g. a Slurm partition); within it, one line per message size.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from collections.abc import Sequence
+from typing import Any
+
+from rich.table import Table
+
+from clusterctl.nccl.judge import Verdict, fmt_bytes, overall_status
+
+__all__ = ["render_table", "to_json", "to_junit"]
+
+_STYLE = {"pass": "green", "warn": "yellow", "fail": "bold red", "inconclusive": "magenta"}
+_HEADERS = ("group", "size", "busbw oop", "busbw ip", "floor", "margin", "status")
+
+
+def _lines(verdicts: Sequence[Verdict], *, all_sizes: bool) -> list[tuple[str, ...]]:
+    lines: list[tuple[str, ...]] = []
+    for v in verdicts:
+        floor = f"{v.thresholds.fail_below_gbps:g}"
+        shown = [s for s in v.sizes if all_sizes or s.gated] or list(v.sizes[-1:])
+        for s in shown:
+            margin = (s.busbw_gbps - v.thresholds.fail_below_gbps) / v.thresholds.fail_below_gbps
+            lines.append(
+                (
+                    v.group or "-",
+                    fmt_bytes(s.size_bytes),
+                    f"{s.out_of_place_busbw_gbps:.2f}",
+                    f"{s.in_place_busbw_gbps:.2f}",
+                    floor if s.gated else "-",
+                    f"{margin * 100:+.1f}%" if s.gated else "-",
+                    v.status if s.gated or not v.gated_sizes else "",
+                )
+            )
+    return lines
+
+
+def render_table(
+    verdicts: Sequence[Verdict], *, plain: bool = False, all_sizes: bool = False
+) -> Table | str:
+    """Busbw per group and message size (gated sizes only unless `all_sizes`), then reasons."""
+    lines = _lines(verdicts, all_sizes=all_sizes)
+    reasons = [(v.group or "-", r) for v in verdicts for r in v.reasons]
+    if plain:
+        widths = [max(len(row[i]) for row in [_HEADERS, *lines]) for i in range(len(_HEADERS))]
+        text = [
+            "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+            for row in [_HEADERS, *lines]
+        ]
+        text += [f"{group}: {reason}" for group, reason in reasons]
+        text.append(f"overall: {overall_status(verdicts)}")
+        return "\n".join(text) + "\n"
+    table = Table(title="NCCL all_reduce bus bandwidth (GB/s)")
+    for h in _HEADERS:
+        table.add_column(h, justify="left" if h in ("group", "status") else "right")
+    for row in lines:
+        status = row[-1]
+        table.add_row(*row[:-1], f"[{_STYLE.get(status, '')}]{status}[/]" if status else "")
+    table.caption = "\n".join(f"{g}: {r}" for g, r in reasons) or None
+    return table
+
+
+def to_json(verdicts: Sequence[Verdict]) -> dict[str, Any]:
+    return {
+        "status": overall_status(verdicts),
+        "groups": [
+            {
+                "group": v.group,
+                "status": v.status,
+                "measured_busbw_gbps": v.measured_busbw_gbps,
+                "margin_pct": v.margin_pct,
+                "n_ranks": v.n_ranks,
+                "hosts": list(v.hosts),
+                "thresholds": {
+                    "fail_below_gbps": v.thresholds.fail_below_gbps,
+                    "warn_below_gbps": v.thresholds.warn_below_gbps,
+                    "message_bytes": v.thresholds.message_bytes,
+                    "source": v.thresholds.source,
+                },
+                "sizes": [
+                    {
+                        "size_bytes": s.size_bytes,
+                        "busbw_out_of_place_gbps": s.out_of_place_busbw_gbps,
+                        "busbw_in_place_gbps": s.in_place_busbw_gbps,
+                        "gated": s.gated,
+                    }
+                    for s in v.sizes
+                ],
+                "findings": [
+                    {"level": f.level, "kind": f.kind, "message": f.message} for f in v.findings
+                ],
+            }
+            for v in verdicts
+        ],
+    }
+
+
+def to_junit(verdicts: Sequence[Verdict], *, suite: str = "nccl.all_reduce") -> str:
+    """One testcase per group and check (correctness, bandwidth).
+
+    A failed check is a <failure>; a bandwidth check that could not be judged is <skipped>;
+    warnings go to <system-out> of a passing case.
+    """
+    root = ET.Element("testsuites", name=suite)
+    ts = ET.SubElement(root, "testsuite", name=suite)
+    tests = failures = skipped = 0
+    for v in verdicts:
+        classname = f"{suite}.{v.group or 'cluster'}"
+        for kind in ("correctness", "bandwidth"):
+            found = [
+                f
+                for f in v.findings
+                if f.kind == kind or (kind == "bandwidth" and f.kind == "coverage")
+            ]
+            case = ET.SubElement(ts, "testcase", classname=classname, name=kind)
+            tests += 1
+            fails = [f.message for f in found if f.level == "fail"]
+            if fails:
+                failures += 1
+                node = ET.SubElement(case, "failure", message=fails[0], type=kind)
+                node.text = "\n".join(fails)
+            elif kind == "bandwidth" and v.status == "inconclusive":
+                skipped += 1
+                ET.SubElement(case, "skipped", message="; ".join(v.reasons) or "not judged")
+            warns = [f.message for f in found if f.level in ("warn", "info")]
+            if warns:
+                ET.SubElement(case, "system-out").text = "\n".join(warns)
+    for el in (ts, root):
+        el.set("tests", str(tests))
+        el.set("failures", str(failures))
+        el.set("errors", "0")
+    ts.set("skipped", str(skipped))
+    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"

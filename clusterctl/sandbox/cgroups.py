@@ -1,0 +1,65 @@
+"""Per-node cgroup subtrees, bind-mounted over /sys/fs/cgroup/<controller> in each node's pod.
+
+Debian's slurmd 22.05 names its cgroup root slurm_<nodename> (seen here), so the nodes of one
+sandbox would not collide even without this; two sandboxes (or a host slurmd) with a node of
+the same name would. Each node sees its own subtree as the hierarchy
+root, like a separate machine, and `down` removes one subtree per sandbox. Only the cgroup v1
+hierarchies are split (Slurm 22.05 autodetects v1 on this hybrid layout); cgroup2 is untouched.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import signal
+import time
+from pathlib import Path
+
+CGROUP_ROOT = Path("/sys/fs/cgroup")
+
+
+def v1_hierarchies() -> list[Path]:
+    """Mount points of the cgroup v1 hierarchies under /sys/fs/cgroup."""
+    found = []
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            left, _, right = line.partition(" - ")
+            mountpoint = Path(left.split()[4])
+            if right.split()[0] == "cgroup" and mountpoint.parent == CGROUP_ROOT:
+                found.append(mountpoint)
+    return sorted(found)
+
+
+def subtree(hierarchy: Path, sid: str, node: str | None = None) -> Path:
+    base = hierarchy / f"clusterctl-{sid}"
+    return base / node if node else base
+
+
+def make_dir(path: Path) -> None:
+    """mkdir a cgroup; a new cpuset cgroup gets its parent's cpus and mems or no task can join."""
+    path.mkdir(exist_ok=True)
+    for name in ("cpuset.cpus", "cpuset.mems"):
+        if (path / name).exists() and not (path / name).read_text().strip():
+            (path / name).write_text((path.parent / name).read_text())
+
+
+def remove_tree(path: Path, timeout: float = 5.0) -> None:
+    """rmdir a cgroup and its children, bottom-up, killing any task still inside."""
+    if not path.is_dir():
+        return
+    deadline = time.monotonic() + timeout
+    for dirpath, _, _ in sorted(os.walk(path), key=lambda w: -len(w[0])):
+        while True:
+            try:
+                os.rmdir(dirpath)
+                break
+            except FileNotFoundError:
+                break
+            except OSError as e:
+                if e.errno != errno.EBUSY or time.monotonic() > deadline:
+                    raise
+                for pid in Path(dirpath, "cgroup.procs").read_text().split():
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(int(pid), signal.SIGKILL)
+                time.sleep(0.05)

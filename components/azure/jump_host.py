@@ -1,0 +1,90 @@
+"""JumpHost: a small VM with the cluster's only public IP when ssh.access is `jumphost`.
+
+The scheduler then has no public address; `ssh -J user@<jump> user@<scheduler>` reaches it.
+"""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_azure_native as azure
+
+from clusterctl.spec import ClusterSpec
+from components.azure.cluster_secrets import ClusterSecrets
+from components.azure.images import image_reference
+from components.azure.network import AzureNetwork
+from components.tags import cloud_tags
+
+JUMP_HOST_SKU = "Standard_D4s_v5"
+
+
+class JumpHost(pulumi.ComponentResource):
+    def __init__(
+        self,
+        name: str,
+        spec: ClusterSpec,
+        stack: str,
+        *,
+        network: AzureNetwork,
+        secrets: ClusterSecrets,
+        opts: pulumi.ResourceOptions | None = None,
+    ):
+        super().__init__("gpu-clusters:azure:JumpHost", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        tags = cloud_tags(spec, stack, **{"gpu-clusters:role": "jumphost"})
+        rg = network.resource_group.name
+        self.public_ip = azure.network.PublicIPAddress(
+            f"{name}-pip",
+            resource_group_name=rg,
+            location=spec.region,
+            sku={"name": "Standard"},
+            public_ip_allocation_method="Static",
+            tags=tags,
+            opts=child,
+        )
+        nic = azure.network.NetworkInterface(
+            f"{name}-nic",
+            resource_group_name=rg,
+            location=spec.region,
+            ip_configurations=[
+                {
+                    "name": "primary",
+                    "subnet": {"id": network.scheduler_subnet.id},
+                    "private_ip_allocation_method": "Dynamic",
+                    "public_ip_address": {"id": self.public_ip.id},
+                }
+            ],
+            tags=tags,
+            opts=child,
+        )
+        self.vm = azure.compute.VirtualMachine(
+            f"{name}-vm",
+            resource_group_name=rg,
+            location=spec.region,
+            hardware_profile={"vm_size": JUMP_HOST_SKU},
+            os_profile={
+                "computer_name": f"{spec.name}-jump",
+                "admin_username": spec.ssh.admin_user,
+                "linux_configuration": {
+                    "disable_password_authentication": True,
+                    "ssh": {
+                        "public_keys": [
+                            {
+                                "path": f"/home/{spec.ssh.admin_user}/.ssh/authorized_keys",
+                                "key_data": secrets.public_key,
+                            }
+                        ]
+                    },
+                },
+            },
+            storage_profile={
+                "image_reference": image_reference("scheduler"),
+                "os_disk": {"create_option": "FromImage", "delete_option": "Delete"},
+            },
+            network_profile={
+                "network_interfaces": [{"id": nic.id, "primary": True, "delete_option": "Delete"}]
+            },
+            security_profile={"security_type": "TrustedLaunch"},
+            tags=tags,
+            opts=child,
+        )
+        self.register_outputs({"publicIp": self.public_ip.ip_address})

@@ -1,0 +1,136 @@
+"""The Azure Slurm cluster under Pulumi's mock engine: the values that matter, against FACTS.md."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from tests.conftest import plan_stack, resources
+
+VMSS = "azure-native:compute:VirtualMachineScaleSet"
+NSG = "azure-native:network:NetworkSecurityGroup"
+
+
+@pytest.fixture(scope="module")
+def h100():
+    return plan_stack("azure-h100")
+
+
+@pytest.fixture(scope="module")
+def a100():
+    return plan_stack("azure-a100")
+
+
+@pytest.mark.parametrize(
+    ("fixture", "sku"),
+    [("h100", "Standard_ND96isr_H100_v5"), ("a100", "Standard_ND96amsr_A100_v4")],
+)
+def test_scale_sets_share_one_fabric(request, fixture: str, sku: str) -> None:
+    plan = request.getfixturevalue(fixture)
+    (vmss,) = resources(plan, VMSS)
+    inputs = vmss.inputs
+    assert inputs["sku"]["name"] == sku
+    assert inputs["sku"]["capacity"] == plan.spec.partitions[0].nodes
+    assert inputs["singlePlacementGroup"] is True
+    assert inputs["platformFaultDomainCount"] == 1
+    assert inputs["overprovision"] is False
+    image = inputs["virtualMachineProfile"]["storageProfile"]["imageReference"]
+    assert (image["publisher"], image["offer"]) == ("microsoft-dsvm", "ubuntu-hpc")
+    nic = inputs["virtualMachineProfile"]["networkProfile"]["networkInterfaceConfigurations"][0]
+    assert nic["enableAcceleratedNetworking"] is True
+    assert all("publicIPAddressConfiguration" not in ip for ip in nic["ipConfigurations"])
+    os_profile = inputs["virtualMachineProfile"]["osProfile"]
+    assert os_profile["linuxConfiguration"]["disablePasswordAuthentication"] is True
+
+
+def test_custom_data_carrying_the_munge_key_is_secret(h100) -> None:
+    (vmss,) = resources(h100, VMSS)
+    assert "virtualMachineProfile.osProfile.customData" in vmss.secret_paths
+    (vm,) = resources(h100, "azure-native:compute:VirtualMachine")
+    assert "osProfile.customData" in vm.secret_paths
+    (munge,) = resources(h100, "random:index/randomBytes:RandomBytes")
+    assert munge.inputs["length"] >= 1024
+    assert "sshPrivateKey" in h100.run.secret_outputs
+
+
+def test_ssh_only_from_allowed_cidrs(h100) -> None:
+    by_name = {r.name: r for r in resources(h100, NSG, at_least=2)}
+    sched = by_name["h100-net-scheduler-nsg"].inputs["securityRules"]
+    allow = [r for r in sched if r["access"] == "Allow"]
+    assert len(allow) == 1
+    assert allow[0]["destinationPortRange"] == "22"
+    assert allow[0]["sourceAddressPrefixes"] == list(h100.spec.ssh.allowed_cidrs)
+    for nsg in by_name.values():
+        for rule in nsg.inputs["securityRules"]:
+            if rule["access"] == "Allow":
+                assert rule.get("sourceAddressPrefix") not in ("*", "Internet", "0.0.0.0/0")
+    compute = by_name["h100-net-compute-nsg"].inputs["securityRules"]
+    assert [r["access"] for r in compute] == ["Deny"]
+
+
+def test_compute_has_no_public_ip_and_scheduler_has_one(h100) -> None:
+    (pip,) = resources(h100, "azure-native:network:PublicIPAddress")
+    assert pip.parent == "h100-scheduler"
+    jump = plan_stack("azure-h100", "ssh.access=jumphost")
+    (pip,) = resources(jump, "azure-native:network:PublicIPAddress")
+    assert pip.parent == "h100-jump"
+    assert jump.run.outputs["sshCommand"].startswith("ssh -J azureuser@198.51.100.10 azureuser@")
+
+
+def test_identity_is_reader_on_the_resource_group_only(h100) -> None:
+    (role,) = resources(h100, "azure-native:authorization:RoleAssignment")
+    assert role.inputs["roleDefinitionId"].endswith("acdd72a7-3385-48ef-bd42-f606fba81ae7")
+    assert "/resourceGroups/" in role.inputs["scope"]
+    assert role.inputs["scope"].count("/") > 2  # a resource group, never "/subscriptions/<id>"
+    assert role.inputs["principalType"] == "ServicePrincipal"
+
+
+def test_shared_disk_is_protected_unless_the_stack_says_otherwise(h100) -> None:
+    (disk,) = resources(h100, "azure-native:compute:Disk")
+    assert disk.protect is True
+    assert disk.inputs["tags"]["gpu-clusters:role"] == "storage"
+    loose = plan_stack("azure-h100", "storage.keepOnDestroy=false")
+    (disk,) = resources(loose, "azure-native:compute:Disk")
+    assert disk.protect is False
+
+
+def test_every_taggable_resource_carries_stack_and_cluster(h100) -> None:
+    checked = 0
+    for res in h100.run.resources:
+        if res.custom and res.type.startswith("azure-native:") and "tags" in res.inputs:
+            assert res.inputs["tags"]["gpu-clusters:stack"] == "azure-h100"
+            assert res.inputs["tags"]["gpu-clusters:cluster"] == "h100"
+            checked += 1
+    assert checked >= 9
+
+
+def test_spot_partition() -> None:
+    plan = plan_stack("azure-h100", "partitions[0].spot=true")
+    (vmss,) = resources(plan, VMSS)
+    profile = vmss.inputs["virtualMachineProfile"]
+    assert profile["priority"] == "Spot"
+    assert profile["evictionPolicy"] == "Delete"
+
+
+def test_512_nodes_become_six_scale_sets_and_nothing_else_grows(h100) -> None:
+    big = plan_stack("azure-h100", "partitions[0].nodes=512")
+    sets = resources(big, VMSS, at_least=6)
+    capacities = [s.inputs["sku"]["capacity"] for s in sets]
+    assert len(sets) == 6
+    assert sum(capacities) == 512 and max(capacities) <= 100
+    names = sorted(s.inputs["vmScaleSetName"] for s in sets)
+    assert names == [f"h100-gpu-pg{i}" for i in range(6)]
+    small = Counter(r.type for r in h100.run.resources if r.type != VMSS)
+    large = Counter(r.type for r in big.run.resources if r.type != VMSS)
+    assert small == large
+
+
+def test_outputs_for_later_commands(h100) -> None:
+    out = h100.run.outputs
+    assert out["schedulerHost"] == "h100-scheduler"
+    assert out["adminUser"] == "azureuser"
+    assert out["sshCommand"].startswith("ssh azureuser@")
+    assert out["partitions"][0]["sku"] == "Standard_ND96isr_H100_v5"
+    assert out["partitions"][0]["nodes"] == 2
+    assert out["costPerHourUsd"] > 190

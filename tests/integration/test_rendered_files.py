@@ -1,0 +1,52 @@
+"""Rendered files checked by the real tools: cloud-init schema and shellcheck."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from tests.conftest import need_tool, plan_stack
+
+pytestmark = pytest.mark.integration
+
+STACKS = ["azure-h100", "azure-a100"]
+
+
+@pytest.fixture(scope="module", params=STACKS)
+def bundle(request, tmp_path_factory):
+    from clusterctl.plan import write_plan
+
+    out = tmp_path_factory.mktemp(request.param)
+    plan = plan_stack(request.param)
+    write_plan(plan, out)
+    return out
+
+
+def test_every_cloud_init_passes_cloud_init_schema(bundle) -> None:
+    tool = need_tool("cloud-init")
+    files = sorted((bundle / "cloud-init").glob("*.yaml"))
+    assert len(files) >= 2
+    for path in files:
+        assert path.read_text().startswith("#cloud-config\n")
+        result = subprocess.run(
+            [tool, "schema", "-c", str(path)], capture_output=True, text=True, timeout=120
+        )
+        assert result.returncode == 0, f"{path.name}: {result.stdout}{result.stderr}"
+        assert "Valid cloud-config" in result.stdout
+
+
+def test_every_script_passes_shellcheck(bundle) -> None:
+    tool = need_tool("shellcheck")
+    scripts = sorted((bundle / "scripts").glob("*.sh"))
+    assert {p.name for p in scripts} >= {"gpucl-health.sh", "nvme-raid.sh", "gpu-node-setup.sh"}
+    result = subprocess.run(
+        [tool, "-s", "bash", *map(str, scripts)], capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stdout
+
+
+def test_cloud_init_stays_under_azure_custom_data_limit(bundle) -> None:
+    # Azure caps customData at 64 KiB before base64.
+    for path in (bundle / "cloud-init").glob("*.yaml"):
+        assert len(path.read_bytes()) < 64 * 1024, path.name

@@ -1,0 +1,29 @@
+from __future__ import annotations
+
+import pytest
+
+from clusterctl.errors import UserError
+from clusterctl.stackfile import apply_overrides, parse_path
+
+
+def test_parse_path() -> None:
+    assert parse_path("partitions[0].nodes") == ["partitions", 0, "nodes"]
+    assert parse_path("validation.nccl.onDeploy") == ["validation", "nccl", "onDeploy"]
+    with pytest.raises(UserError):
+        parse_path("[0].nodes")
+
+
+def test_overrides_are_typed_as_yaml_and_do_not_mutate_input() -> None:
+    base = {"partitions": [{"nodes": 2}], "tags": {}}
+    out = apply_overrides(
+        base, ["partitions[0].nodes=64", "partitions[0].spot=true", "validation.nccl.onDeploy=yes"]
+    )
+    assert out["partitions"][0] == {"nodes": 64, "spot": True}
+    assert out["validation"] == {"nccl": {"onDeploy": True}}
+    assert base["partitions"][0] == {"nodes": 2}
+
+
+@pytest.mark.parametrize("bad", ["partitions[5].nodes=1", "nodes", "tags.owner.x=1"])
+def test_bad_overrides_are_user_errors(bad: str) -> None:
+    with pytest.raises(UserError):
+        apply_overrides({"partitions": [{}], "tags": {"owner": "a"}}, [bad])
