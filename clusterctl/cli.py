@@ -178,6 +178,16 @@ def schema(
     out.print(f"wrote {out_file}")
 
 
+def _register_subcommands() -> None:
+    from clusterctl import cli_lifecycle, cli_sandbox
+
+    cli_sandbox.register(app)
+    cli_lifecycle.register(app)
+
+
+_register_subcommands()
+
+
 def main() -> None:
     """Entry point: user errors print one line per problem and exit 2, never a traceback.
 

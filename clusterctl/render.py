@@ -135,12 +135,19 @@ def cloud_site(spec: ClusterSpec) -> SlurmSite:
     )
 
 
-def health_script(spec: ClusterSpec, site: SlurmSite, check_cmd: str = "/usr/sbin/nhc") -> str:
+def health_script(
+    spec: ClusterSpec,
+    site: SlurmSite,
+    check_cmd: str = "/usr/sbin/nhc",
+    preamble: str = "",
+) -> str:
+    """Slurm's HealthCheckProgram; `preamble` lets the sandbox swap NHC for its own checks."""
     return render_template(
         "scripts/gpucl-health.sh.j2",
         drain_prefix=spec.health_checks.drain_prefix,
         health_env=HEALTH_ENV,
         check_cmd=check_cmd,
+        preamble=preamble,
     )
 
 

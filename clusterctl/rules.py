@@ -245,7 +245,7 @@ def ssh_exposure(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
             "not an OpenSSH public key (expected 'ssh-ed25519 AAAA...' or 'ssh-rsa AAAA...')",
             field_path("ssh", "publicKey"),
         )
-    if key is None:
+    if key is None and spec.scheduler == "slurm":
         yield Finding(
             "info",
             "no publicKey: the program makes an SSH key pair; read the private key with "
@@ -285,3 +285,7 @@ def parse_size(text: str) -> int | None:
     unit = text[-1] if text and text[-1] in "KMG" else ""
     digits = text[: len(text) - len(unit)]
     return int(digits) * units[unit] if digits.isdigit() else None
+
+
+# Kubernetes preflight rules register themselves with @rule on import.
+import clusterctl.rules_kubernetes  # noqa: E402, F401

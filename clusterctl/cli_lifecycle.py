@@ -1,0 +1,338 @@
+"""`clusterctl up / status / down`: register(app) adds them to the main typer app.
+
+Exit codes: 0 done; 1 a Pulumi operation failed, the confirmation was refused, or `down` could not
+prove the stack gone (resources left in the stack or tagged survivors in the cloud); 2 bad input
+or a missing/unusable Pulumi CLI (UserError, printed by clusterctl.cli.main).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from clusterctl.errors import UserError
+from clusterctl.lifecycle.errors import OperationFailed
+from clusterctl.lifecycle.retry import DEFAULT_DELAYS, Backoff
+from clusterctl.lifecycle.survivors import SurvivorFinder, finder_for
+from clusterctl.spec import ClusterSpec
+
+out = Console()
+err = Console(stderr=True)
+
+StackOpt = Annotated[
+    str, typer.Option("--stack", "-s", help="Stack name: reads stacks/Pulumi.<stack>.yaml.")
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print the result as JSON on stdout.")]
+
+
+@dataclass
+class Deps:
+    """What the commands take from the outside world; tests pass their own."""
+
+    finder: Callable[[ClusterSpec], SurvivorFinder] = finder_for
+    interactive: Callable[[], bool] = field(default=lambda: sys.stdin.isatty())
+    now: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
+    backoff: Backoff = field(default_factory=lambda: Backoff(DEFAULT_DELAYS, time.sleep))
+
+
+def register(app: typer.Typer, *, deps: Deps | None = None) -> None:
+    d = deps or Deps()
+
+    @app.command()
+    def up(stack: StackOpt, as_json: JsonOpt = False) -> None:
+        """Create or update the cluster (`pulumi up` through the Automation API).
+
+        Shows progress, then the stack outputs and the cost per hour; with
+        validation.nccl.onDeploy the NCCL verdict. Needs the Pulumi CLI and cloud credentials.
+        """
+        _up(stack, as_json)
+
+    @app.command()
+    def status(stack: StackOpt, as_json: JsonOpt = False) -> None:
+        """What runs, since when, nodes per partition, money spent so far (catalog prices)."""
+        _status(stack, as_json, d)
+
+    @app.command()
+    def down(
+        stack: StackOpt,
+        yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask; for scripts.")] = False,
+        include_storage: Annotated[
+            bool,
+            typer.Option(
+                "--include-storage",
+                help="Also delete the shared storage (/home, /sched) that is kept by default.",
+            ),
+        ] = False,
+    ) -> None:
+        """Destroy the cluster, then prove nothing is left billing.
+
+        Shows what goes and the cost so far, asks (--yes to skip; without a terminal --yes is
+        required), refreshes, destroys (retrying known transient dependency failures), checks that
+        the stack is empty and asks the cloud for anything still tagged with the stack. Shared
+        storage is kept unless --include-storage. Exit 1 if anything unexpected is left.
+        """
+        _down(stack, yes, include_storage, d)
+
+
+@contextmanager
+def _operation() -> Iterator[None]:
+    try:
+        yield
+    except OperationFailed as exc:
+        err.print(f"[red]pulumi {exc.op} failed:[/]", highlight=False)
+        for line in exc.lines:
+            err.print(f"  {line}", highlight=False, soft_wrap=True)
+        raise typer.Exit(1) from None
+
+
+def _context(stack: str):
+    from clusterctl.lifecycle.workspace import find_project, load_spec_for
+
+    project = find_project()
+    return project, load_spec_for(project, stack)
+
+
+def _cost(spec: ClusterSpec):
+    from clusterctl.catalog import catalog
+    from clusterctl.cost import cost_per_hour
+
+    return cost_per_hour(spec, catalog())
+
+
+def _select(project, stack: str):
+    """The stack, or None when the backend has no such stack."""
+    from pulumi.automation import StackNotFoundError
+
+    from clusterctl.lifecycle.workspace import open_stack
+
+    try:
+        return open_stack(project, stack, create=False)
+    except StackNotFoundError:
+        return None
+
+
+# -- up ------------------------------------------------------------------------------------------
+
+
+def _up(stack: str, as_json: bool) -> None:
+    from clusterctl.lifecycle.up import run_up
+    from clusterctl.lifecycle.workspace import open_stack
+
+    project, spec = _context(stack)
+    cost = _cost(spec)
+    err.print(
+        f"stack {stack}: {spec.total_nodes} GPU nodes, ${cost.total:,.2f}/hour while it runs",
+        highlight=False,
+    )
+    with _operation():
+        outcome = run_up(open_stack(project, stack, create=True), err)
+    if as_json:
+        doc = {
+            "stack": stack,
+            "outputs": outcome.public_outputs(),
+            "changes": outcome.changes,
+            "costPerHourUsd": cost.total,
+            "validation": outcome.verdict,
+        }
+        sys.stdout.write(json.dumps(doc, indent=2, default=str) + "\n")
+        return
+    table = Table(title=f"stack {stack} outputs")
+    table.add_column("output")
+    table.add_column("value", overflow="fold")
+    for key, value in sorted(outcome.public_outputs().items()):
+        text = value if isinstance(value, str) else json.dumps(value, default=str)
+        table.add_row(key, escape(text))
+    out.print(table)
+    out.print(f"[bold]cost: ${cost.total:,.2f} per hour, ${cost.per_day:,.2f} per day[/] (catalog)")
+    if spec.validation.nccl.on_deploy:
+        verdict = outcome.verdict
+        if verdict is None:
+            out.print("[yellow]NCCL validation: the stack has no ncclValidation output[/]")
+        else:
+            colour = {"pass": "green", "warn": "yellow"}.get(str(verdict.get("verdict")), "red")
+            detail = ", ".join(f"{k}={v}" for k, v in verdict.items() if k != "verdict")
+            out.print(f"NCCL validation: [{colour}]{verdict.get('verdict')}[/] {detail}")
+
+
+# -- status --------------------------------------------------------------------------------------
+
+
+def _status(stack: str, as_json: bool, d: Deps) -> None:
+    from clusterctl.lifecycle.state import resources_of
+    from clusterctl.lifecycle.status import LastUpdate, as_utc, build_status, deployed_cluster
+    from clusterctl.validation import load_spec
+
+    project, spec = _context(stack)
+    handle = _select(project, stack)
+    resources, last, outputs = [], None, {}
+    if handle is not None:
+        resources = resources_of(handle.export_stack().deployment)
+        info = handle.info()
+        if info is not None:
+            last = LastUpdate(
+                info.kind, info.result, as_utc(info.start_time), as_utc(info.end_time)
+            )
+            raw = deployed_cluster(info.config)
+            if raw is not None:
+                with suppress(UserError):  # the size it was deployed with, not the file's
+                    spec = load_spec(raw)[0]
+        outputs = {k: ("[secret]" if v.secret else v.value) for k, v in handle.outputs().items()}
+    report = build_status(stack, spec, _cost(spec), resources, last, outputs, d.now())
+    if as_json:
+        sys.stdout.write(json.dumps(report.as_json(), indent=2, default=str) + "\n")
+        return
+    if not report.deployed:
+        out.print(f"stack {stack}: not deployed (nothing runs, nothing bills)")
+        return
+    since = report.since.strftime("%Y-%m-%d %H:%M UTC") if report.since else "unknown"
+    out.print(
+        f"[bold]stack {stack}[/]: {report.cluster} ({report.cloud} {report.region}, "
+        f"{report.scheduler}), {report.resources} cloud resources, up since {since}",
+        highlight=False,
+    )
+    table = Table(title="nodes")
+    for col in ("group", "sku", "nodes"):
+        table.add_column(col)
+    for g in report.groups:
+        table.add_row(g.name, g.sku, str(g.nodes))
+    out.print(table)
+    if last is not None:
+        out.print(f"last update: {last.kind} {last.result} at {last.ended or last.started}")
+    out.print(
+        f"[bold]spent so far: ${report.spent:,.2f}[/] ({report.hours:,.1f} h x "
+        f"${report.cost_per_hour:,.2f}/h at catalog on-demand prices; disks and traffic extra)",
+        highlight=False,
+    )
+
+
+# -- down ----------------------------------------------------------------------------------------
+
+
+def _down(stack: str, yes: bool, include_storage: bool, d: Deps) -> None:
+    from clusterctl.lifecycle import down as ops
+    from clusterctl.lifecycle.status import build_status
+
+    project, spec = _context(stack)
+    handle = _select(project, stack)
+    plan = None
+    if handle is None:
+        out.print(f"stack {stack}: no such stack in the backend; nothing to destroy")
+    else:
+        resources = ops.export(handle)
+        plan = ops.plan_down(resources, include_storage)
+        if not plan.destroy and not plan.unprotect:
+            out.print(f"stack {stack}: nothing to destroy")
+        else:
+            report = build_status(stack, spec, _cost(spec), resources, None, {}, d.now())
+            _show_plan(stack, plan, report)
+            _confirm(stack, yes, len(plan.destroy), d)
+            with _operation():
+                ops.refresh(handle, err)
+                plan = ops.plan_down(ops.export(handle), include_storage)
+                if plan.unprotect:
+                    err.print(f"lifting protection of {_names(plan.unprotect)}", highlight=False)
+                    ops.unprotect(handle, [r.urn for r in plan.unprotect])
+                ops.destroy(handle, err, d.backoff, plan.exclude_protected, _retry_note)
+    failed = False
+    if handle is not None and plan is not None:
+        left = ops.leftovers(ops.export(handle), plan)
+        if left:
+            failed = True
+            out.print(f"[red]the stack still holds {len(left)} resources:[/]")
+            for r in left:
+                out.print(f"  {r.type} {r.name} {r.id or ''}", highlight=False)
+        else:
+            out.print(
+                f"[green]stack {stack} is empty[/]"
+                + (" but for what it keeps" if plan.keep else "")
+            )
+    failed |= _check_cloud(stack, spec, plan, d)
+    if plan is not None and plan.keep:
+        out.print(
+            f"kept on purpose: {_names(plan.keep)}. To delete it too: "
+            f"clusterctl down -s {stack} --include-storage",
+            highlight=False,
+        )
+    if failed:
+        raise typer.Exit(1)
+
+
+def _names(resources) -> str:
+    return escape(", ".join(f"{r.name} ({r.type})" for r in resources))
+
+
+def _retry_note(cause: str, delay: float, attempt: int) -> None:
+    err.print(
+        f"[yellow]destroy attempt {attempt} hit {cause} (a dependency the cloud is still "
+        f"releasing); retrying in {delay:g}s[/]",
+        highlight=False,
+    )
+
+
+def _show_plan(stack: str, plan, report) -> None:
+    table = Table(title=f"stack {stack}: will be destroyed")
+    table.add_column("type")
+    table.add_column("name")
+    for r in plan.destroy:
+        table.add_row(r.type, r.name)
+    out.print(table)
+    if plan.keep:
+        out.print(f"[yellow]kept[/] (protected storage and what it needs): {_names(plan.keep)}")
+    if plan.unprotect:
+        gone = _names(plan.unprotect)
+        out.print(f"[red]--include-storage: the shared storage is deleted too: {gone}[/]")
+    since = report.since.strftime("%Y-%m-%d %H:%M UTC") if report.since else "an unknown time"
+    out.print(
+        f"running since {since}: ${report.spent:,.2f} so far at ${report.cost_per_hour:,.2f}/h "
+        "(catalog on-demand prices)",
+        highlight=False,
+    )
+
+
+def _confirm(stack: str, yes: bool, count: int, d: Deps) -> None:
+    if yes:
+        return
+    if not d.interactive():
+        raise UserError(
+            f"down -s {stack}: refusing to destroy without confirmation when not run from a "
+            "terminal; pass --yes"
+        )
+    if not typer.confirm(f"Destroy {count} resources of stack {stack}?", default=False):
+        out.print("nothing destroyed")
+        raise typer.Exit(1)
+
+
+def _check_cloud(stack: str, spec: ClusterSpec, plan, d: Deps) -> bool:
+    """Ask the cloud for resources still tagged with the stack; True if any survived."""
+    from clusterctl.lifecycle.survivors import CheckUnavailable, survivors
+
+    finder = d.finder(spec)
+    try:
+        found = finder.tagged(stack)
+    except CheckUnavailable as exc:
+        by_hand = finder.description.replace("<stack>", stack)
+        out.print(
+            f"[yellow]not checked with the cloud: {escape(str(exc))}. Check by hand: {by_hand}[/]",
+            highlight=False,
+        )
+        return False
+    kept_ids = [r.id for r in plan.keep if r.id] if plan is not None else []
+    left = survivors(found, kept_ids)
+    if not left:
+        out.print(f"[green]the cloud has no other resource tagged gpu-clusters:stack={stack}[/]")
+        return False
+    out.print(f"[red]{len(left)} resources tagged gpu-clusters:stack={stack} survived:[/]")
+    for r in left:
+        out.print(f"  {r.type} {r.name} {r.id}", highlight=False, soft_wrap=True)
+    return True

@@ -1,0 +1,436 @@
+"""What a Kubernetes GPU cluster gets on top of its cloud: pure functions from spec to data, text.
+
+The Pulumi add-on layer (components/k8s/) installs exactly the Helm releases and manifests these
+functions describe, and `clusterctl plan --out DIR` writes the same text under DIR/k8s/, so what
+a reviewer reads is what the cluster gets.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+from clusterctl.catalog import Catalog, Sku, catalog
+from clusterctl.render import render_template
+from clusterctl.spec import ClusterSpec, PartitionSpec
+
+DEFAULT_KUBERNETES_VERSION = "1.34"
+VALIDATION_NAMESPACE = "nccl-tests"
+PARTITION_LABEL = "gpu-clusters/partition"
+GPU_TAINT = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
+GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+IB_RESOURCE = "rdma/ib"
+"""SR-IOV device plugin resource, one per InfiniBand VF (Azure/aks-rdma-infiniband `configs/
+nicclusterpolicy/sriov-device-plugin`): a worker asks for all 8 and gets each HCA exclusively."""
+EFA_RESOURCE = "vpc.amazonaws.com/efa"
+AKS_INFINIBAND_FEATURE = ("Microsoft.ContainerService", "AKSInfinibandSupport")
+
+
+@dataclass(frozen=True)
+class ChartPin:
+    repo: str | None
+    """Helm repository URL; None when `chart` is an oci:// reference."""
+    chart: str
+    version: str
+
+
+# Used only where config/versions.yaml has no `helm.<name>` entry. Sources: each project's
+# Chart.yaml at the tag (NVIDIA/gpu-operator, NVIDIA/k8s-device-plugin, aws/eks-charts
+# stable/aws-efa-k8s-device-plugin, Mellanox/network-operator, kubernetes-sigs/kueue,
+# NVIDIA/dcgm-exporter); gpu-operator v26.3.3 with network-operator 26.4 is the pair
+# Azure/aks-rdma-infiniband documents for ND H100 v5.
+FALLBACK_CHARTS: dict[str, ChartPin] = {
+    "gpu-operator": ChartPin("https://helm.ngc.nvidia.com/nvidia", "gpu-operator", "v26.3.3"),
+    "nvidia-device-plugin": ChartPin(
+        "https://nvidia.github.io/k8s-device-plugin", "nvidia-device-plugin", "0.19.3"
+    ),
+    "aws-efa-k8s-device-plugin": ChartPin(
+        "https://aws.github.io/eks-charts", "aws-efa-k8s-device-plugin", "v0.5.30"
+    ),
+    "network-operator": ChartPin(
+        "https://helm.ngc.nvidia.com/nvidia", "network-operator", "26.4.1"
+    ),
+    "kueue": ChartPin(None, "oci://registry.k8s.io/kueue/charts/kueue", "0.19.2"),
+    "dcgm-exporter": ChartPin(
+        "https://nvidia.github.io/dcgm-exporter/helm-charts", "dcgm-exporter", "4.8.2"
+    ),
+}
+FALLBACK_MPI_OPERATOR = "v0.8.0"
+"""kubeflow/mpi-operator ships no Helm chart; its release manifest (MPIJob v2beta1) is applied."""
+FALLBACK_NCCL_TESTS_IMAGE = {
+    "aws": "public.ecr.aws/hpc-cloud/nccl-tests:latest",
+    "azure": "ghcr.io/azure/aks-rdma-infiniband/nccl-tests:latest",
+}
+NCCL_TESTS_BINARY = {
+    # where each default image keeps all_reduce_perf (Azure/aks-rdma-infiniband tests/containers;
+    # awsome-distributed-training nccl-tests Dockerfile)
+    "aws": "/opt/nccl-tests/build/all_reduce_perf",
+    "azure": "/opt/nccl_tests/build/all_reduce_perf",
+}
+FALLBACK_SRIOV_DEVICE_PLUGIN = "network-operator-v26.4.1"
+FALLBACK_DOCA_DRIVER = "doca3.2.0-25.10-1.2.8.0-2"
+"""nvcr.io/nvidia/mellanox/doca-driver tag Azure/aks-rdma-infiniband runs on AKS Ubuntu nodes."""
+PEERMEM_LOADER_IMAGE = "mcr.microsoft.com/mirror/docker/library/ubuntu:24.04"
+
+
+@dataclass(frozen=True)
+class HelmAddon:
+    """One Helm release: what `helm upgrade --install` would be told."""
+
+    release: str
+    namespace: str
+    pin: ChartPin
+    values: dict[str, Any]
+    privileged_namespace: bool = False
+    """Pod Security `enforce=privileged` on the namespace: driver and device-plugin pods need it."""
+
+
+def chart_pins(cat: Catalog) -> dict[str, ChartPin]:
+    """config/versions.yaml `helmCharts` (gpuOperator -> gpu-operator), else FALLBACK_CHARTS."""
+    pins = dict(FALLBACK_CHARTS)
+    for key, entry in (cat.versions.get("helmCharts") or {}).items():
+        if not isinstance(entry, dict) or not entry.get("version"):
+            continue
+        name = re.sub(r"(?<!^)(?=[A-Z])", "-", key).lower()
+        base = pins.get(name)
+        chart = entry.get("chart", base.chart.rsplit("/", 1)[-1] if base else name)
+        repo = entry.get("repo", base.repo if base else None)
+        if repo and repo.startswith("oci://"):  # Helm takes an OCI chart as one reference
+            repo, chart = None, f"{repo.rstrip('/')}/{chart}"
+        pins[name] = ChartPin(repo=repo, chart=chart, version=str(entry["version"]))
+    return pins
+
+
+def _mpi_operator(cat: Catalog) -> dict[str, Any]:
+    entry = (cat.versions.get("manifests") or {}).get("mpiOperator")
+    return entry if isinstance(entry, dict) else {}
+
+
+def mpi_operator_version(cat: Catalog) -> str:
+    return str(_mpi_operator(cat).get("version") or FALLBACK_MPI_OPERATOR)
+
+
+def mpi_operator_manifest_url(cat: Catalog) -> str:
+    url = _mpi_operator(cat).get("url")
+    if url:
+        return str(url)
+    return (
+        f"https://raw.githubusercontent.com/kubeflow/mpi-operator/{mpi_operator_version(cat)}"
+        "/deploy/v2beta1/mpi-operator.yaml"
+    )
+
+
+def kubernetes_version(spec: ClusterSpec, cat: Catalog) -> str:
+    """The spec's version, else versions.yaml `kubernetes.eks` / `kubernetes.aks`."""
+    if spec.kubernetes.version:
+        return spec.kubernetes.version
+    entry = (cat.versions.get("kubernetes") or {}).get("eks" if spec.cloud == "aws" else "aks")
+    if isinstance(entry, dict) and entry.get("version"):
+        return str(entry["version"])
+    return DEFAULT_KUBERNETES_VERSION
+
+
+def gpu_sku(part: PartitionSpec, cat: Catalog) -> Sku:
+    sku = cat.get(part.sku, None)
+    if sku is None:  # the spec rules refuse unknown SKUs first
+        raise LookupError(part.sku)
+    return sku
+
+
+def fabric_kind(part: PartitionSpec, cat: Catalog) -> str:
+    sku = gpu_sku(part, cat)
+    return "none" if part.fabric == "none" else sku.fabric.kind
+
+
+def node_labels(part: PartitionSpec) -> dict[str, str]:
+    return {PARTITION_LABEL: part.name}
+
+
+def nccl_image(spec: ClusterSpec, cat: Catalog) -> str:
+    if spec.validation.nccl.container_image:
+        return spec.validation.nccl.container_image
+    images = cat.images.get("ncclTests") or {}
+    return images.get(spec.cloud) or FALLBACK_NCCL_TESTS_IMAGE[spec.cloud]
+
+
+def nccl_env(spec: ClusterSpec, part: PartitionSpec, cat: Catalog) -> dict[str, str]:
+    """The catalog's NCCL profile for this SKU on Kubernetes.
+
+    On AKS the `aks-ib` profile replaces the VM profile: AKS node images have no
+    /opt/microsoft topology file, so the VM profile's NCCL_TOPO_FILE would point at nothing.
+    """
+    sku = gpu_sku(part, cat)
+    name = sku.nccl_profile
+    if spec.cloud == "azure" and fabric_kind(part, cat) == "infiniband":
+        name = "aks-ib" if "aks-ib" in cat.nccl_profiles else name
+    profile = cat.nccl_profiles.get(name) if name else None
+    return dict(profile.env) if profile else {}
+
+
+def worker_resources(part: PartitionSpec, cat: Catalog) -> dict[str, Any]:
+    """Per-node requests (= limits) of one NCCL worker that takes a whole node."""
+    sku = gpu_sku(part, cat)
+    res: dict[str, Any] = {"nvidia.com/gpu": sku.gpus}
+    kind = fabric_kind(part, cat)
+    if kind == "efa":
+        res[EFA_RESOURCE] = sku.fabric.nics
+        # libfabric's EFA provider wants 2 MiB huge pages (awsome-distributed-training nccl-tests).
+        res["hugepages-2Mi"] = "5120Mi"
+        res["memory"] = "32000Mi"
+    elif kind == "infiniband":
+        res[IB_RESOURCE] = sku.fabric.nics
+    return res
+
+
+def nccl_launcher(spec: ClusterSpec, stack: str, cat: Catalog | None = None) -> dict[str, Any]:
+    """What the NCCL validation needs to launch an MPIJob here: the `ncclLauncher` stack output."""
+    cat = cat or catalog()
+    part = spec.default_partition
+    sku = gpu_sku(part, cat)
+    kind = fabric_kind(part, cat)
+    return {
+        "namespace": VALIDATION_NAMESPACE,
+        "partition": part.name,
+        "sku": sku.name,
+        "workers": part.nodes,
+        "slotsPerWorker": sku.gpus,
+        "fabric": kind,
+        "image": nccl_image(spec, cat),
+        "allReducePerf": NCCL_TESTS_BINARY[spec.cloud],
+        "nodeSelector": node_labels(part),
+        "tolerations": [GPU_TOLERATION],
+        "resources": worker_resources(part, cat),
+        "capabilities": ["IPC_LOCK"] if kind in ("efa", "infiniband") else [],
+        "env": nccl_env(spec, part, cat),
+        "mpiJobApiVersion": "kubeflow.org/v2beta1",
+    }
+
+
+def helm_addons(spec: ClusterSpec, cat: Catalog | None = None) -> list[HelmAddon]:
+    """The cluster's Helm releases, in install order."""
+    cat = cat or catalog()
+    pins = chart_pins(cat)
+    kinds = {fabric_kind(p, cat) for p in spec.partitions}
+    operator = spec.kubernetes.gpu_driver == "gpu-operator"
+    addons: list[HelmAddon] = []
+    if "infiniband" in kinds:
+        addons.append(
+            HelmAddon(
+                "network-operator",
+                "network-operator",
+                pins["network-operator"],
+                {
+                    # NFD's default rules label Mellanox NICs (feature.node.kubernetes.io/
+                    # pci-15b3.present) which the NicClusterPolicy selects on; the chart's extra
+                    # NodeFeatureRules are not needed (Azure/aks-rdma-infiniband values).
+                    "nfd": {"enabled": True, "deployNodeFeatureRules": False},
+                    "operator": {"tolerations": [GPU_TOLERATION]},
+                },
+                privileged_namespace=True,
+            )
+        )
+    if operator:
+        addons.append(
+            HelmAddon(
+                "gpu-operator",
+                "gpu-operator",
+                pins["gpu-operator"],
+                gpu_operator_values(spec, "infiniband" in kinds),
+                privileged_namespace=True,
+            )
+        )
+    else:
+        addons.append(
+            HelmAddon(
+                "nvidia-device-plugin",
+                "nvidia-device-plugin",
+                pins["nvidia-device-plugin"],
+                {
+                    "tolerations": [GPU_TOLERATION],
+                    "nodeSelector": {},
+                    "affinity": _gpu_node_affinity(spec),
+                },
+                privileged_namespace=True,
+            )
+        )
+        if spec.kubernetes.dcgm_exporter:
+            addons.append(
+                HelmAddon(
+                    "dcgm-exporter",
+                    "dcgm-exporter",
+                    pins["dcgm-exporter"],
+                    {"tolerations": [GPU_TOLERATION], "affinity": _gpu_node_affinity(spec)},
+                    privileged_namespace=True,
+                )
+            )
+    if "efa" in kinds:
+        addons.append(
+            HelmAddon(
+                "aws-efa-k8s-device-plugin",
+                "kube-system",
+                pins["aws-efa-k8s-device-plugin"],
+                {"tolerations": [GPU_TOLERATION, {"operator": "Exists", "effect": "NoSchedule"}]},
+            )
+        )
+    if spec.kubernetes.kueue:
+        addons.append(HelmAddon("kueue", "kueue-system", pins["kueue"], {}))
+    return addons
+
+
+def gpu_operator_values(spec: ClusterSpec, infiniband: bool) -> dict[str, Any]:
+    values: dict[str, Any] = {
+        "daemonsets": {"tolerations": [GPU_TOLERATION]},
+        "dcgmExporter": {"enabled": spec.kubernetes.dcgm_exporter},
+        "migManager": {"enabled": False},
+        "vgpuDeviceManager": {"enabled": False},
+        "vfioManager": {"enabled": False},
+        "sandboxDevicePlugin": {"enabled": False},
+    }
+    if spec.cloud == "aws":
+        # The EKS NVIDIA AMI (AL2023_x86_64_NVIDIA) already carries the driver and the toolkit.
+        values["driver"] = {"enabled": False}
+        values["toolkit"] = {"enabled": False}
+    else:
+        # AKS node pool made with gpuProfile.driver=None: the operator owns the driver, and
+        # with the Network Operator's DOCA driver loads nvidia-peermem for GPUDirect RDMA.
+        values["driver"] = {"enabled": True, "rdma": {"enabled": infiniband}}
+        if infiniband:
+            values["nfd"] = {"enabled": False}  # the Network Operator already runs NFD
+    return values
+
+
+def _gpu_node_affinity(spec: ClusterSpec) -> dict[str, Any]:
+    names = [p.name for p in spec.partitions]
+    return {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [
+                    {
+                        "matchExpressions": [
+                            {"key": PARTITION_LABEL, "operator": "In", "values": names}
+                        ]
+                    }
+                ]
+            }
+        }
+    }
+
+
+def _labels(spec: ClusterSpec, stack: str) -> dict[str, str]:
+    from components.tags import k8s_labels  # plain data; no provider import
+
+    return k8s_labels(spec, stack)
+
+
+def cluster_manifests(spec: ClusterSpec, stack: str, cat: Catalog | None = None) -> dict[str, str]:
+    """Manifests the program applies after the charts: {file name: YAML text}."""
+    cat = cat or catalog()
+    labels = _labels(spec, stack)
+    kinds = {fabric_kind(p, cat) for p in spec.partitions}
+    files = {
+        "namespace-nccl-tests.yaml": render_template(
+            "k8s/namespace.yaml.j2", namespace=VALIDATION_NAMESPACE, labels=labels, privileged=False
+        )
+    }
+    if "infiniband" in kinds:
+        files["nic-cluster-policy.yaml"] = render_template(
+            "k8s/nic-cluster-policy.yaml.j2",
+            labels=labels,
+            tolerations=[GPU_TOLERATION],
+            doca_version=FALLBACK_DOCA_DRIVER,
+            sriov_version=FALLBACK_SRIOV_DEVICE_PLUGIN,
+            sriov_config=json.dumps(
+                {
+                    "resourceList": [
+                        {
+                            "resourcePrefix": IB_RESOURCE.split("/")[0],
+                            "resourceName": IB_RESOURCE.split("/")[1],
+                            "selectors": {
+                                "vendors": ["15b3"],
+                                "linkTypes": ["infiniband"],
+                                "isRdma": True,
+                            },
+                        }
+                    ]
+                },
+                indent=2,
+            ),
+        )
+    if "infiniband" in kinds and spec.kubernetes.gpu_driver == "managed":
+        files["nvidia-peermem-loader.yaml"] = render_template(
+            "k8s/nvidia-peermem-loader.yaml.j2",
+            labels=labels,
+            tolerations=[GPU_TOLERATION],
+            image=PEERMEM_LOADER_IMAGE,
+        )
+    if spec.kubernetes.kueue:
+        files["kueue-queues.yaml"] = render_template(
+            "k8s/kueue-queues.yaml.j2",
+            labels=labels,
+            namespace=VALIDATION_NAMESPACE,
+            partitions=[
+                {
+                    "name": p.name,
+                    "labels": node_labels(p),
+                    "resources": {
+                        k: v * p.nodes
+                        for k, v in worker_resources(p, cat).items()
+                        if isinstance(v, int)
+                    },
+                }
+                for p in spec.partitions
+            ],
+        )
+    return files
+
+
+def nccl_mpijob(spec: ClusterSpec, stack: str, cat: Catalog | None = None) -> str:
+    """The NCCL all_reduce_perf MPIJob that `clusterctl validate` launches (not applied by up)."""
+    cat = cat or catalog()
+    launcher = nccl_launcher(spec, stack, cat)
+    nccl = spec.validation.nccl
+    env = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
+    env.update(launcher["env"])
+    return render_template(
+        "k8s/nccl-tests-mpijob.yaml.j2",
+        launcher=launcher,
+        env=env,
+        labels=_labels(spec, stack),
+        ranks=launcher["workers"] * launcher["slotsPerWorker"],
+        min_bytes=nccl.min_bytes,
+        max_bytes=nccl.max_bytes,
+        kueue_queue="nccl-tests" if spec.kubernetes.kueue else None,
+    )
+
+
+def values_file(addon: HelmAddon) -> str:
+    pin = addon.pin
+    repo = f" --repo {pin.repo}" if pin.repo else ""
+    header = (
+        f"# Helm values of release '{addon.release}' in namespace '{addon.namespace}':\n"
+        f"#   helm upgrade --install {addon.release} {pin.chart}{repo} --version {pin.version} \\\n"
+        f"#     -n {addon.namespace} --create-namespace -f {addon.release}.values.yaml\n"
+    )
+    return header + yaml.safe_dump(addon.values, sort_keys=True, default_flow_style=False)
+
+
+def load_manifest_docs(text: str) -> list[dict[str, Any]]:
+    return [doc for doc in yaml.safe_load_all(text) if doc]
+
+
+def render_k8s_bundle(spec: ClusterSpec, stack: str) -> dict[str, str]:
+    """Every manifest and Helm values file the cluster gets, keyed by path under k8s/."""
+    if spec.scheduler != "kubernetes":
+        return {}
+    cat = catalog()
+    files = {
+        f"manifests/{name}": text for name, text in cluster_manifests(spec, stack, cat).items()
+    }
+    files["validation/nccl-tests-mpijob.yaml"] = nccl_mpijob(spec, stack, cat)
+    for addon in helm_addons(spec, cat):
+        files[f"helm/{addon.release}.values.yaml"] = values_file(addon)
+    return files

@@ -1,0 +1,81 @@
+"""Engine events -> a live progress line on stderr, and the error diagnostics for the report.
+
+The Automation API delivers events on its own thread (a gRPC stream from CLI 3.206 on, a polled
+log file before); rich's Progress is safe to update from there.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from rich.console import Console
+from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+_VERB = {
+    "create": "creating",
+    "update": "updating",
+    "delete": "deleting",
+    "replace": "replacing",
+    "create-replacement": "creating replacement",
+    "delete-replaced": "deleting replaced",
+    "refresh": "refreshing",
+    "read": "reading",
+}
+
+
+@dataclass
+class EventLog:
+    """What the engine reported: finished operations, error diagnostics, the final summary."""
+
+    done: Counter = field(default_factory=Counter)
+    errors: list[str] = field(default_factory=list)
+    summary: dict[str, int] = field(default_factory=dict)
+    current: str = ""
+
+    def feed(self, event: Any) -> None:
+        if event.resource_pre_event and not event.resource_pre_event.planning:
+            meta = event.resource_pre_event.metadata
+            op = str(meta.op.value)
+            if op != "same":
+                self.current = f"{_VERB.get(op, op)} {meta.type} {meta.urn.rsplit('::', 1)[-1]}"
+        elif event.res_outputs_event:
+            op = str(event.res_outputs_event.metadata.op.value)
+            if op != "same":
+                self.done[op] += 1
+        elif event.diagnostic_event and event.diagnostic_event.severity == "error":
+            message = event.diagnostic_event.message.strip()
+            if message:
+                self.errors.append(message)
+        elif event.summary_event:
+            self.summary = dict(event.summary_event.resource_changes or {})
+
+    def line(self, title: str) -> str:
+        counts = ", ".join(f"{op} {n}" for op, n in sorted(self.done.items()))
+        parts = [title, counts, self.current]
+        return " | ".join(p for p in parts if p)
+
+
+@contextmanager
+def live(console: Console, title: str) -> Iterator[tuple[EventLog, Any]]:
+    """Yield (log, on_event): pass on_event to Stack.up/refresh/destroy."""
+    log = EventLog()
+    with Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    ) as bar:
+        task = bar.add_task(title, total=None)
+
+        def on_event(event: Any) -> None:
+            log.feed(event)
+            bar.update(task, description=log.line(title))
+
+        yield log, on_event
+    changed = ", ".join(f"{n} {op}" for op, n in sorted(log.summary.items()) if op != "same")
+    console.print(f"{title}: done" + (f" ({changed})" if changed else ""), highlight=False)

@@ -1,0 +1,148 @@
+"""`clusterctl status`: what runs, since when, how many nodes, what it cost so far.
+
+Pure: the CLI gathers the stack's state, last update and outputs, this turns them into a report.
+"Spent" is an estimate at catalog on-demand prices: the current size times the hours since the
+stack's first cloud resource was created (disks, traffic and discounts not included).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from clusterctl.cost import Cost
+from clusterctl.lifecycle.state import StateResource, cloud_resources, compute_since
+from clusterctl.rules import head_sku
+from clusterctl.spec import CONFIG_KEY, ClusterSpec
+
+
+@dataclass(frozen=True)
+class NodeGroup:
+    name: str
+    sku: str
+    nodes: int
+
+
+@dataclass(frozen=True)
+class LastUpdate:
+    kind: str
+    result: str
+    started: datetime | None
+    ended: datetime | None
+
+
+@dataclass(frozen=True)
+class Status:
+    stack: str
+    deployed: bool
+    cluster: str
+    cloud: str
+    region: str
+    scheduler: str
+    groups: tuple[NodeGroup, ...]
+    resources: int
+    since: datetime | None
+    last_update: LastUpdate | None
+    cost_per_hour: float
+    now: datetime
+    outputs: dict[str, Any]
+
+    @property
+    def hours(self) -> float:
+        if not self.deployed or self.since is None:
+            return 0.0
+        return max(0.0, (self.now - self.since).total_seconds() / 3600)
+
+    @property
+    def spent(self) -> float:
+        return round(self.hours * self.cost_per_hour, 2)
+
+    def as_json(self) -> dict[str, Any]:
+        last = self.last_update
+        return {
+            "stack": self.stack,
+            "deployed": self.deployed,
+            "cluster": self.cluster,
+            "cloud": self.cloud,
+            "region": self.region,
+            "scheduler": self.scheduler,
+            "nodeGroups": [g.__dict__ for g in self.groups],
+            "resources": self.resources,
+            "since": _iso(self.since),
+            "hours": round(self.hours, 2),
+            "costPerHourUsd": self.cost_per_hour,
+            "spentUsd": self.spent,
+            "lastUpdate": None
+            if last is None
+            else {
+                "kind": last.kind,
+                "result": last.result,
+                "started": _iso(last.started),
+                "ended": _iso(last.ended),
+            },
+            "outputs": self.outputs,
+        }
+
+
+def _iso(value: datetime | None) -> str | None:
+    return value.isoformat().replace("+00:00", "Z") if value else None
+
+
+def as_utc(value: datetime | None) -> datetime | None:
+    """The SDK parses history times as naive datetimes that are in UTC."""
+    if value is None:
+        return None
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def deployed_cluster(config: dict[str, Any] | None) -> Any | None:
+    """The cluster object the last update ran with (history keeps the config it used)."""
+    value = (config or {}).get(CONFIG_KEY)
+    raw = getattr(value, "value", value)
+    if isinstance(raw, str):
+        try:
+            return json.loads(raw)
+        except ValueError:
+            return None
+    return raw if isinstance(raw, dict) else None
+
+
+def node_groups(spec: ClusterSpec) -> tuple[NodeGroup, ...]:
+    head = "scheduler" if spec.scheduler == "slurm" else "system"
+    head_nodes = 1 if spec.scheduler == "slurm" else spec.kubernetes.system_nodes
+    return (
+        NodeGroup(head, head_sku(spec), head_nodes),
+        *(NodeGroup(p.name, p.sku, p.nodes) for p in spec.partitions),
+    )
+
+
+def build_status(
+    stack: str,
+    spec: ClusterSpec,
+    cost: Cost,
+    resources: list[StateResource],
+    last_update: LastUpdate | None,
+    outputs: dict[str, Any],
+    now: datetime,
+) -> Status:
+    live = cloud_resources(resources)
+    since = compute_since(resources)
+    if since is None and live and last_update is not None:
+        since = last_update.started  # older CLIs do not record creation times in state
+    return Status(
+        stack=stack,
+        deployed=bool(live),
+        cluster=spec.name,
+        cloud=spec.cloud,
+        region=spec.region,
+        scheduler=spec.scheduler,
+        groups=node_groups(spec),
+        resources=len(live),
+        since=since,
+        last_update=last_update,
+        cost_per_hour=cost.total if live else 0.0,
+        now=now,
+        outputs=outputs,
+    )

@@ -1,0 +1,169 @@
+"""The Pulumi project, its stack files and the `pulumi` CLI, as the Automation API needs them.
+
+LocalWorkspace's stack-settings helpers look for Pulumi.<stack>.yaml in the work dir and ignore
+`stackConfigDir` (https://github.com/pulumi/pulumi/issues/10305). So this module never calls them:
+it reads Pulumi.yaml itself to find the stack file, and leaves all config handling to CLI
+commands, which do honour stackConfigDir.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import yaml
+
+from clusterctl.errors import UserError
+from clusterctl.paths import data_root
+from clusterctl.spec import ClusterSpec
+from clusterctl.stackfile import read_stack_config
+from clusterctl.validation import load_spec
+
+if TYPE_CHECKING:
+    from pulumi.automation import PulumiCommand, Stack
+
+PROJECT_NAME = "gpu-clusters"
+PROJECT_DIR_ENV = "GPU_CLUSTERS_PROJECT_DIR"
+INSTALL_HINT = (
+    "install it with `curl -fsSL https://get.pulumi.com | sh` (Linux, macOS), "
+    "`brew install pulumi/tap/pulumi` or `winget install pulumi`; "
+    "see https://www.pulumi.com/docs/iac/download-install/"
+)
+CLI_MISSING = (
+    "the Pulumi CLI (`pulumi`) is not on PATH nor in ~/.pulumi/bin; clusterctl up/status/down "
+    f"drive it through Pulumi's Automation API: {INSTALL_HINT} "
+    "(`clusterctl plan` works without it)"
+)
+
+
+@dataclass(frozen=True)
+class Project:
+    dir: Path
+    stack_config_dir: Path
+    backend_url: str | None
+
+    def stack_file(self, stack: str) -> Path:
+        return self.stack_config_dir / f"Pulumi.{stack}.yaml"
+
+
+def find_project(start: Path | None = None) -> Project:
+    """$GPU_CLUSTERS_PROJECT_DIR, else the nearest Pulumi.yaml of this project above the current
+    directory, else the checkout clusterctl runs from."""
+    override = os.environ.get(PROJECT_DIR_ENV)
+    if override:
+        candidates = [Path(override)]
+    else:
+        here = (start or Path.cwd()).resolve()
+        candidates = [here, *here.parents, data_root()]
+    for folder in candidates:
+        doc = _project_doc(folder)
+        if doc is not None:
+            return _project(folder, doc)
+    where = f"{PROJECT_DIR_ENV}={override}" if override else "this folder or its parents"
+    raise UserError(
+        f"no Pulumi.yaml of project '{PROJECT_NAME}' in {where}; run clusterctl from a checkout "
+        f"of the project or set {PROJECT_DIR_ENV}"
+    )
+
+
+def _project_doc(folder: Path) -> dict[str, Any] | None:
+    path = folder / "Pulumi.yaml"
+    if not path.is_file():
+        return None
+    try:
+        doc = yaml.safe_load(path.read_text()) or {}
+    except yaml.YAMLError as exc:
+        raise UserError(f"{path}: not valid YAML: {exc}") from None
+    return doc if isinstance(doc, dict) and doc.get("name") == PROJECT_NAME else None
+
+
+def _project(folder: Path, doc: dict[str, Any]) -> Project:
+    backend = doc.get("backend") if isinstance(doc.get("backend"), dict) else {}
+    return Project(
+        dir=folder.resolve(),
+        stack_config_dir=(folder / str(doc.get("stackConfigDir") or ".")).resolve(),
+        backend_url=os.environ.get("PULUMI_BACKEND_URL") or backend.get("url"),
+    )
+
+
+def load_spec_for(project: Project, stack: str) -> ClusterSpec:
+    """The stack's validated spec, read from the project's own stack folder."""
+    config = read_stack_config(stack, project.stack_config_dir)
+    spec, _warnings = load_spec(config["gpu-clusters:cluster"])
+    return spec
+
+
+def stack_secrets_provider(project: Project, stack: str) -> str | None:
+    try:
+        doc = yaml.safe_load(project.stack_file(stack).read_text()) or {}
+    except (OSError, yaml.YAMLError):
+        return None
+    return doc.get("secretsprovider") if isinstance(doc, dict) else None
+
+
+def preflight(project: Project, stack: str) -> None:
+    """Problems the CLI would only report half-way, said up front with the fix."""
+    url = project.backend_url or ""
+    if url.startswith("file://"):
+        # The CLI does not create a missing local state folder; it fails to open the bucket.
+        raw = url[len("file://") :]
+        folder = Path(raw).expanduser()
+        if not folder.is_absolute():
+            folder = project.dir / folder
+        folder.mkdir(parents=True, exist_ok=True)
+        provider = stack_secrets_provider(project, stack) or "passphrase"
+        has_passphrase = {"PULUMI_CONFIG_PASSPHRASE", "PULUMI_CONFIG_PASSPHRASE_FILE"} & set(
+            os.environ
+        )
+        if provider.startswith("passphrase") and not has_passphrase:
+            raise UserError(
+                f"stack '{stack}' keeps its state in {url} with passphrase secrets: set "
+                "PULUMI_CONFIG_PASSPHRASE (or PULUMI_CONFIG_PASSPHRASE_FILE); an empty value "
+                "is allowed"
+            )
+
+
+def find_cli() -> Path:
+    found = shutil.which("pulumi")
+    if found:
+        return Path(found)
+    default = Path.home() / ".pulumi" / "bin" / "pulumi"
+    if default.is_file() and os.access(default, os.X_OK):
+        return default
+    raise UserError(CLI_MISSING)
+
+
+def pulumi_command() -> PulumiCommand:
+    """The user's CLI, with the SDK's own version check; every failure is one clear line."""
+    from pulumi.automation import InvalidVersionError, PulumiCommand
+
+    path = find_cli()
+    # With a root the SDK runs `<root>/bin/pulumi` and puts that bin first on PATH, so the
+    # language and provider plugins bundled next to the binary win.
+    root = str(path.parent.parent) if path.parent.name == "bin" else None
+    try:
+        return PulumiCommand(root=root) if root else PulumiCommand()
+    except InvalidVersionError as exc:
+        raise UserError(f"the Pulumi CLI at {path}: {exc}") from None
+    except (OSError, subprocess.CalledProcessError) as exc:
+        raise UserError(
+            f"could not run `{path} version` ({exc}); reinstall it: {INSTALL_HINT}"
+        ) from None
+
+
+def open_stack(project: Project, stack: str, *, create: bool) -> Stack:
+    """Select the stack (or create it, for `up`); StackNotFoundError when it does not exist."""
+    from pulumi import automation as auto
+
+    preflight(project, stack)
+    workspace = auto.LocalWorkspace(
+        work_dir=str(project.dir),
+        pulumi_command=pulumi_command(),
+        env_vars={"PULUMI_SKIP_UPDATE_CHECK": "true"},
+    )
+    init = auto.Stack.create_or_select if create else auto.Stack.select
+    return init(stack, workspace)

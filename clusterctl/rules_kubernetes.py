@@ -1,0 +1,166 @@
+"""Preflight rules for Kubernetes GPU clusters (EKS with EFA, AKS with InfiniBand).
+
+A fabric the SKU lacks (fabric_matches_sku) and EFA nodes over several zones (aws_placement) are
+checked in clusterctl/rules.py already; these add what the Kubernetes clusters need on top.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from clusterctl.catalog import Catalog
+from clusterctl.errors import Finding
+from clusterctl.k8s_bundle import (
+    AKS_INFINIBAND_FEATURE,
+    FALLBACK_NCCL_TESTS_IMAGE,
+    nccl_image,
+)
+from clusterctl.rules import rule
+from clusterctl.spec import ClusterSpec, field_path
+
+AKS_POOL_NAME_MAX = 12
+
+
+def _kubernetes(spec: ClusterSpec) -> bool:
+    return spec.scheduler == "kubernetes"
+
+
+@rule
+def node_group_single_zone(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
+    """Every EKS GPU node group sits in one subnet; EFA types are reported by aws_placement."""
+    if not _kubernetes(spec) or spec.cloud != "aws":
+        return
+    for i, part in enumerate(spec.partitions):
+        sku = cat.get(part.sku, "aws")
+        if sku is None or sku.fabric.kind == "efa" or len(part.zones) <= 1:
+            continue
+        yield Finding(
+            "error",
+            f"a GPU node group uses one subnet in one availability zone; list one zone, "
+            f"not {len(part.zones)} (add a second partition for a second zone)",
+            field_path("partitions", i, "zones"),
+        )
+
+
+@rule
+def capacity_reservation_size(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
+    for i, part in enumerate(spec.partitions):
+        if spec.cloud != "aws" or not part.capacity_reservation_id:
+            continue
+        size = getattr(part, "capacity_reservation_size", None)
+        if size is None:
+            yield Finding(
+                "info",
+                f"nodes ({part.nodes}) must fit {part.capacity_reservation_id}, which must be for "
+                f"{part.sku} in this partition's zone; the plan cannot see its size",
+                field_path("partitions", i, "capacityReservationId"),
+            )
+        elif part.nodes > size:
+            yield Finding(
+                "error",
+                f"{part.nodes} nodes exceed the capacity reservation's {size} instances; "
+                "nodes beyond it never start",
+                field_path("partitions", i, "nodes"),
+            )
+
+
+@rule
+def capacity_block_options(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
+    for i, part in enumerate(spec.partitions):
+        if not part.capacity_block:
+            continue
+        where = field_path("partitions", i, "capacityBlock")
+        if spec.cloud != "aws":
+            yield Finding("error", "capacity blocks are an AWS option; remove it", where)
+        elif part.spot:
+            yield Finding(
+                "error",
+                "a capacity block is prepaid capacity, not spot; set spot: false",
+                field_path("partitions", i, "spot"),
+            )
+        else:
+            yield Finding(
+                "info",
+                "a capacity block places its instances itself: no placement group is made, and "
+                "the node group only starts inside the block's reserved time",
+                where,
+            )
+
+
+@rule
+def aks_infiniband_registration(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
+    if not _kubernetes(spec) or spec.cloud != "azure":
+        return
+    for i, part in enumerate(spec.partitions):
+        sku = cat.get(part.sku, "azure")
+        if sku is None or sku.fabric.kind != "infiniband" or part.fabric == "none":
+            continue
+        namespace, feature = AKS_INFINIBAND_FEATURE
+        yield Finding(
+            "info",
+            f"the program registers {namespace}/{feature} (a subscription feature, kept on "
+            f"destroy); the first time, once it shows Registered, run `az provider register "
+            f"--namespace {namespace}` before the GPU node pool can use one InfiniBand fabric",
+            field_path("partitions", i, "sku"),
+        )
+        return
+
+
+@rule
+def aks_pool_names(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
+    if not _kubernetes(spec) or spec.cloud != "azure":
+        return
+    for i, part in enumerate(spec.partitions):
+        if len(part.name) > AKS_POOL_NAME_MAX or part.name == "system":
+            yield Finding(
+                "error",
+                f"'{part.name}' cannot name an AKS node pool: at most {AKS_POOL_NAME_MAX} "
+                "characters, and 'system' is the system pool",
+                field_path("partitions", i, "name"),
+            )
+
+
+@rule
+def kubernetes_node_image(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
+    if not _kubernetes(spec):
+        return
+    for i, part in enumerate(spec.partitions):
+        if part.image:
+            node = "EKS AL2023 NVIDIA AMI" if spec.cloud == "aws" else "AKS Ubuntu node image"
+            yield Finding(
+                "error",
+                f"Kubernetes node groups use the {node}; a custom image is not supported yet, "
+                "remove it",
+                field_path("partitions", i, "image"),
+            )
+
+
+@rule
+def kubernetes_fabricless_multinode(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
+    if not _kubernetes(spec):
+        return
+    for i, part in enumerate(spec.partitions):
+        sku = cat.get(part.sku, spec.cloud)
+        if sku is None or part.nodes < 2:
+            continue
+        if sku.fabric.kind == "none" or part.fabric == "none":
+            yield Finding(
+                "warning",
+                f"{part.nodes} nodes without an RDMA fabric: multi-node NCCL falls back to TCP "
+                "sockets, far below EFA/InfiniBand bandwidth",
+                field_path("partitions", i, "fabric" if part.fabric == "none" else "sku"),
+            )
+
+
+@rule
+def nccl_image_pinned(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
+    if not _kubernetes(spec) or spec.validation.nccl.container_image:
+        return
+    image = nccl_image(spec, cat)
+    if image == FALLBACK_NCCL_TESTS_IMAGE[spec.cloud] or image.endswith(":latest"):
+        yield Finding(
+            "info",
+            f"the NCCL test MPIJob runs {image}, a moving tag; pin an image with nccl-tests "
+            "and OpenMPI built for this fabric",
+            field_path("validation", "nccl", "containerImage"),
+        )

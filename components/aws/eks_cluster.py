@@ -1,0 +1,156 @@
+"""EksGpuCluster: an EKS cluster whose GPU node groups talk over EFA, with the GPU add-ons.
+
+VPC (private subnets, one NAT) -> IAM roles -> EKS control plane (API authentication, an admin
+access entry for the deployer) -> system node group + one GPU node group per partition (EFA
+launch template, placement group, one subnet) -> Kubernetes add-ons over the cluster's kubeconfig.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pulumi
+import pulumi_aws as aws
+import pulumi_kubernetes as k8s
+
+from clusterctl.catalog import catalog
+from clusterctl.k8s_bundle import kubernetes_version, nccl_launcher
+from clusterctl.rules import head_sku
+from clusterctl.spec import ClusterSpec
+from components.aws.access import EksAdminAccess, principal_arn
+from components.aws.efa_security_group import EfaSecurityGroup
+from components.aws.gpu_node_group import EksGpuNodeGroup
+from components.aws.iam import EksIamRoles
+from components.aws.kubeconfig import eks_kubeconfig
+from components.aws.system_node_group import EksSystemNodeGroup
+from components.aws.vpc import EksVpc
+from components.k8s.gpu_addons import KubernetesGpuAddons
+from components.tags import cloud_tags, k8s_labels
+
+CONTROL_PLANE_LOGS = ["api", "audit", "authenticator"]
+MANAGED_ADDONS = ("vpc-cni", "coredns", "kube-proxy")
+
+
+class EksGpuCluster(pulumi.ComponentResource):
+    def __init__(
+        self, name: str, spec: ClusterSpec, stack: str, opts: pulumi.ResourceOptions | None = None
+    ):
+        super().__init__("gpu-clusters:aws:EksGpuCluster", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        cat = catalog()
+        tags = cloud_tags(spec, stack)
+        labels = k8s_labels(spec, stack)
+        partition = aws.get_partition().partition
+        caller = aws.get_caller_identity()
+
+        self.vpc = EksVpc(name, spec, stack, child)
+        self.iam = EksIamRoles(name, spec, stack, partition, child)
+        private_ids = [s.id for s in self.vpc.private_subnets.values()]
+        self.cluster = aws.eks.Cluster(
+            f"{name}-eks",
+            name=f"{spec.name}-{stack}",
+            version=kubernetes_version(spec, cat),
+            role_arn=self.iam.cluster_role.arn,
+            vpc_config=aws.eks.ClusterVpcConfigArgs(
+                subnet_ids=private_ids,
+                endpoint_private_access=True,
+                endpoint_public_access=True,
+                # Who may reach the API server; unset = anywhere (authentication still applies).
+                public_access_cidrs=list(spec.ssh.allowed_cidrs) or None,
+            ),
+            access_config=aws.eks.ClusterAccessConfigArgs(
+                authentication_mode="API",
+                bootstrap_cluster_creator_admin_permissions=False,
+            ),
+            enabled_cluster_log_types=CONTROL_PLANE_LOGS,
+            tags=tags,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=self.iam.attachments),
+        )
+        cluster_name = self.cluster.name
+        self.admin = EksAdminAccess(
+            f"{name}-admin", cluster_name, principal_arn(caller.arn), partition, tags, child
+        )
+        self.addons = [
+            aws.eks.Addon(
+                f"{name}-{addon}",
+                cluster_name=cluster_name,
+                addon_name=addon,
+                resolve_conflicts_on_create="OVERWRITE",
+                resolve_conflicts_on_update="OVERWRITE",
+                tags=tags,
+                opts=child,
+            )
+            for addon in MANAGED_ADDONS
+        ]
+        self.system_nodes = EksSystemNodeGroup(
+            f"{name}-system",
+            instance_type=head_sku(spec),
+            nodes=spec.kubernetes.system_nodes,
+            cluster_name=cluster_name,
+            node_role_arn=self.iam.node_role.arn,
+            subnet_ids=private_ids,
+            labels=labels,
+            tags=tags,
+            opts=child,
+        )
+        self.efa_sg = EfaSecurityGroup(f"{name}-efa", self.vpc.vpc.id, tags, child)
+        cluster_sg = self.cluster.vpc_config.cluster_security_group_id
+        self.gpu_node_groups: dict[str, EksGpuNodeGroup] = {}
+        for part in spec.partitions:
+            sku = cat.get(part.sku, "aws")
+            if sku is None:  # the spec rules refuse unknown SKUs first
+                raise LookupError(part.sku)
+            self.gpu_node_groups[part.name] = EksGpuNodeGroup(
+                f"{name}-{part.name}",
+                part,
+                sku,
+                cluster_name=cluster_name,
+                node_role_arn=self.iam.node_role.arn,
+                subnet=self.vpc.subnet_for(part.zones[0] if part.zones else None),
+                # the cluster group keeps node <-> control plane traffic working
+                security_group_ids=[cluster_sg, self.efa_sg.group.id],
+                placement_group_name=f"{spec.name}-{stack}-{part.name}",
+                labels=labels,
+                tags=tags,
+                opts=pulumi.ResourceOptions(parent=self, depends_on=[*self.addons]),
+            )
+
+        self.kubeconfig = eks_kubeconfig(
+            cluster_name,
+            self.cluster.endpoint,
+            self.cluster.certificate_authority.apply(lambda ca: ca.data if ca else None),
+            spec.region,
+        )
+        self.provider = k8s.Provider(
+            f"{name}-k8s",
+            kubeconfig=self.kubeconfig,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.admin]),
+        )
+        self.k8s_addons = KubernetesGpuAddons(
+            f"{name}-addons",
+            spec,
+            stack,
+            self.provider,
+            pulumi.ResourceOptions(
+                parent=self,
+                depends_on=[self.system_nodes, *self.gpu_node_groups.values()],
+            ),
+        )
+        self.outputs: dict[str, Any] = {
+            "kubeconfig": self.kubeconfig,
+            "kubernetesVersion": kubernetes_version(spec, cat),
+            "eksClusterName": cluster_name,
+            "clusterEndpoint": self.cluster.endpoint,
+            "region": spec.region,
+            "vpcId": self.vpc.vpc.id,
+            "gpuNodeGroups": {
+                p: {
+                    "subnetId": g.node_group.subnet_ids.apply(lambda ids: ids[0] if ids else None),
+                    "placementGroup": g.placement_group.name if g.placement_group else None,
+                }
+                for p, g in self.gpu_node_groups.items()
+            },
+            "addonVersions": self.k8s_addons.chart_versions,
+            "ncclLauncher": nccl_launcher(spec, stack, cat),
+        }
+        self.register_outputs(self.outputs)

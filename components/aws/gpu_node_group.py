@@ -1,0 +1,101 @@
+"""EksGpuNodeGroup: one partition as an EKS managed node group in one subnet, with its EFA
+launch template and (unless it runs in a capacity block) a `cluster` placement group."""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_aws as aws
+
+from clusterctl.catalog import Sku
+from clusterctl.k8s_bundle import GPU_TAINT, node_labels
+from clusterctl.spec import PartitionSpec
+from components.aws.efa_launch_template import gpu_launch_template
+
+GPU_AMI_TYPE = "AL2023_x86_64_NVIDIA"
+"""EKS-optimized AL2023 with the NVIDIA driver, container toolkit and EFA packages."""
+
+
+def capacity_type(part: PartitionSpec) -> str:
+    if part.capacity_block:
+        return "CAPACITY_BLOCK"
+    return "SPOT" if part.spot else "ON_DEMAND"
+
+
+def _template_version(latest: int | None) -> str:
+    # Pin the node group to the template version just written, so a change rolls the nodes.
+    return "$Latest" if latest is None else str(latest)
+
+
+class EksGpuNodeGroup(pulumi.ComponentResource):
+    def __init__(
+        self,
+        name: str,
+        part: PartitionSpec,
+        sku: Sku,
+        *,
+        cluster_name: pulumi.Input[str],
+        node_role_arn: pulumi.Input[str],
+        subnet: aws.ec2.Subnet,
+        security_group_ids: list[pulumi.Input[str]],
+        placement_group_name: str,
+        labels: dict[str, str],
+        tags: dict[str, str],
+        opts: pulumi.ResourceOptions | None = None,
+    ):
+        super().__init__("gpu-clusters:aws:GpuNodeGroup", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        efa_count = sku.fabric.nics if sku.fabric.kind == "efa" and part.fabric != "none" else 0
+        # A capacity block already places its instances; EC2 refuses a placement group with it.
+        self.placement_group = (
+            None
+            if part.capacity_block
+            else aws.ec2.PlacementGroup(
+                f"{name}-pg",
+                name=placement_group_name,
+                strategy="cluster",
+                tags=tags,
+                opts=child,
+            )
+        )
+        self.launch_template = gpu_launch_template(
+            f"{name}-lt",
+            part,
+            efa_count,
+            security_group_ids,
+            self.placement_group,
+            tags,
+            child,
+        )
+        self.node_group = aws.eks.NodeGroup(
+            f"{name}-ng",
+            cluster_name=cluster_name,
+            node_role_arn=node_role_arn,
+            subnet_ids=[subnet.id],
+            ami_type=GPU_AMI_TYPE,
+            capacity_type=capacity_type(part),
+            scaling_config=aws.eks.NodeGroupScalingConfigArgs(
+                desired_size=part.nodes, min_size=part.nodes, max_size=part.nodes
+            ),
+            launch_template=aws.eks.NodeGroupLaunchTemplateArgs(
+                id=self.launch_template.id,
+                version=self.launch_template.latest_version.apply(_template_version),
+            ),
+            labels={**labels, **node_labels(part)},
+            taints=[
+                aws.eks.NodeGroupTaintArgs(
+                    key=GPU_TAINT["key"], value=GPU_TAINT["value"], effect="NO_SCHEDULE"
+                )
+            ],
+            # Replace GPU nodes one at a time: a multi-node job loses at most one node per step.
+            update_config=aws.eks.NodeGroupUpdateConfigArgs(max_unavailable=1),
+            tags=tags,
+            opts=child,
+        )
+        self.register_outputs(
+            {
+                "nodeGroupName": self.node_group.node_group_name,
+                "subnetId": subnet.id,
+                "efaInterfaces": efa_count,
+                "placementGroup": self.placement_group.name if self.placement_group else None,
+            }
+        )

@@ -1,0 +1,127 @@
+"""AksGpuCluster: an AKS cluster whose GPU node pools run on InfiniBand, with the GPU add-ons.
+
+Resource group -> AKSInfinibandSupport registration -> AKS (system pool, Azure CNI overlay) ->
+one GPU node pool per partition -> Kubernetes add-ons (Network Operator + NicClusterPolicy, GPU
+Operator or device plugin, MPI operator, ...) over the cluster's kubeconfig.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pulumi
+import pulumi_azure_native as azure
+import pulumi_kubernetes as k8s
+
+from clusterctl.catalog import catalog
+from clusterctl.k8s_bundle import fabric_kind, kubernetes_version, nccl_launcher
+from clusterctl.rules import head_sku
+from clusterctl.spec import ClusterSpec
+from components.azure.aks_gpu_node_pool import AksGpuNodePool, agent_pool_name, gpu_driver
+from components.azure.aks_infiniband_feature import AksInfinibandFeature
+from components.azure.aks_kubeconfig import aks_kubeconfig
+from components.k8s.gpu_addons import KubernetesGpuAddons
+from components.tags import cloud_tags, k8s_labels
+
+
+class AksGpuCluster(pulumi.ComponentResource):
+    def __init__(
+        self, name: str, spec: ClusterSpec, stack: str, opts: pulumi.ResourceOptions | None = None
+    ):
+        super().__init__("gpu-clusters:azure:AksGpuCluster", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        cat = catalog()
+        tags = cloud_tags(spec, stack)
+        labels = k8s_labels(spec, stack)
+        version = kubernetes_version(spec, cat)
+
+        self.resource_group = azure.resources.ResourceGroup(
+            f"{name}-rg",
+            resource_group_name=f"rg-{spec.name}-{stack}",
+            location=spec.region,
+            tags=tags,
+            opts=child,
+        )
+        infiniband = any(fabric_kind(p, cat) == "infiniband" for p in spec.partitions)
+        self.infiniband_feature = AksInfinibandFeature(f"{name}-ib", child) if infiniband else None
+        self.cluster = azure.containerservice.ManagedCluster(
+            f"{name}-aks",
+            resource_group_name=self.resource_group.name,
+            resource_name_=f"aks-{spec.name}-{stack}",
+            location=spec.region,
+            dns_prefix=f"{spec.name}-{stack}",
+            kubernetes_version=version,
+            identity=azure.containerservice.ManagedClusterIdentityArgs(type="SystemAssigned"),
+            node_resource_group=f"rg-{spec.name}-{stack}-nodes",
+            agent_pool_profiles=[
+                azure.containerservice.ManagedClusterAgentPoolProfileArgs(
+                    name="system",
+                    mode="System",
+                    type="VirtualMachineScaleSets",
+                    vm_size=head_sku(spec),
+                    count=spec.kubernetes.system_nodes,
+                    os_type="Linux",
+                    os_sku="Ubuntu",
+                    enable_node_public_ip=False,
+                    node_labels={**labels, "gpu-clusters/role": "system"},
+                    tags=tags,
+                )
+            ],
+            network_profile=azure.containerservice.ContainerServiceNetworkProfileArgs(
+                network_plugin="azure",
+                network_plugin_mode="overlay",
+            ),
+            api_server_access_profile=(
+                azure.containerservice.ManagedClusterAPIServerAccessProfileArgs(
+                    authorized_ip_ranges=list(spec.ssh.allowed_cidrs)
+                )
+                if spec.ssh.allowed_cidrs
+                else None
+            ),
+            enable_rbac=True,
+            tags=tags,
+            opts=child,
+        )
+        self.gpu_pools: dict[str, AksGpuNodePool] = {}
+        for part in spec.partitions:
+            depends = [self.infiniband_feature] if self.infiniband_feature else []
+            self.gpu_pools[part.name] = AksGpuNodePool(
+                f"{name}-{part.name}",
+                spec,
+                part,
+                resource_group_name=self.resource_group.name,
+                cluster_name=self.cluster.name,
+                labels=labels,
+                tags=tags,
+                opts=pulumi.ResourceOptions(parent=self, depends_on=depends),
+            )
+
+        self.kubeconfig = aks_kubeconfig(self.resource_group.name, self.cluster.name)
+        self.provider = k8s.Provider(
+            f"{name}-k8s", kubeconfig=self.kubeconfig, opts=pulumi.ResourceOptions(parent=self)
+        )
+        self.k8s_addons = KubernetesGpuAddons(
+            f"{name}-addons",
+            spec,
+            stack,
+            self.provider,
+            pulumi.ResourceOptions(parent=self, depends_on=list(self.gpu_pools.values())),
+        )
+        self.outputs: dict[str, Any] = {
+            "kubeconfig": self.kubeconfig,
+            "kubernetesVersion": version,
+            "resourceGroupName": self.resource_group.name,
+            "aksClusterName": self.cluster.name,
+            "gpuNodePools": {
+                p.name: {
+                    "agentPoolName": agent_pool_name(p),
+                    "vmSize": p.sku,
+                    "nodes": p.nodes,
+                    "gpuDriver": gpu_driver(spec),
+                }
+                for p in spec.partitions
+            },
+            "addonVersions": self.k8s_addons.chart_versions,
+            "ncclLauncher": nccl_launcher(spec, stack, cat),
+        }
+        self.register_outputs(self.outputs)

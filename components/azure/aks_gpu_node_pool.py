@@ -1,0 +1,66 @@
+"""AksGpuNodePool: one partition as an AKS user node pool of an ND size, on one InfiniBand fabric,
+with the GPU driver choice made explicit (AKS-managed, or none and the GPU Operator installs it)."""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_azure_native as azure
+
+from clusterctl.k8s_bundle import GPU_TAINT, node_labels
+from clusterctl.spec import ClusterSpec, PartitionSpec
+
+AGENT_POOL_NAME_MAX = 12
+"""Linux node pool names: lowercase letters and digits, at most 12 characters."""
+
+
+def gpu_driver(spec: ClusterSpec) -> str:
+    """AKS installs the driver (`Install`) unless the GPU Operator owns it (`None`): never both,
+    the operator's toolkit would override AKS's containerd setup (Azure/aks-rdma-infiniband)."""
+    return "None" if spec.kubernetes.gpu_driver == "gpu-operator" else "Install"
+
+
+def agent_pool_name(part: PartitionSpec) -> str:
+    return part.name[:AGENT_POOL_NAME_MAX]
+
+
+class AksGpuNodePool(pulumi.ComponentResource):
+    def __init__(
+        self,
+        name: str,
+        spec: ClusterSpec,
+        part: PartitionSpec,
+        *,
+        resource_group_name: pulumi.Input[str],
+        cluster_name: pulumi.Input[str],
+        labels: dict[str, str],
+        tags: dict[str, str],
+        opts: pulumi.ResourceOptions | None = None,
+    ):
+        super().__init__("gpu-clusters:azure:AksGpuNodePool", name, None, opts)
+        taint = f"{GPU_TAINT['key']}={GPU_TAINT['value']}:{GPU_TAINT['effect']}"
+        self.pool = azure.containerservice.AgentPool(
+            f"{name}-pool",
+            resource_group_name=resource_group_name,
+            resource_name_=cluster_name,
+            agent_pool_name=agent_pool_name(part),
+            mode="User",
+            type="VirtualMachineScaleSets",
+            vm_size=part.sku,
+            count=part.nodes,
+            os_type="Linux",
+            os_sku="Ubuntu",
+            gpu_profile=azure.containerservice.GPUProfileArgs(driver=gpu_driver(spec)),
+            node_labels={**labels, **node_labels(part)},
+            node_taints=[taint],
+            enable_node_public_ip=False,
+            scale_set_priority="Spot" if part.spot else "Regular",
+            # Replace one node at a time; ND VMs are scarce, surge capacity may not exist.
+            upgrade_settings=azure.containerservice.AgentPoolUpgradeSettingsArgs(
+                max_surge="0", max_unavailable="1"
+            ),
+            tags=tags,
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        self.register_outputs(
+            {"agentPoolName": agent_pool_name(part), "gpuDriver": gpu_driver(spec)}
+        )

@@ -1,0 +1,72 @@
+"""KubernetesGpuAddons: the GPU and network add-ons of a GPU cluster, over a Kubernetes provider.
+
+What it installs is decided in clusterctl/k8s_bundle.py (pure), so `clusterctl plan --out` writes
+the very same values and manifests.
+"""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from clusterctl.catalog import catalog
+from clusterctl.k8s_bundle import (
+    cluster_manifests,
+    helm_addons,
+    load_manifest_docs,
+    mpi_operator_manifest_url,
+    mpi_operator_version,
+)
+from clusterctl.spec import ClusterSpec
+from components.k8s.helm_addon import HelmAddonRelease
+from components.k8s.manifest import apply_manifest
+from components.k8s.mpi_operator import MpiOperator
+from components.tags import k8s_labels
+
+
+class KubernetesGpuAddons(pulumi.ComponentResource):
+    def __init__(
+        self,
+        name: str,
+        spec: ClusterSpec,
+        stack: str,
+        provider: k8s.Provider,
+        opts: pulumi.ResourceOptions | None = None,
+    ):
+        super().__init__("gpu-clusters:k8s:GpuAddons", name, None, opts)
+        cat = catalog()
+        labels = k8s_labels(spec, stack)
+        child = pulumi.ResourceOptions(parent=self, provider=provider)
+
+        addons = helm_addons(spec, cat)
+        self.releases: dict[str, HelmAddonRelease] = {}
+        previous: list[pulumi.Resource] = []
+        for addon in addons:
+            # In order: the GPU Operator waits on the Network Operator's driver for RDMA.
+            release = HelmAddonRelease(
+                f"{name}-{addon.release}",
+                addon,
+                labels,
+                pulumi.ResourceOptions(parent=self, providers=[provider], depends_on=previous),
+            )
+            self.releases[addon.release] = release
+            previous = [release]
+
+        self.mpi_operator = MpiOperator(
+            f"{name}-mpi-operator",
+            mpi_operator_manifest_url(cat),
+            pulumi.ResourceOptions(parent=self, providers=[provider]),
+        )
+
+        # Custom resources need their CRDs, which the charts bring.
+        after_charts = pulumi.ResourceOptions.merge(
+            child, pulumi.ResourceOptions(depends_on=[*self.releases.values(), self.mpi_operator])
+        )
+        self.manifests = [
+            apply_manifest(name, doc, after_charts)
+            for text in cluster_manifests(spec, stack, cat).values()
+            for doc in load_manifest_docs(text)
+        ]
+        self.chart_versions = {a.release: a.pin.version for a in addons}
+        self.chart_versions["mpi-operator"] = mpi_operator_version(cat)
+        self.register_outputs({"chartVersions": self.chart_versions})

@@ -1,0 +1,26 @@
+"""Apply one rendered manifest as one visible resource (not a provider-side ConfigGroup).
+
+A ConfigGroup expands inside the provider, so `clusterctl plan` and the tests could not see the
+objects; a CustomResource per document keeps each object's full body in the plan.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+
+def apply_manifest(
+    prefix: str, doc: dict[str, Any], opts: pulumi.ResourceOptions
+) -> pulumi.CustomResource:
+    meta = doc["metadata"]
+    parts = [prefix, doc["kind"].lower(), meta.get("namespace"), meta["name"]]
+    name = "-".join(p for p in parts if p)
+    body = {k: v for k, v in doc.items() if k not in ("apiVersion", "kind", "metadata")}
+    if doc["kind"] == "Namespace":
+        return k8s.core.v1.Namespace(name, metadata=meta, opts=opts)
+    return k8s.apiextensions.CustomResource(
+        name, api_version=doc["apiVersion"], kind=doc["kind"], metadata=meta, opts=opts, **body
+    )

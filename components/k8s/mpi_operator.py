@@ -1,0 +1,18 @@
+"""MpiOperator: kubeflow/mpi-operator (MPIJob v2beta1) from its pinned release manifest.
+
+The project publishes no Helm chart; the release's single manifest is the supported install.
+"""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+
+class MpiOperator(pulumi.ComponentResource):
+    def __init__(self, name: str, manifest_url: str, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("gpu-clusters:k8s:MpiOperator", name, None, opts)
+        self.manifest = k8s.yaml.v2.ConfigFile(
+            f"{name}-manifest", file=manifest_url, opts=pulumi.ResourceOptions(parent=self)
+        )
+        self.register_outputs({"manifestUrl": manifest_url})

@@ -1,0 +1,148 @@
+"""`clusterctl up` and `status` end to end: pulumi.automation driving the fake `pulumi`."""
+
+from __future__ import annotations
+
+import json
+
+from clusterctl.catalog import catalog
+from clusterctl.cost import cost_per_hour
+from clusterctl.lifecycle.workspace import find_project, load_spec_for
+from tests.lifecycle.conftest import STACK
+
+
+def _cost() -> float:
+    return cost_per_hour(load_spec_for(find_project(), STACK), catalog()).total
+
+
+def test_up_runs_pulumi_up_through_the_automation_api(env):
+    result = env.invoke("up", "-s", STACK)
+
+    assert result.exit_code == 0, result.output
+    calls = env.calls()
+    assert calls[0] == ["version"]  # the SDK's version check
+    assert calls[1] == ["--non-interactive", "stack", "select", "--stack", STACK]
+    assert calls[2] == ["--non-interactive", "stack", "init", STACK]  # select failed: created
+    up = calls[3]
+    assert up[:7] == [
+        "--non-interactive",
+        "up",
+        "--yes",
+        "--skip-preview",
+        "--color",
+        "never",
+        "--exec-kind",
+    ]
+    assert up[7] == "auto.local"  # the project's own program, not an inline one
+    assert up[8] == "--event-log" and up[9].startswith(
+        "tcp://127.0.0.1:"
+    )  # gRPC events (CLI > 3.205)
+    assert up[-2:] == ["--stack", STACK]
+    assert [
+        "--non-interactive",
+        "stack",
+        "output",
+        "--json",
+        "--show-secrets",
+        "--stack",
+        STACK,
+    ] in calls
+    raw = env.raw_calls()[3]
+    assert raw["cwd"] == str(env.project)
+    assert raw["env"]["PULUMI_AUTOMATION_API"] == "true"
+    assert raw["env"]["PULUMI_HOME"].endswith("pulumi-home")
+    assert "rg-h100-azure-h100" in result.output
+    assert "[secret]" in result.output and "PRIVATE KEY" not in result.output
+    assert f"${_cost():,.2f} per hour" in result.output
+    assert "11 create" in result.output  # counted from the engine event stream
+
+
+def test_up_json_prints_outputs_with_secrets_masked(env):
+    result = env.invoke("up", "-s", STACK, "--json")
+
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout[result.stdout.index("{") :])
+    assert doc["outputs"]["sshPrivateKey"] == "[secret]"
+    assert doc["outputs"]["clusterName"] == "h100"
+    assert doc["costPerHourUsd"] == _cost()
+    assert doc["changes"] == {"create": 11}
+
+
+def test_up_with_an_older_cli_reads_events_from_a_log_file(env):
+    env.scenario(version="v3.200.0")
+
+    result = env.invoke("up", "-s", STACK)
+
+    assert result.exit_code == 0, result.output
+    up = next(c for c in env.calls() if "up" in c)
+    log = up[up.index("--event-log") + 1]
+    assert not log.startswith("tcp://") and log.endswith("eventlog.txt")
+    assert "11 create" in result.output
+
+
+def test_a_too_old_cli_is_a_clear_error(env):
+    env.scenario(version="v3.0.1")
+
+    result = env.invoke("up", "-s", STACK)
+
+    assert result.exit_code != 0
+    assert "Minimum version requirement failed" in str(result.exception)
+    assert env.calls() == [["version"]]
+
+
+def test_status_reports_nodes_since_and_money_spent(deployed):
+    result = deployed.invoke("status", "-s", STACK, "--json")
+
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert doc["deployed"] is True
+    assert doc["since"] == "2025-03-01T02:00:00Z"
+    assert doc["hours"] == 10.0
+    assert doc["costPerHourUsd"] == _cost()
+    assert doc["spentUsd"] == round(10 * _cost(), 2)
+    assert doc["nodeGroups"] == [
+        {"name": "scheduler", "sku": "Standard_D8s_v5", "nodes": 1},
+        {"name": "gpu", "sku": "Standard_ND96isr_H100_v5", "nodes": 2},
+    ]
+    assert doc["resources"] == 8  # cloud resources: not the stack, provider or component
+    assert doc["lastUpdate"]["kind"] == "update" and doc["lastUpdate"]["result"] == "succeeded"
+    assert doc["outputs"]["sshPrivateKey"] == "[secret]"
+    assert [
+        "--non-interactive",
+        "stack",
+        "export",
+        "--show-secrets",
+        "--stack",
+        STACK,
+    ] in deployed.calls()
+
+
+def test_status_table(deployed):
+    result = deployed.invoke("status", "-s", STACK)
+
+    assert result.exit_code == 0, result.output
+    assert "up since 2025-03-01 02:00 UTC" in result.output
+    assert "Standard_ND96isr_H100_v5" in result.output
+    assert f"spent so far: ${round(10 * _cost(), 2):,.2f}" in result.output
+
+
+def test_status_counts_the_deployed_size_not_an_edited_stack_file(deployed):
+    stack_file = deployed.project / "stacks" / f"Pulumi.{STACK}.yaml"
+    stack_file.write_text(stack_file.read_text().replace("nodes: 2 ", "nodes: 8 "))
+
+    doc = json.loads(deployed.invoke("status", "-s", STACK, "--json").stdout)
+
+    assert doc["nodeGroups"][1]["nodes"] == 2  # from the config the last update ran with
+
+
+def test_status_of_a_stack_never_deployed(env):
+    result = env.invoke("status", "-s", STACK, "--json")
+
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert doc["deployed"] is False and doc["spentUsd"] == 0.0
+    assert [
+        "--non-interactive",
+        "stack",
+        "init",
+        STACK,
+    ] not in env.calls()  # status creates nothing
