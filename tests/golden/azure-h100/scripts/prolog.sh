@@ -1,0 +1,14 @@
+#!/bin/bash
+# Slurm Prolog (PrologFlags=Alloc): runs once per node when a job is allocated.
+# Refuse to start a job on a node whose GPUs are not all visible; the node drains with our prefix.
+set -u
+expected=8
+if command -v nvidia-smi >/dev/null 2>&1; then
+  found=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
+  if [ "$found" -ne "$expected" ]; then
+    scontrol update nodename="${SLURMD_NODENAME:-$(hostname -s)}" state=drain \
+      reason="gpucl: prolog: $found of $expected GPUs visible"
+    exit 1
+  fi
+fi
+exit 0
