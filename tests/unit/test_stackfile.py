@@ -27,3 +27,15 @@ def test_overrides_are_typed_as_yaml_and_do_not_mutate_input() -> None:
 def test_bad_overrides_are_user_errors(bad: str) -> None:
     with pytest.raises(UserError):
         apply_overrides({"partitions": [{}], "tags": {"owner": "a"}}, [bad])
+
+
+def test_committed_json_schema_is_current() -> None:
+    import json
+    from pathlib import Path
+
+    from clusterctl.schema import cluster_schema
+
+    committed = json.loads((Path(__file__).parents[2] / "config/cluster.schema.json").read_text())
+    assert committed == cluster_schema(), "run `clusterctl schema` and commit the result"
+    assert committed["additionalProperties"] is False
+    assert "partitions" in committed["required"]
