@@ -179,9 +179,10 @@ def schema(
 
 
 def _register_subcommands() -> None:
-    from clusterctl import cli_lifecycle, cli_sandbox
+    from clusterctl import cli_lifecycle, cli_sandbox, cli_validate
 
     cli_sandbox.register(app)
+    cli_validate.register(app)
     cli_lifecycle.register(app)
 
 

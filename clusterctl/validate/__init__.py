@@ -1,0 +1,16 @@
+"""`clusterctl validate --nccl`: launch all_reduce (or the sandbox probe), judge it, report it.
+
+targets     where to run: stack outputs, --host, --kubeconfig, --sandbox, or --from-log
+thresholds  which floor applies: catalog baseline < stack override < command line
+transport   the user's own `ssh` as a subprocess
+slurm_launcher / k8s_launcher   run the benchmark and bring back its output
+sweep       2-node pairs in parallel, wired to clusterctl.nccl.localize
+drain       take suspects out of service (Slurm drain, Kubernetes cordon)
+hook        the post-deploy check `pulumi up` runs when validation.nccl.onDeploy is true
+"""
+
+from __future__ import annotations
+
+
+class CouldNotRun(Exception):
+    """The validation could not be carried out (exit 2): unreachable, not started, unparsable."""

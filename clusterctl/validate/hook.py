@@ -1,0 +1,114 @@
+"""The post-deploy check: with `validation.nccl.onDeploy: true`, `pulumi up` validates the cluster
+once its compute nodes exist and either fails the update or warns (`onFailure`).
+
+`post_deploy_check` is the function (tested directly: Pulumi hooks never fire under mocks);
+`nccl_hook_binding` wires it as an after_create ResourceHook on the compute resource.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from clusterctl.spec import ClusterSpec, NcclValidationSpec
+from clusterctl.validate import CouldNotRun
+
+Verdict = Literal["pass", "warn", "fail", "skipped"]
+Validator = Callable[[Mapping[str, Any], NcclValidationSpec], Any]  # returns a run.Outcome
+
+
+@dataclass(frozen=True)
+class HookVerdict:
+    verdict: Verdict
+    message: str
+    fail_update: bool
+
+    def as_output(self) -> dict[str, Any]:
+        """The `ncclValidation` stack output (clusterctl/lifecycle/up.py reads it)."""
+        return {"verdict": self.verdict, "message": self.message}
+
+
+def post_deploy_check(
+    outputs: Mapping[str, Any], nccl: NcclValidationSpec, validator: Validator
+) -> HookVerdict:
+    """Run the validation on a fresh cluster and turn its outcome into the update's verdict."""
+    if not nccl.on_deploy:
+        return HookVerdict(
+            "skipped", "NCCL validation on deploy is off (validation.nccl.onDeploy)", False
+        )
+    try:
+        outcome = validator(outputs, nccl)
+    except CouldNotRun as exc:
+        status, detail = "inconclusive", f"could not run: {exc}"
+    else:
+        status = outcome.status
+        detail = _summary(outcome)
+    if status in ("pass", "warn"):
+        return HookVerdict(status, f"NCCL validation {status}: {detail}", False)
+    if nccl.on_failure == "fail":
+        return HookVerdict("fail", f"NCCL validation {status}: {detail}", True)
+    return HookVerdict(
+        "warn", f"NCCL validation {status} (onFailure: warn, the update goes on): {detail}", False
+    )
+
+
+def _summary(outcome: Any) -> str:
+    parts = []
+    for v in outcome.verdicts:
+        if v.measured_busbw_gbps is not None:
+            parts.append(
+                f"busbw {v.measured_busbw_gbps:.1f} GB/s vs floor {v.thresholds.fail_below_gbps:g}"
+                f" ({v.margin_pct:+.1f}%)"
+            )
+        parts += list(v.reasons)
+    if outcome.sweep is not None:
+        parts += [f"suspect {s.node} ({s.status})" for s in outcome.sweep.localization.suspects]
+    return "; ".join(dict.fromkeys(parts)) or "no figures"
+
+
+def validate_stack_outputs(
+    spec: ClusterSpec, stack: str
+) -> Validator:  # pragma: no cover - needs a live cluster
+    """The validator `pulumi up` uses: the same path as `clusterctl validate --nccl -s STACK`."""
+
+    def run(outputs: Mapping[str, Any], nccl: NcclValidationSpec) -> Any:
+        from clusterctl.validate.run import Options, validate, with_stack_overrides
+        from clusterctl.validate.targets import stack_target
+
+        target = stack_target(stack, dict(outputs))
+        opts = with_stack_overrides(Options(), nccl, f"stack {stack} validation.nccl")
+        return validate(target, opts)
+
+    return run
+
+
+def nccl_hook_binding(spec: ClusterSpec, stack: str, outputs: Callable[[], Mapping[str, Any]]):
+    """ResourceHookBinding(after_create=[hook]) for the last compute resource, or None when off.
+
+    `outputs` returns the stack outputs once resolved (the hook runs after the resource exists).
+    A raising hook fails the update unless ResourceHookOptions(ignore_errors=True), which is
+    what onFailure: warn selects.
+    """
+    nccl = spec.validation.nccl
+    if not nccl.on_deploy:
+        return None
+    import pulumi
+
+    validator = validate_stack_outputs(spec, stack)
+
+    def after_create(args: pulumi.ResourceHookArgs) -> None:
+        result = post_deploy_check(outputs(), nccl, validator)
+        log = {"pass": pulumi.log.info, "skipped": pulumi.log.info}.get(
+            result.verdict, pulumi.log.warn
+        )
+        log(result.message)
+        if result.fail_update:
+            raise RuntimeError(result.message)
+
+    hook = pulumi.ResourceHook(
+        f"{spec.name}-nccl-validation",
+        after_create,
+        opts=pulumi.ResourceHookOptions(ignore_errors=nccl.on_failure == "warn"),
+    )
+    return pulumi.ResourceHookBinding(after_create=[hook])

@@ -1,0 +1,254 @@
+"""One validation from target to outcome: launch, parse, judge, localise, drain.
+
+The CLI (clusterctl/cli_validate.py) and the post-deploy hook both call `validate`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from clusterctl.nccl.judge import GIB, Thresholds, Verdict, judge, overall_status
+from clusterctl.nccl.parse import NcclParseError, NcclRun, parse_all_reduce
+from clusterctl.validate import CouldNotRun
+from clusterctl.validate.sweep import SweepResult, run_sweep
+from clusterctl.validate.targets import (
+    SANDBOX_MAX_BYTES,
+    SANDBOX_MIN_BYTES,
+    KubeTarget,
+    LogTarget,
+    SlurmTarget,
+    Target,
+)
+from clusterctl.validate.thresholds import Overrides, choose
+
+EXIT = {"pass": 0, "warn": 0, "fail": 1, "inconclusive": 2}
+_UNITS = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+
+
+def size_bytes(text: str) -> int:
+    """nccl-tests size syntax: 8, 1K, 16M, 16G."""
+    t = text.strip().upper().removesuffix("B")
+    try:
+        return int(float(t[:-1]) * _UNITS[t[-1]]) if t[-1:] in _UNITS else int(t)
+    except (ValueError, IndexError):
+        raise CouldNotRun(f"not a message size: {text!r} (use e.g. 8, 1M, 16G)") from None
+
+
+@dataclass
+class Options:
+    sweep: bool = False
+    drain: bool = False
+    fail_below: float | None = None
+    warn_below: float | None = None
+    min_bytes: str | None = None
+    max_bytes: str | None = None
+    stack: Overrides | None = None
+    container_image: str | None = None
+    timeout_minutes: int = 30
+    say: Callable[[str], None] = lambda _: None
+
+
+@dataclass
+class Outcome:
+    verdicts: list[Verdict]
+    sweep: SweepResult | None = None
+    drained: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def status(self) -> str:
+        status = overall_status(self.verdicts)
+        if self.sweep is not None:
+            loc = self.sweep.localization
+            if loc.bad or loc.flaky:
+                status = "fail"
+            elif (loc.unresolved or self.sweep.peers) and status == "pass":
+                status = "warn"
+        return status
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT[self.status]
+
+
+def parse_output(text: str, where: str) -> NcclRun:
+    try:
+        return parse_all_reduce(text)
+    except NcclParseError as exc:
+        raise CouldNotRun(f"{where}: not a complete all_reduce_perf result: {exc}") from None
+
+
+def catalog_thresholds(sku: str | None, nodes: int, opts: Options) -> Thresholds:
+    baseline = None
+    if sku is not None:
+        from clusterctl.catalog import catalog
+        from clusterctl.errors import UserError
+
+        found = catalog().get(sku)
+        if found is None:
+            raise UserError(f"--sku {sku}: not in the catalog (clusterctl catalog lists them)")
+        baseline = found.baseline(nodes)
+        if baseline is not None and baseline.fail_below_gbps is None:
+            baseline = None
+    what = f"{sku} with {nodes} node{'s' if nodes != 1 else ''}" if sku else ""
+    return choose(baseline, stack=opts.stack, cli=_cli(opts), what=what)
+
+
+def _cli(opts: Options) -> Overrides:
+    return Overrides(opts.fail_below, opts.warn_below, "command line")
+
+
+def judge_run(run: NcclRun, th: Thresholds, group: str) -> Verdict:
+    return judge(run, th, min_gate_bytes=min(GIB, th.message_bytes), group=group)
+
+
+def validate_log(target: LogTarget, opts: Options) -> Outcome:
+    try:
+        text = target.path.read_text(errors="replace")
+    except OSError as exc:
+        raise CouldNotRun(f"cannot read {target.path}: {exc.strerror}") from None
+    run = parse_output(text, str(target.path))
+    hosts = run.hosts
+    if hosts and len(hosts) != target.nodes:
+        raise CouldNotRun(
+            f"{target.path} spans {len(hosts)} host(s) ({', '.join(hosts)}) but --nodes is "
+            f"{target.nodes}: the baseline would not apply"
+        )
+    th = catalog_thresholds(target.sku, target.nodes, opts)
+    return Outcome([judge_run(run, th, group=f"{target.nodes}-node")])
+
+
+def validate(target: Target, opts: Options, **deps: Any) -> Outcome:
+    if isinstance(target, LogTarget):
+        return validate_log(target, opts)
+    if isinstance(target, SlurmTarget):
+        return validate_slurm(target, opts, **deps)
+    return validate_k8s(target, opts, **deps)
+
+
+def _profile_env(sku: str | None) -> dict[str, str]:
+    if sku is None:
+        return {}
+    from clusterctl.catalog import catalog
+
+    cat = catalog()
+    found = cat.get(sku)
+    profile = cat.profile(found) if found else None
+    return dict(profile.env) if profile else {}
+
+
+def validate_slurm(target: SlurmTarget, opts: Options, *, launcher: Any = None) -> Outcome:
+    from clusterctl.validate.drain import drain_slurm, reasons_for
+    from clusterctl.validate.slurm_launcher import SlurmJob, SlurmLauncher, pair_job
+    from clusterctl.validate.transport import Ssh
+
+    probe = target.benchmark == "probe"
+    if launcher is None:
+        ssh = Ssh(target.ssh)
+        opts.say(f"connecting to {target.ssh.label}")
+        ssh.check_reachable()
+        launcher = SlurmLauncher(ssh, remote_dir=target.remote_dir, keep_files=target.keep_files)
+    job = SlurmJob(
+        nodes=target.nodes,
+        gpus_per_node=target.gpus_per_node,
+        benchmark=target.benchmark,
+        env=_profile_env(target.sku),
+        partition=target.partition,
+        nodelist=target.node_names,
+        min_bytes=opts.min_bytes or (SANDBOX_MIN_BYTES if probe else "8"),
+        max_bytes=opts.max_bytes or (SANDBOX_MAX_BYTES if probe else "16G"),
+        iters=3 if probe else 20,
+        warmup=1 if probe else 5,
+        container_image=opts.container_image,
+        time_limit_min=opts.timeout_minutes,
+        sku=target.sku,
+        python=target.python,
+        pythonpath=target.pythonpath,
+    )
+    timeout_s = opts.timeout_minutes * 60
+
+    def run_pairs(pairs: list[tuple[str, str]]) -> list[str]:
+        opts.say(f"running {len(pairs)} pair(s) in parallel: {pairs}")
+        results = launcher.run_many([pair_job(job, a, b) for a, b in pairs], timeout_s=timeout_s)
+        return [r.output for r in results]
+
+    sweep: SweepResult | None = None
+    notes: list[str] = []
+    group = target.partition or ("sandbox" if probe else "cluster")
+    if probe:
+        # No catalog baseline applies to the probe: calibrate on this cluster's own pairs first.
+        opts.say("calibrating on 2-node pairs")
+        cli_floor = opts.fail_below
+        sweep = run_sweep(
+            target.node_names, run_pairs, gate_bytes=size_bytes(job.max_bytes), floor_gbps=cli_floor
+        )
+        th = Thresholds(
+            sweep.floor_gbps if cli_floor is None else cli_floor,
+            opts.warn_below,
+            size_bytes(job.max_bytes),
+            sweep.calibration or "command line",
+        )
+    else:
+        th = catalog_thresholds(target.sku, target.nodes, opts)
+    opts.say(f"running all_reduce on {target.nodes} node(s)")
+    result = launcher.run(job, timeout_s=timeout_s)
+    if not result.output.strip():
+        raise CouldNotRun(f"NCCL job {result.job_id} ended {result.state} without output")
+    run = parse_output(result.output, f"job {result.job_id} ({result.state})")
+    verdict = judge_run(run, th, group)
+    if not probe and (opts.sweep or verdict.status == "fail"):
+        nodes = list(run.hosts) or list(target.node_names)
+        if len(nodes) >= 2:
+            opts.say(f"localising: {len(nodes)} nodes in 2-node pairs")
+            pair_th = catalog_thresholds(target.sku, 2, opts)
+            sweep = run_sweep(
+                nodes,
+                run_pairs,
+                gate_bytes=pair_th.message_bytes,
+                floor_gbps=pair_th.fail_below_gbps,
+            )
+        else:
+            notes.append("cannot localise: the output names no hosts (no `# Rank` lines)")
+    outcome = Outcome([verdict], sweep, notes=notes)
+    if opts.drain and sweep is not None:
+        reasons = reasons_for(sweep.localization.suspects, target.drain_prefix, sweep.floor_gbps)
+        if reasons:
+            outcome.drained = drain_slurm(launcher.ssh, reasons)
+    return outcome
+
+
+def validate_k8s(target: KubeTarget, opts: Options, *, client: Any = None) -> Outcome:
+    from clusterctl.validate.k8s_launcher import K8sLauncher, KubectlClient, build_mpijob
+
+    client = client or KubectlClient(target.kubeconfig)
+    launcher = dict(target.launcher)
+    if opts.container_image:
+        launcher["image"] = opts.container_image
+    th = catalog_thresholds(target.sku, target.nodes, opts)
+    manifest = build_mpijob(
+        launcher,
+        min_bytes=opts.min_bytes or "8",
+        max_bytes=opts.max_bytes or "16G",
+        deadline_s=opts.timeout_minutes * 60,
+    )
+    opts.say(f"running MPIJob {manifest['metadata']['name']} on {target.nodes} node(s)")
+    log = K8sLauncher(client).run(manifest, timeout_s=opts.timeout_minutes * 60)
+    run = parse_output(log, "MPIJob launcher log")
+    outcome = Outcome([judge_run(run, th, launcher.get("partition") or "cluster")])
+    if opts.sweep:
+        outcome.notes.append("--sweep on Kubernetes is not implemented yet; run it on Slurm")
+    return outcome
+
+
+def with_stack_overrides(opts: Options, nccl: Any, where: str) -> Options:
+    """Options carrying a stack's validation.nccl overrides (failBelowGbps, ...)."""
+    return replace(
+        opts,
+        stack=Overrides(nccl.fail_below_gbps, nccl.warn_below_gbps, where),
+        container_image=opts.container_image or nccl.container_image,
+        timeout_minutes=nccl.timeout_minutes,
+        min_bytes=opts.min_bytes or nccl.min_bytes,
+        max_bytes=opts.max_bytes or nccl.max_bytes,
+    )

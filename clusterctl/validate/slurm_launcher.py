@@ -1,0 +1,208 @@
+"""Run all_reduce on a Slurm cluster: render the sbatch script, submit it over ssh, wait with
+progress shown, bring back the output file."""
+
+from __future__ import annotations
+
+import re
+import shlex
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Literal
+
+from rich.console import Console
+
+from clusterctl.validate import CouldNotRun
+from clusterctl.validate.transport import Ssh
+
+TEMPLATE = "validate/nccl_allreduce.sbatch.j2"
+NCCL_TESTS_BINARY = "/opt/nccl-tests/build/all_reduce_perf"
+_DONE_OK = {"COMPLETED"}
+_NOT_STARTED = {"PENDING", "CONFIGURING", "REQUEUED", "RESV_DEL_HOLD", "REQUEUE_HOLD"}
+
+
+@dataclass(frozen=True)
+class SlurmJob:
+    nodes: int
+    gpus_per_node: int = 8
+    benchmark: Literal["nccl-tests", "probe"] = "nccl-tests"
+    env: dict[str, str] = field(default_factory=dict)
+    partition: str | None = None
+    nodelist: tuple[str, ...] = ()
+    min_bytes: str = "8"
+    max_bytes: str = "16G"
+    iters: int = 20
+    warmup: int = 5
+    container_image: str | None = None
+    time_limit_min: int = 30
+    sku: str | None = None
+    binary: str = NCCL_TESTS_BINARY
+    python: str = "python3"
+    pythonpath: str | None = None
+    probe_timeout_s: int = 30
+    probe_max_seconds: int = 240
+    name: str = "clusterctl-nccl"
+
+
+def _shquote(value: object) -> str:
+    return shlex.quote(str(value))
+
+
+def render_sbatch(job: SlurmJob, output: str) -> str:
+    """The batch script (pure: the same job gives the same text)."""
+    from clusterctl.render import environment
+
+    env = environment()
+    env.filters.setdefault("shquote", _shquote)
+    return env.get_template(TEMPLATE).render(
+        job_name=job.name,
+        nodes=job.nodes,
+        gpus_per_node=job.gpus_per_node,
+        benchmark=job.benchmark,
+        partition=job.partition,
+        nodelist=",".join(job.nodelist),
+        time_limit_min=job.time_limit_min,
+        output=output,
+        env=job.env,
+        multi_node=job.nodes > 1,
+        container_image=job.container_image,
+        binary=job.binary,
+        min_bytes=job.min_bytes,
+        max_bytes=job.max_bytes,
+        iters=job.iters,
+        warmup=job.warmup,
+        python=job.python,
+        pythonpath=job.pythonpath,
+        probe_timeout_s=job.probe_timeout_s,
+        probe_max_seconds=job.probe_max_seconds,
+        sku=job.sku,
+    )
+
+
+@dataclass(frozen=True)
+class JobResult:
+    job_id: str
+    state: str
+    output: str
+
+
+class SlurmLauncher:
+    """Submit, wait, collect. `remote_dir` must be visible from the compute nodes and the
+    scheduler (the shared /home in the cloud; a host path in the sandbox)."""
+
+    def __init__(
+        self,
+        ssh: Ssh,
+        *,
+        remote_dir: str = "clusterctl-validate",
+        poll_s: float = 2.0,
+        console: Console | None = None,
+        keep_files: bool = True,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.ssh = ssh
+        self.remote_dir = remote_dir
+        self.poll_s = poll_s
+        self.console = console or Console(stderr=True)
+        self.keep_files = keep_files
+        self._sleep = sleep
+        self._seq = 0
+
+    def run(self, job: SlurmJob, *, timeout_s: float | None = None) -> JobResult:
+        return self.run_many([job], timeout_s=timeout_s)[0]
+
+    def run_many(
+        self, jobs: Sequence[SlurmJob], *, timeout_s: float | None = None
+    ) -> list[JobResult]:
+        """Submit every job at once (they run in parallel on disjoint nodes), wait for all."""
+        submitted = [self.submit(job) for job in jobs]
+        limit = timeout_s or max(j.time_limit_min for j in jobs) * 60 + 120
+        states = self.wait([jid for jid, _ in submitted], limit)
+        results = []
+        for (jid, out), state in zip(submitted, states, strict=True):
+            text = self.ssh.run(f"cat {shlex.quote(out)} 2>/dev/null || true").stdout
+            results.append(JobResult(jid, state, text))
+        if not self.keep_files:
+            paths = " ".join(shlex.quote(p) for _, o in submitted for p in (o, o[:-4] + ".sbatch"))
+            self.ssh.run(f"rm -f {paths}", check=False)
+        return results
+
+    def submit(self, job: SlurmJob) -> tuple[str, str]:
+        self._seq += 1
+        stem = f"{self.remote_dir}/{job.name}-{int(time.time())}-{self._seq}"
+        script = render_sbatch(job, output=f"{stem}.out")
+        d = shlex.quote(self.remote_dir)
+        proc = self.ssh.run(
+            f"mkdir -p {d} && cat > {shlex.quote(stem)}.sbatch && "
+            f"sbatch --parsable {shlex.quote(stem)}.sbatch",
+            input=script,
+            check=False,
+        )
+        if proc.returncode != 0:
+            raise CouldNotRun(f"sbatch refused the job: {_last(proc.stderr) or _last(proc.stdout)}")
+        job_id = proc.stdout.strip().split(";")[0]
+        if not job_id.isdigit():
+            raise CouldNotRun(f"sbatch gave no job id: {proc.stdout.strip()!r}")
+        return job_id, f"{stem}.out"
+
+    def wait(self, job_ids: list[str], timeout_s: float) -> list[str]:
+        """Final state per job; CouldNotRun (after scancel) when the time runs out."""
+        start = time.monotonic()
+        final: dict[str, str] = {}
+        with self.console.status("") as status:
+            while True:
+                live = self._squeue([j for j in job_ids if j not in final])
+                for jid in job_ids:
+                    if jid not in final and jid not in live:
+                        final[jid] = self._final_state(jid)
+                waited = time.monotonic() - start
+                status.update(
+                    f"NCCL job(s) {', '.join(job_ids)}: "
+                    + ", ".join(f"{j} {final.get(j) or live.get(j, '?')}" for j in job_ids)
+                    + f" ({waited:.0f} s)"
+                )
+                if len(final) == len(job_ids):
+                    return [final[j] for j in job_ids]
+                if waited > timeout_s:
+                    pending = [j for j in job_ids if j not in final]
+                    self.ssh.run(f"scancel {' '.join(pending)}", check=False)
+                    why = ", ".join(f"{j} {live.get(j, '?')}" for j in pending)
+                    what = (
+                        "never started"
+                        if all(live.get(j, "").split()[0] in _NOT_STARTED for j in pending)
+                        else "did not finish"
+                    )
+                    raise CouldNotRun(
+                        f"NCCL job {what} within {timeout_s:.0f} s ({why}); cancelled"
+                    )
+                self._sleep(self.poll_s)
+
+    def _squeue(self, job_ids: list[str]) -> dict[str, str]:
+        if not job_ids:
+            return {}
+        out = self.ssh.run(f"squeue -h -j {','.join(job_ids)} -o '%i %T %r'", check=False).stdout
+        live = {}
+        for line in out.splitlines():
+            parts = line.split(None, 1)
+            if len(parts) == 2 and parts[0] in job_ids:
+                live[parts[0]] = parts[1].replace(" None", "").strip()
+        return live
+
+    def _final_state(self, job_id: str) -> str:
+        proc = self.ssh.run(f"sacct -n -X -P -j {job_id} -o State", check=False)
+        state = proc.stdout.strip().split("\n")[0].split()[0] if proc.stdout.strip() else ""
+        if proc.returncode == 0 and state:
+            return state
+        # No accounting (slurmdbd off): slurmctld remembers finished jobs for MinJobAge seconds.
+        shown = self.ssh.run(f"scontrol show job {job_id} -o", check=False).stdout
+        m = re.search(r"JobState=(\S+)", shown)
+        return m.group(1) if m else "UNKNOWN"
+
+
+def _last(text: str) -> str:
+    lines = [line.strip() for line in (text or "").splitlines() if line.strip()]
+    return lines[-1] if lines else ""
+
+
+def pair_job(job: SlurmJob, a: str, b: str) -> SlurmJob:
+    return replace(job, nodes=2, nodelist=(a, b), name=f"clusterctl-nccl-{a}-{b}"[:60])

@@ -1,0 +1,269 @@
+"""Where the validation runs, from the command line: a stack's outputs (-s), a scheduler reached
+over ssh (--host), a Kubernetes cluster (--kubeconfig), the local sandbox (--sandbox), or a log
+someone already has (--from-log)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from clusterctl.errors import UserError
+from clusterctl.validate.transport import SshTarget, parse_host
+
+PROJECT = "gpu-clusters"
+# The sandbox probe's sweep: small enough for a 2-core machine, large enough to load a link.
+SANDBOX_MIN_BYTES = "256K"
+SANDBOX_MAX_BYTES = "1M"
+
+
+@dataclass(frozen=True)
+class LogTarget:
+    path: Path
+    sku: str | None
+    nodes: int
+
+
+@dataclass(frozen=True)
+class SlurmTarget:
+    ssh: SshTarget
+    nodes: int
+    gpus_per_node: int = 8
+    sku: str | None = None
+    partition: str | None = None
+    drain_prefix: str = "gpucl:"
+    benchmark: Literal["nccl-tests", "probe"] = "nccl-tests"
+    remote_dir: str = "clusterctl-validate"
+    node_names: tuple[str, ...] = ()
+    python: str = "python3"
+    pythonpath: str | None = None
+    keep_files: bool = True
+    label: str = ""
+
+
+@dataclass(frozen=True)
+class KubeTarget:
+    kubeconfig: str | None
+    launcher: dict[str, Any] = field(default_factory=dict)
+    drain_prefix: str = "gpucl:"
+    label: str = ""
+
+    @property
+    def sku(self) -> str | None:
+        return self.launcher.get("sku")
+
+    @property
+    def nodes(self) -> int:
+        return int(self.launcher.get("workers", 0))
+
+
+Target = LogTarget | SlurmTarget | KubeTarget
+
+
+def _only_one(**given: object) -> str:
+    chosen = [k for k, v in given.items() if v not in (None, False)]
+    names = {"stack": "-s/--stack", "host": "--host", "kubeconfig": "--kubeconfig",
+             "sandbox": "--sandbox", "from_log": "--from-log"}  # fmt: skip
+    if len(chosen) != 1:
+        listed = ", ".join(names[k] for k in names)
+        if not chosen:
+            raise UserError(f"say where to validate: one of {listed}")
+        raise UserError(f"use only one of {', '.join(names[k] for k in chosen)}")
+    return chosen[0]
+
+
+def resolve(
+    *,
+    stack: str | None = None,
+    host: str | None = None,
+    kubeconfig: str | None = None,
+    sandbox: str | None = None,
+    from_log: Path | None = None,
+    sku: str | None = None,
+    nodes: int | None = None,
+    partition: str | None = None,
+) -> Target:
+    which = _only_one(
+        stack=stack, host=host, kubeconfig=kubeconfig, sandbox=sandbox, from_log=from_log
+    )
+    if which == "from_log":
+        assert from_log is not None
+        if nodes is None:
+            raise UserError("--from-log needs --nodes N (how many nodes the run spanned)")
+        if not from_log.is_file():
+            raise UserError(f"--from-log {from_log}: no such file")
+        return LogTarget(from_log, sku, nodes)
+    if which == "sandbox":
+        return sandbox_target(Path(str(sandbox)), nodes)
+    if which == "host":
+        if nodes is None:
+            raise UserError("--host needs --nodes N (how many nodes to test)")
+        try:
+            ssh = parse_host(str(host))
+        except ValueError as exc:
+            raise UserError(str(exc)) from None
+        gpus = _sku_gpus(sku)
+        return SlurmTarget(ssh, nodes, gpus, sku, partition, label=str(host))
+    if which == "kubeconfig":
+        if sku is None or nodes is None:
+            raise UserError("--kubeconfig needs --sku and --nodes (or use -s STACK)")
+        return KubeTarget(kubeconfig, launcher_for_sku(sku, nodes), label=str(kubeconfig))
+    assert stack is not None
+    return stack_target(stack, read_stack_outputs(stack), nodes=nodes, partition=partition)
+
+
+def _sku_gpus(sku: str | None) -> int:
+    if sku is None:
+        return 8
+    from clusterctl.catalog import catalog
+
+    found = catalog().get(sku)
+    if found is None:
+        raise UserError(f"--sku {sku}: not in the catalog (clusterctl catalog lists them)")
+    return found.gpus or 8
+
+
+def launcher_for_sku(sku_name: str, nodes: int) -> dict[str, Any]:
+    """An `ncclLauncher`-like dict for a cluster made elsewhere."""
+    from clusterctl.catalog import catalog
+    from clusterctl.k8s_bundle import FALLBACK_NCCL_TESTS_IMAGE, NCCL_TESTS_BINARY
+
+    cat = catalog()
+    sku = cat.get(sku_name)
+    if sku is None:
+        raise UserError(f"--sku {sku_name}: not in the catalog (clusterctl catalog lists them)")
+    profile = cat.profile(sku)
+    resources: dict[str, Any] = {"nvidia.com/gpu": sku.gpus}
+    if sku.fabric.kind == "efa":
+        resources.update({"vpc.amazonaws.com/efa": sku.fabric.nics, "hugepages-2Mi": "5120Mi",
+                          "memory": "32000Mi"})  # fmt: skip
+    elif sku.fabric.kind == "infiniband":
+        resources["rdma/ib"] = sku.fabric.nics
+    return {
+        "namespace": "nccl-validation",
+        "sku": sku.name,
+        "workers": nodes,
+        "slotsPerWorker": sku.gpus,
+        "image": (cat.images.get("ncclTests") or {}).get(sku.cloud)
+        or FALLBACK_NCCL_TESTS_IMAGE[sku.cloud],
+        "binary": NCCL_TESTS_BINARY[sku.cloud],
+        "resources": resources,
+        "capabilities": ["IPC_LOCK"],
+        "env": dict(profile.env) if profile else {},
+        "nodeSelector": {},
+        "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+    }
+
+
+def stack_target(
+    stack: str, outputs: dict[str, Any], *, nodes: int | None = None, partition: str | None = None
+) -> Target:
+    """A target from `pulumi stack output` values (pure: tests pass recorded outputs)."""
+    prefix = outputs.get("drainPrefix") or "gpucl:"
+    if outputs.get("scheduler") == "kubernetes" or "ncclLauncher" in outputs:
+        launcher = dict(outputs.get("ncclLauncher") or {})
+        if not launcher:
+            raise UserError(f"stack {stack}: no ncclLauncher output; redeploy with this version")
+        if nodes:
+            launcher["workers"] = nodes
+        return KubeTarget(outputs.get("kubeconfigPath"), launcher, prefix, f"stack {stack}")
+    address = outputs.get("schedulerAddress")
+    if not address:
+        raise UserError(f"stack {stack}: no schedulerAddress output; is it deployed?")
+    parts = outputs.get("partitions") or []
+    if partition:
+        parts = [p for p in parts if p.get("name") == partition]
+        if not parts:
+            raise UserError(f"stack {stack}: no partition {partition!r}")
+    if not parts:
+        raise UserError(f"stack {stack}: no partitions in its outputs")
+    part = parts[0]
+    return SlurmTarget(
+        ssh=SshTarget(host=str(address), user=outputs.get("adminUser")),
+        nodes=nodes or int(part["nodes"]),
+        gpus_per_node=int(part.get("gpusPerNode") or 8),
+        sku=part.get("sku"),
+        partition=part.get("name"),
+        drain_prefix=prefix,
+        label=f"stack {stack}",
+    )
+
+
+def _is_secret(value: Any) -> bool:
+    return isinstance(value, dict) and "4dabf18193072939515e22adb298388d" in value
+
+
+def outputs_from_checkpoint(doc: dict[str, Any]) -> dict[str, Any]:
+    """Stack outputs from a file-backend checkpoint (secrets left out: they are encrypted)."""
+    deployment = doc.get("checkpoint", doc).get("latest") or {}
+    for res in deployment.get("resources") or []:
+        if res.get("type") == "pulumi:pulumi:Stack":
+            return {k: v for k, v in (res.get("outputs") or {}).items() if not _is_secret(v)}
+    return {}
+
+
+def read_stack_outputs(stack: str) -> dict[str, Any]:
+    """The file backend's checkpoint if there is one, else `pulumi stack output --json`."""
+    from clusterctl.paths import data_root
+
+    root = data_root()
+    for path in (
+        root / ".pulumi-state" / ".pulumi" / "stacks" / PROJECT / f"{stack}.json",
+        root / ".pulumi-state" / ".pulumi" / "stacks" / f"{stack}.json",
+    ):
+        if path.is_file():
+            outputs = outputs_from_checkpoint(json.loads(path.read_text()))
+            if outputs:
+                return outputs
+    pulumi = shutil.which("pulumi") or str(Path.home() / ".pulumi" / "bin" / "pulumi")
+    if Path(pulumi).exists():
+        proc = subprocess.run(
+            [pulumi, "stack", "output", "--json", "-s", stack, "--cwd", str(root)],
+            capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        if proc.returncode == 0:
+            return json.loads(proc.stdout or "{}")
+    raise UserError(
+        f"stack {stack}: no deployed outputs found (deploy it with `clusterctl up -s {stack}`, "
+        "or point at a cluster with --host / --kubeconfig)"
+    )
+
+
+def sandbox_target(workdir: Path, nodes: int | None) -> SlurmTarget:
+    from clusterctl.sandbox import netns
+    from clusterctl.sandbox.layout import Layout
+    from clusterctl.sandbox.state import SandboxError, load
+
+    try:
+        state = load(workdir)
+    except SandboxError as exc:
+        raise UserError(str(exc)) from None
+    if state is None:
+        raise UserError(f"--sandbox {workdir}: no sandbox there (start one first)")
+    lay = Layout.of(workdir)
+    names = tuple(state.nodes[: nodes or len(state.nodes)])
+    return SlurmTarget(
+        ssh=SshTarget(
+            host=netns.pod_addr(state, state.controller),
+            user="root",
+            identity=str(lay.ssh_key),
+            known_hosts=str(lay.known_hosts),
+            config="/dev/null",
+            connect_timeout=5,
+        ),
+        nodes=len(names),
+        gpus_per_node=1,
+        sku=None,
+        drain_prefix=state.reason_prefix,
+        benchmark="probe",
+        remote_dir=f"/tmp/clusterctl-validate-{state.sandbox_id}",
+        node_names=names,
+        python=sys.executable,
+        pythonpath=str(Path(__file__).resolve().parents[2]),
+        keep_files=False,
+        label=f"sandbox {lay.workdir}",
+    )

@@ -1,0 +1,124 @@
+"""The sandbox probe for real: N ranks as local processes on loopback, with SLURM_* set as srun
+would; its output goes through the same parser and judge as nccl-tests."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+from clusterctl.nccl.judge import Thresholds, judge
+from clusterctl.nccl.parse import parse_all_reduce
+from clusterctl.probe import expand_hostlist
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def spawn(n: int, *extra: str, ranks=None, timeout: float = 10) -> list[subprocess.Popen]:
+    port = free_port()
+    procs = []
+    for rank in ranks if ranks is not None else range(n):
+        env = dict(
+            os.environ,
+            SLURM_PROCID=str(rank),
+            SLURM_NTASKS=str(n),
+            SLURMD_NODENAME=f"node{rank + 1}",
+            SLURM_JOB_NODELIST=f"node[1-{n}]",
+        )
+        argv = [
+            sys.executable,
+            "-m",
+            "clusterctl.probe",
+            "--master",
+            "127.0.0.1",
+            "--bind",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--timeout",
+            str(timeout),
+            *extra,
+        ]
+        procs.append(
+            subprocess.Popen(
+                argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+            )
+        )
+    return procs
+
+
+def finish(procs, limit: float = 120) -> list[tuple[int, str, str]]:
+    out = []
+    for p in procs:
+        try:
+            o, e = p.communicate(timeout=limit)
+        except subprocess.TimeoutExpired:
+            for q in procs:
+                q.kill()
+            raise
+        out.append((p.returncode, o, e))
+    return out
+
+
+@pytest.mark.parametrize("n", [2, 3, 4])
+def test_ring_all_reduce_across_processes_parses_and_judges(n: int) -> None:
+    res = finish(spawn(n, "-b", "4K", "-e", "256K", "-f", "4", "-n", "3", "-w", "1"))
+    assert [rc for rc, _, _ in res] == [0] * n, [e for _, _, e in res]
+    text = res[0][1]
+    assert all(o == "" for _, o, _ in res[1:])  # only rank 0 prints
+    run = parse_all_reduce(text)
+    assert run.hosts == tuple(f"node{i + 1}" for i in range(n))
+    assert [r.size_bytes for r in run.rows] == [4096, 16384, 65536, 262144]
+    assert all(r.out_of_place.wrong == 0 and r.in_place.wrong == 0 for r in run.rows)
+    assert run.validation and run.concluded and not run.oob_failed
+    last = run.rows[-1].out_of_place
+    # nccl-tests arithmetic: algbw = bytes / time, busbw = algbw * 2(n-1)/n
+    assert last.algbw_gbps == pytest.approx(262144 / (last.time_us * 1e3), abs=0.006)
+    assert last.busbw_gbps == pytest.approx(last.algbw_gbps * 2 * (n - 1) / n, abs=0.011)
+    floor = Thresholds(1e-6, None, 262144, "test")
+    assert judge(run, floor, min_gate_bytes=262144).status == "pass"
+
+
+def test_corrupted_contribution_shows_as_wrong_elements_and_fails() -> None:
+    res = finish(spawn(2, "-b", "64K", "-e", "64K", "-n", "1", "-w", "0", "--corrupt-rank", "1"))
+    run = parse_all_reduce(res[0][1])
+    assert run.rows[0].out_of_place.wrong == 1 and run.oob_failed
+    assert judge(run, Thresholds(1e-6, None, 65536, "t"), min_gate_bytes=65536).status == "fail"
+
+
+def test_a_missing_rank_makes_the_run_fail_fast_not_hang() -> None:
+    start = time.monotonic()
+    res = finish(spawn(3, "-b", "4K", "-e", "4K", ranks=[0, 1], timeout=2), limit=30)
+    assert time.monotonic() - start < 20
+    assert all(rc == 3 for rc, _, _ in res)
+    assert "ranks arrived" in res[0][2] or "cannot reach" in res[0][2]
+
+
+def test_max_seconds_stops_the_sweep_with_what_it_has() -> None:
+    res = finish(
+        spawn(2, "-b", "4K", "-e", "64M", "-f", "2", "-n", "2", "-w", "0", "--max-seconds", "1.5")
+    )
+    rc, text, _ = res[0]
+    assert rc == 0 and "probe stopped" in text
+    run = parse_all_reduce(text)
+    assert len(run.rows) >= 1 and run.max_size_bytes < 64 << 20
+
+
+def test_hostlist_expansion() -> None:
+    assert expand_hostlist("node[1-3,7],gpu-a[01-02],solo") == [
+        "node1",
+        "node2",
+        "node3",
+        "node7",
+        "gpu-a01",
+        "gpu-a02",
+        "solo",
+    ]

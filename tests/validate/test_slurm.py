@@ -1,0 +1,186 @@
+"""The sbatch script (rendered for the azure-h100 stack, linted by shellcheck) and the Slurm
+launcher's submit / wait / collect logic against recorded scheduler answers."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from clusterctl.validate import CouldNotRun
+from clusterctl.validate.run import Options, validate_slurm
+from clusterctl.validate.slurm_launcher import SlurmJob, SlurmLauncher, render_sbatch
+from clusterctl.validate.targets import stack_target
+from clusterctl.validate.transport import Ssh
+from tests.conftest import need_tool
+from tests.validate.conftest import DATA
+
+# What `pulumi stack output --json` gives for azure-h100 (components/azure/slurm_cluster.py).
+H100_OUTPUTS = {
+    "schedulerAddress": "20.1.2.3",
+    "adminUser": "azureuser",
+    "scheduler": "slurm",
+    "drainPrefix": "gpucl:",
+    "partitions": [
+        {
+            "name": "gpu",
+            "sku": "Standard_ND96isr_H100_v5",
+            "nodes": 2,
+            "gpusPerNode": 8,
+            "scaleSets": ["h100-gpu-pg0"],
+        }
+    ],
+}
+
+
+def h100_job(**extra) -> SlurmJob:
+    from clusterctl.validate.run import _profile_env
+
+    t = stack_target("azure-h100", H100_OUTPUTS)
+    return SlurmJob(
+        nodes=t.nodes,
+        gpus_per_node=t.gpus_per_node,
+        partition=t.partition,
+        env=_profile_env(t.sku),
+        sku=t.sku,
+        **extra,
+    )
+
+
+def test_stack_outputs_make_a_slurm_target() -> None:
+    t = stack_target("azure-h100", H100_OUTPUTS)
+    assert t.ssh.argv("true")[-3:] == ["azureuser@20.1.2.3", "--", "true"]
+    assert (t.nodes, t.gpus_per_node, t.partition) == (2, 8, "gpu")
+
+
+def test_sbatch_for_the_h100_stack() -> None:
+    text = render_sbatch(h100_job(container_image="nvcr.io/nvidia/pytorch:24.07-py3"), "o.out")
+    lines = text.splitlines()
+    for want in (
+        "#SBATCH --nodes=2",
+        "#SBATCH --gpus-per-node=8",
+        "#SBATCH --ntasks-per-node=8",
+        "#SBATCH --partition=gpu",
+        "#SBATCH --output=o.out",
+        "export NCCL_ALGO=Ring",
+        "export NCCL_TOPO_FILE=/opt/microsoft/ndv5-topo.xml",
+        "export NCCL_IB_PCI_RELAXED_ORDERING=1",
+    ):
+        assert want in lines, want
+    srun = next(line for line in lines if line.startswith("srun"))
+    assert "--mpi=pmix" in srun and "--container-image=nvcr.io/nvidia/pytorch:24.07-py3" in srun
+    assert "-b 8 -e 16G -f 2 -g 1 -c 1" in text
+
+
+def test_single_node_has_no_ring_override_and_no_image_by_default() -> None:
+    from dataclasses import replace
+
+    text = render_sbatch(replace(h100_job(), nodes=1), "o.out")
+    assert "NCCL_ALGO" not in text and "--container-image" not in text
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize(
+    "job",
+    [
+        h100_job(container_image="nvcr.io/nvidia/pytorch:24.07-py3"),
+        h100_job(),
+        SlurmJob(
+            nodes=4,
+            benchmark="probe",
+            nodelist=("n1", "n2", "n3", "n4"),
+            python="/opt/venv/bin/python",
+            pythonpath="/src/repo dir",
+        ),
+    ],
+    ids=["h100-pyxis", "h100-host", "probe"],
+)
+def test_sbatch_passes_shellcheck(job, tmp_path) -> None:
+    shellcheck = need_tool("shellcheck")
+    path = tmp_path / "job.sbatch"
+    path.write_text(render_sbatch(job, "/home/u/clusterctl-validate/x.out"))
+    proc = subprocess.run([shellcheck, "-s", "bash", str(path)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout
+
+
+class RecordedSsh(Ssh):
+    """Answers commands from a script of (prefix, stdout, rc); records what was asked."""
+
+    def __init__(self, answers: list[tuple[str, str, int]]) -> None:
+        self.answers = answers
+        self.asked: list[str] = []
+        self.inputs: list[str | None] = []
+        from clusterctl.validate.transport import SshTarget
+
+        self.target = SshTarget("sched")
+
+    def run(self, command, *, input=None, timeout=120.0, check=True):
+        self.asked.append(command)
+        self.inputs.append(input)
+        for i, (prefix, out, rc) in enumerate(self.answers):
+            if command.startswith(prefix):
+                del self.answers[i]
+                if check and rc:
+                    raise CouldNotRun(f"{command.split()[0]} failed")
+                return subprocess.CompletedProcess(command, rc, out, "boom" if rc else "")
+        raise AssertionError(f"unexpected command {command!r}")
+
+
+def test_submit_wait_collect() -> None:
+    log = (DATA / "nccl_tests_issue309_h100_2node.txt").read_text()
+    ssh = RecordedSsh(
+        [
+            ("mkdir -p", "4242\n", 0),
+            ("squeue", "4242 PENDING Resources\n", 0),
+            ("squeue", "4242 RUNNING None\n", 0),
+            ("squeue", "", 0),
+            ("sacct", "COMPLETED\n", 0),
+            ("cat ", log, 0),
+        ]
+    )
+    launcher = SlurmLauncher(ssh, sleep=lambda _: None)
+    outcome = validate_slurm(stack_target("azure-h100", H100_OUTPUTS), Options(), launcher=launcher)
+    assert outcome.status == "pass" and outcome.exit_code == 0
+    assert "sbatch --parsable" in ssh.asked[0]
+    assert "#SBATCH --nodes=2" in (ssh.inputs[0] or "")
+
+
+def test_job_that_never_starts_is_cancelled_and_could_not_run() -> None:
+    ssh = RecordedSsh(
+        [("mkdir -p", "77\n", 0)]
+        + [("squeue", "77 PENDING ReqNodeNotAvail\n", 0)] * 5
+        + [("scancel 77", "", 0)]
+    )
+    clock = iter(range(0, 1000, 30))
+    launcher = SlurmLauncher(ssh, sleep=lambda _: None)
+    import clusterctl.validate.slurm_launcher as sl
+
+    real = sl.time.monotonic
+    sl.time.monotonic = lambda: float(next(clock))  # type: ignore[assignment]
+    try:
+        with pytest.raises(CouldNotRun, match=r"never started.*ReqNodeNotAvail"):
+            launcher.run(h100_job(), timeout_s=100)
+    finally:
+        sl.time.monotonic = real  # type: ignore[assignment]
+    assert any(c.startswith("scancel 77") for c in ssh.asked)
+
+
+def test_sbatch_refusal_is_could_not_run() -> None:
+    ssh = RecordedSsh([("mkdir -p", "", 1)])
+    with pytest.raises(CouldNotRun, match=r"sbatch refused the job"):
+        SlurmLauncher(ssh).run(h100_job())
+
+
+def test_job_without_output_is_could_not_run() -> None:
+    ssh = RecordedSsh(
+        [
+            ("mkdir -p", "9\n", 0),
+            ("squeue", "", 0),
+            ("sacct", "", 1),
+            ("scontrol show job 9", "JobId=9 JobState=FAILED Reason=x", 0),
+            ("cat ", "", 0),
+        ]
+    )
+    launcher = SlurmLauncher(ssh, sleep=lambda _: None)
+    with pytest.raises(CouldNotRun, match=r"ended FAILED without output"):
+        validate_slurm(stack_target("azure-h100", H100_OUTPUTS), Options(), launcher=launcher)
