@@ -1,0 +1,27 @@
+"""Each SKU's nhc.conf carries the checks and thresholds the catalog gives for it."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from clusterctl.catalog import catalog
+from clusterctl.plan import load_stack_spec
+from clusterctl.render import render_nhc_conf
+
+
+@pytest.mark.parametrize(
+    "sku_name", ["Standard_ND96isr_H100_v5", "Standard_ND96amsr_A100_v4", "Standard_ND96asr_v4"]
+)
+def test_nhc_thresholds_come_from_the_catalog(sku_name: str) -> None:
+    spec, _ = load_stack_spec("azure-h100", [f"partitions[0].sku={sku_name}"])
+    sku = catalog().get(sku_name)
+    text = render_nhc_conf(spec, sku, catalog())
+    floor = sku.baseline(1).fail_below_gbps
+    size_gib = sku.baseline(1).message_bytes >> 30
+    assert re.search(rf"check_nccl_allreduce {floor} 1 \S+ {size_gib}G$", text, re.M)
+    ports = re.findall(rf"check_hw_ib {int(sku.fabric.gbps_per_nic)} (mlx5_ib\d):1", text)
+    assert ports == [f"mlx5_ib{i}" for i in range(sku.fabric.nics)]
+    assert f"check_gpu_count {sku.gpus}" in text
+    assert f"check_ib_bw_gdr {int(sku.fabric.gbps_per_nic * 0.95)}" in text
