@@ -124,7 +124,8 @@ class SlurmLauncher:
             results.append(JobResult(jid, state, text))
         if not self.keep_files:
             paths = " ".join(shlex.quote(p) for _, o in submitted for p in (o, o[:-4] + ".sbatch"))
-            self.ssh.run(f"rm -f {paths}", check=False)
+            d = shlex.quote(self.remote_dir)
+            self.ssh.run(f"rm -f {paths}; rmdir {d} 2>/dev/null || true", check=False)
         return results
 
     def submit(self, job: SlurmJob) -> tuple[str, str]:
