@@ -32,6 +32,7 @@ class RecordedResource:
     protect: bool = False
     urn: str = ""
     parent_urn: str | None = None
+    after_create_hooks: list[str] = field(default_factory=list)
 
     def as_json(self) -> dict[str, Any]:
         return {"type": self.type, "name": self.name, "parent": self.parent, "inputs": self.inputs}
@@ -136,6 +137,9 @@ class RecordingMonitor(pmocks.MockMonitor):
                     protect=bool(getattr(request, "protect", False)),
                     urn=response.urn,
                     parent_urn=request.parent or None,
+                    after_create_hooks=list(request.hooks.after_create)
+                    if request.HasField("hooks")
+                    else [],
                 )
             )
         return response

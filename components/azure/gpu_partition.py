@@ -19,6 +19,7 @@ from clusterctl.topology import fabric_groups
 from components.azure.cluster_secrets import ClusterSecrets
 from components.azure.images import image_reference
 from components.azure.network import AzureNetwork
+from components.azure.os_profile import linux_os_profile
 from components.tags import cloud_tags
 
 
@@ -32,10 +33,11 @@ class GpuPartition(pulumi.ComponentResource):
         *,
         network: AzureNetwork,
         secrets: ClusterSecrets,
+        hooks: pulumi.ResourceHookBinding | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ):
+        """`hooks` bind to the partition's last scale set (the post-deploy validation)."""
         super().__init__("gpu-clusters:azure:GpuPartition", name, None, opts)
-        child = pulumi.ResourceOptions(parent=self)
         sku = catalog().get(partition.sku, "azure")
         assert sku is not None  # the spec rules refuse unknown SKUs before any component runs
         custom_data = secrets.munge_key_b64.apply(
@@ -45,7 +47,8 @@ class GpuPartition(pulumi.ComponentResource):
         )
         image = image_reference("gpuNodes", partition.image)
         self.scale_sets = []
-        for group in fabric_groups(partition.name, partition.nodes):
+        groups = fabric_groups(partition.name, partition.nodes)
+        for group in groups:
             tags = cloud_tags(
                 spec,
                 stack,
@@ -73,22 +76,12 @@ class GpuPartition(pulumi.ComponentResource):
                 upgrade_policy={"mode": "Manual"},
                 virtual_machine_profile={
                     **spot,
-                    "os_profile": {
-                        "computer_name_prefix": f"{group.name}-",
-                        "admin_username": spec.ssh.admin_user,
-                        "custom_data": custom_data,
-                        "linux_configuration": {
-                            "disable_password_authentication": True,
-                            "ssh": {
-                                "public_keys": [
-                                    {
-                                        "path": f"/home/{spec.ssh.admin_user}/.ssh/authorized_keys",
-                                        "key_data": secrets.public_key,
-                                    }
-                                ]
-                            },
-                        },
-                    },
+                    "os_profile": linux_os_profile(
+                        spec,
+                        secrets.public_key,
+                        computer_name_prefix=f"{group.name}-",
+                        custom_data=custom_data,
+                    ),
                     "storage_profile": {
                         "image_reference": image,
                         "os_disk": {
@@ -115,7 +108,9 @@ class GpuPartition(pulumi.ComponentResource):
                     },
                 },
                 tags=tags,
-                opts=child,
+                opts=pulumi.ResourceOptions(
+                    parent=self, hooks=hooks if group is groups[-1] else None
+                ),
             )
             self.scale_sets.append((group, vmss))
         self.register_outputs({"scaleSets": [v.name for _, v in self.scale_sets]})

@@ -12,6 +12,7 @@ from clusterctl.spec import ClusterSpec
 from components.azure.cluster_secrets import ClusterSecrets
 from components.azure.images import image_reference
 from components.azure.network import AzureNetwork
+from components.azure.os_profile import linux_os_profile
 from components.tags import cloud_tags
 
 JUMP_HOST_SKU = "Standard_D4s_v5"
@@ -61,21 +62,9 @@ class JumpHost(pulumi.ComponentResource):
             resource_group_name=rg,
             location=spec.region,
             hardware_profile={"vm_size": JUMP_HOST_SKU},
-            os_profile={
-                "computer_name": f"{spec.name}-jump",
-                "admin_username": spec.ssh.admin_user,
-                "linux_configuration": {
-                    "disable_password_authentication": True,
-                    "ssh": {
-                        "public_keys": [
-                            {
-                                "path": f"/home/{spec.ssh.admin_user}/.ssh/authorized_keys",
-                                "key_data": secrets.public_key,
-                            }
-                        ]
-                    },
-                },
-            },
+            os_profile=linux_os_profile(
+                spec, secrets.public_key, computer_name=f"{spec.name}-jump"
+            ),
             storage_profile={
                 "image_reference": image_reference("scheduler"),
                 "os_disk": {"create_option": "FromImage", "delete_option": "Delete"},

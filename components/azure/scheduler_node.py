@@ -17,6 +17,7 @@ from clusterctl.spec import ClusterSpec
 from components.azure.cluster_secrets import ClusterSecrets
 from components.azure.images import image_reference
 from components.azure.network import AzureNetwork
+from components.azure.os_profile import linux_os_profile
 from components.azure.scheduler_identity import SchedulerIdentity
 from components.tags import cloud_tags
 
@@ -90,22 +91,12 @@ class SchedulerNode(pulumi.ComponentResource):
             resource_group_name=rg.name,
             location=spec.region,
             hardware_profile={"vm_size": head_sku(spec)},
-            os_profile={
-                "computer_name": scheduler_host(spec),
-                "admin_username": spec.ssh.admin_user,
-                "custom_data": custom_data,
-                "linux_configuration": {
-                    "disable_password_authentication": True,
-                    "ssh": {
-                        "public_keys": [
-                            {
-                                "path": f"/home/{spec.ssh.admin_user}/.ssh/authorized_keys",
-                                "key_data": secrets.public_key,
-                            }
-                        ]
-                    },
-                },
-            },
+            os_profile=linux_os_profile(
+                spec,
+                secrets.public_key,
+                computer_name=scheduler_host(spec),
+                custom_data=custom_data,
+            ),
             storage_profile={
                 "image_reference": image_reference("scheduler"),
                 "os_disk": {

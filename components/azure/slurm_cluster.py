@@ -48,6 +48,14 @@ class AzureSlurmCluster(pulumi.ComponentResource):
             if spec.ssh.access == "jumphost"
             else None
         )
+        cat = catalog()
+        address = (
+            self.scheduler.public_ip.ip_address
+            if self.scheduler.public_ip is not None
+            else self.scheduler.private_ip
+        )
+        hooks = self._validation_hook(spec, stack, address)
+        last = spec.partitions[-1].name
         self.partitions = [
             GpuPartition(
                 f"{name}-{part.name}",
@@ -56,16 +64,11 @@ class AzureSlurmCluster(pulumi.ComponentResource):
                 part,
                 network=self.network,
                 secrets=self.secrets,
+                hooks=hooks if part.name == last else None,
                 opts=pulumi.ResourceOptions(parent=self, depends_on=[self.scheduler.vm]),
             )
             for part in spec.partitions
         ]
-        cat = catalog()
-        address = (
-            self.scheduler.public_ip.ip_address
-            if self.scheduler.public_ip is not None
-            else self.scheduler.private_ip
-        )
         self.outputs = {
             "resourceGroupName": self.network.resource_group.name,
             "schedulerHost": scheduler_host(spec),
@@ -98,3 +101,27 @@ class AzureSlurmCluster(pulumi.ComponentResource):
         return pulumi.Output.concat(
             "ssh -J ", user, "@", self.jump_host.public_ip.ip_address, " ", user, "@", address
         )
+
+    def post_deploy_validation_outputs(self, spec: ClusterSpec) -> dict:
+        """What the NCCL validation needs to reach the cluster, known before the nodes exist."""
+        return {
+            "schedulerHost": scheduler_host(spec),
+            "adminUser": spec.ssh.admin_user,
+            "drainPrefix": spec.health_checks.drain_prefix,
+            "partitions": [
+                {"name": p.name, "sku": p.sku, "nodes": p.nodes} for p in spec.partitions
+            ],
+        }
+
+    def _validation_hook(
+        self, spec: ClusterSpec, stack: str, address: pulumi.Output[str]
+    ) -> pulumi.ResourceHookBinding | None:
+        """Post-deploy NCCL validation (validation.nccl.onDeploy): runs after the last scale set
+        is created; hooks never fire under mocks, so clusterctl/validate/hook.py is tested apart."""
+        if not spec.validation.nccl.on_deploy:
+            return None
+        from clusterctl.validate.hook import nccl_hook_binding
+
+        known = self.post_deploy_validation_outputs(spec)
+        address.apply(lambda value: known.__setitem__("schedulerAddress", value))
+        return nccl_hook_binding(spec, stack, lambda: dict(known))

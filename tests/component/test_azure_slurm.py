@@ -134,3 +134,11 @@ def test_outputs_for_later_commands(h100) -> None:
     assert out["partitions"][0]["sku"] == "Standard_ND96isr_H100_v5"
     assert out["partitions"][0]["nodes"] == 2
     assert out["costPerHourUsd"] > 190
+
+
+def test_post_deploy_validation_hook_binds_to_the_last_scale_set(h100) -> None:
+    assert all(not r.after_create_hooks for r in h100.run.resources)
+    plan = plan_stack("azure-h100", "validation.nccl.onDeploy=true", "partitions[0].nodes=150")
+    sets = sorted(resources(plan, VMSS, at_least=2), key=lambda r: r.inputs["vmScaleSetName"])
+    assert [bool(s.after_create_hooks) for s in sets] == [False, True]
+    assert sets[-1].after_create_hooks == ["h100-nccl-validation"]
