@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from clusterctl.catalog import Catalog
-from clusterctl.rules import head_sku
+from clusterctl.rules import JUMP_HOST_SKU, head_sku
 from clusterctl.spec import ClusterSpec
 
 
@@ -47,7 +47,7 @@ def cost_per_hour(spec: ClusterSpec, cat: Catalog) -> Cost:
     if spec.scheduler == "slurm":
         lines.append(_line(cat, "head node", head_sku(spec), 1))
         if spec.ssh.access == "jumphost":
-            lines.append(_line(cat, "jump host", "Standard_D4s_v5", 1))
+            lines.append(_line(cat, "jump host", JUMP_HOST_SKU, 1))
     else:
         lines.append(_line(cat, "system nodes", head_sku(spec), spec.kubernetes.system_nodes))
     for part in spec.partitions:

@@ -24,6 +24,7 @@ DOC_RANGES = [
     ipaddress.ip_network(n) for n in ("192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24")
 ]
 DEFAULT_HEAD_SKU = {"azure": "Standard_D8s_v5", "aws": "m6i.2xlarge"}
+JUMP_HOST_SKU = "Standard_D4s_v5"
 SUPPORTED = {("azure", "slurm"), ("azure", "kubernetes"), ("aws", "kubernetes")}
 
 

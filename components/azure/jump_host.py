@@ -8,14 +8,14 @@ from __future__ import annotations
 import pulumi
 import pulumi_azure_native as azure
 
+from clusterctl.rules import JUMP_HOST_SKU
 from clusterctl.spec import ClusterSpec
 from components.azure.cluster_secrets import ClusterSecrets
 from components.azure.images import image_reference
 from components.azure.network import AzureNetwork
 from components.azure.os_profile import linux_os_profile
+from components.azure.public_ip import static_public_ip
 from components.tags import cloud_tags
-
-JUMP_HOST_SKU = "Standard_D4s_v5"
 
 
 class JumpHost(pulumi.ComponentResource):
@@ -33,15 +33,7 @@ class JumpHost(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
         tags = cloud_tags(spec, stack, **{"gpu-clusters:role": "jumphost"})
         rg = network.resource_group.name
-        self.public_ip = azure.network.PublicIPAddress(
-            f"{name}-pip",
-            resource_group_name=rg,
-            location=spec.region,
-            sku={"name": "Standard"},
-            public_ip_allocation_method="Static",
-            tags=tags,
-            opts=child,
-        )
+        self.public_ip = static_public_ip(f"{name}-pip", spec, rg, tags, self)
         nic = azure.network.NetworkInterface(
             f"{name}-nic",
             resource_group_name=rg,

@@ -18,6 +18,7 @@ from components.azure.cluster_secrets import ClusterSecrets
 from components.azure.images import image_reference
 from components.azure.network import AzureNetwork
 from components.azure.os_profile import linux_os_profile
+from components.azure.public_ip import static_public_ip
 from components.azure.scheduler_identity import SchedulerIdentity
 from components.tags import cloud_tags
 
@@ -46,15 +47,7 @@ class SchedulerNode(pulumi.ComponentResource):
         )
         self.public_ip = None
         if spec.ssh.access == "direct":
-            self.public_ip = azure.network.PublicIPAddress(
-                f"{name}-pip",
-                resource_group_name=rg.name,
-                location=spec.region,
-                sku={"name": "Standard"},
-                public_ip_allocation_method="Static",
-                tags=tags,
-                opts=child,
-            )
+            self.public_ip = static_public_ip(f"{name}-pip", spec, rg.name, tags, self)
         ip_config: dict = {
             "name": "primary",
             "subnet": {"id": network.scheduler_subnet.id},

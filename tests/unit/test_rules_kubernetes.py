@@ -126,8 +126,10 @@ def test_the_other_fabric_exits_2(stack: str, override: str) -> None:
 
 
 def test_shipped_stacks_have_no_errors() -> None:
-    for stack in ("aws-p5", "aks-h100"):
-        load_stack_spec(stack, [])
+    for stack, cloud in (("aws-p5", "aws"), ("aks-h100", "azure")):
+        spec, findings = load_stack_spec(stack, [])
+        assert (spec.cloud, spec.scheduler) == (cloud, "kubernetes")
+        assert [f for f in findings if f.level == "error"] == []
 
 
 def test_non_efa_gpu_node_group_over_two_zones(fabricless_catalog: Path) -> None:
