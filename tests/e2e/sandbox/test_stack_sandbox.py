@@ -23,6 +23,7 @@ def stack_sandbox(new_workdir, no_trace):
     yield workdir, info
     sandbox_flow.down(workdir)
     no_trace(workdir)
+    workdir.rmdir()
 
 
 def sinfo(workdir) -> dict[str, tuple[str, str]]:
