@@ -3,8 +3,8 @@
 import pulumi
 
 from clusterctl.errors import UserError
-from clusterctl.spec import CONFIG_NAMESPACE
-from clusterctl.validation import load_spec
+from clusterctl.spec.load import load_spec
+from clusterctl.spec.model import CONFIG_NAMESPACE
 from components.program import run
 
 try:

@@ -13,7 +13,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from clusterctl import sandbox, sandbox_flow
+from clusterctl import sandbox
+from clusterctl.sandbox import stack as sandbox_flow
 
 
 def main() -> None:

@@ -10,9 +10,9 @@ from typing import Any
 
 import pulumi
 
-from clusterctl.catalog import catalog
-from clusterctl.cost import cost_per_hour
-from clusterctl.spec import ClusterSpec
+from clusterctl.spec.catalog import catalog
+from clusterctl.spec.cost import cost_per_hour
+from clusterctl.spec.model import ClusterSpec
 
 
 def build(spec: ClusterSpec, stack: str) -> dict[str, Any]:

@@ -18,7 +18,7 @@ def repo_root() -> Path:
 
 
 def plan_stack(stack: str, *overrides: str):
-    from clusterctl.plan import make_plan
+    from clusterctl.plan.program import make_plan
 
     return make_plan(stack, list(overrides))
 

@@ -18,7 +18,7 @@ from rich.console import Console
 from clusterctl.lifecycle.errors import OperationFailed, error_text, failure_lines
 from clusterctl.lifecycle.progress import live
 from clusterctl.lifecycle.retry import Backoff, GaveUp
-from clusterctl.lifecycle.state import (
+from clusterctl.lifecycle.stack_export import (
     StateResource,
     cloud_resources,
     kept_by_protection,

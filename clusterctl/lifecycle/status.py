@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from clusterctl.cost import Cost
-from clusterctl.lifecycle.state import StateResource, cloud_resources, compute_since
-from clusterctl.rules import head_sku
-from clusterctl.spec import CONFIG_KEY, ClusterSpec
+from clusterctl.lifecycle.stack_export import StateResource, cloud_resources, compute_since
+from clusterctl.spec.cost import Cost
+from clusterctl.spec.defaults import head_sku
+from clusterctl.spec.model import CONFIG_KEY, ClusterSpec
 
 
 @dataclass(frozen=True)

@@ -13,8 +13,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
-from clusterctl.spec import ClusterSpec
-from components.tags import STACK_TAG
+from clusterctl.spec.model import ClusterSpec
+from clusterctl.spec.tags import STACK_TAG
 
 
 @dataclass(frozen=True)

@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from clusterctl.errors import UserError
-from clusterctl.paths import data_root
-from clusterctl.spec import ClusterSpec
-from clusterctl.stackfile import read_stack_config
-from clusterctl.validation import load_spec
+from clusterctl.project import data_root
+from clusterctl.spec.load import load_spec
+from clusterctl.spec.model import ClusterSpec
+from clusterctl.spec.stackfile import read_stack_config
 
 if TYPE_CHECKING:
     from pulumi.automation import PulumiCommand, Stack

@@ -7,7 +7,6 @@ exec(workdir, ["srun", "-N4", "hostname"])
 down(workdir)
 """
 
-from .drains import node_info, resume_our_drains
 from .faults import (
     clear_health_check,
     clear_link,
@@ -17,6 +16,7 @@ from .faults import (
     slow_link,
 )
 from .layout import sandbox_site
+from .node_state import node_info, resume_our_drains
 from .runtime import SandboxStatus, down, exec, exec_on_node, ssh_argv, status, up
 from .state import SandboxError, SandboxState
 

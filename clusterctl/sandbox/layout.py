@@ -6,7 +6,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..site import SlurmSite
+from clusterctl.render.site import SlurmSite
+
 from . import devices, netns, state
 
 CONTROLLER_HOST = "scheduler"  # the same SlurmctldHost name as in the cloud

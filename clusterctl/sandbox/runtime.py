@@ -12,7 +12,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..site import SlurmSite
+from clusterctl.render.site import SlurmSite
+
 from . import cgroups, daemons, devices, netns, preflight, sshd
 from .health import stand_in_script
 from .layout import Layout

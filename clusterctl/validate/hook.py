@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from clusterctl.spec import ClusterSpec, NcclValidationSpec
+from clusterctl.spec.model import ClusterSpec, NcclValidationSpec
 from clusterctl.validate import CouldNotRun
 
 Verdict = Literal["pass", "warn", "fail", "skipped"]

@@ -49,7 +49,7 @@ def build_mpijob(
     deadline_s: int = 1800,
 ) -> dict[str, Any]:
     """The MPIJob for the `ncclLauncher` stack output (see clusterctl/k8s_bundle.py)."""
-    from clusterctl.render import render_template
+    from clusterctl.render.engine import render_template
 
     workers = int(launcher["workers"])
     slots = int(launcher["slotsPerWorker"])

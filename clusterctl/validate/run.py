@@ -87,8 +87,8 @@ def parse_output(text: str, where: str) -> NcclRun:
 def catalog_thresholds(sku: str | None, nodes: int, opts: Options) -> Thresholds:
     baseline = None
     if sku is not None:
-        from clusterctl.catalog import catalog
         from clusterctl.errors import UserError
+        from clusterctl.spec.catalog import catalog
 
         found = catalog().get(sku)
         if found is None:
@@ -135,7 +135,7 @@ def validate(target: Target, opts: Options, **deps: Any) -> Outcome:
 def _profile_env(sku: str | None) -> dict[str, str]:
     if sku is None:
         return {}
-    from clusterctl.catalog import catalog
+    from clusterctl.spec.catalog import catalog
 
     cat = catalog()
     found = cat.get(sku)

@@ -119,7 +119,7 @@ def resolve(
 def _sku_gpus(sku: str | None) -> int:
     if sku is None:
         return 8
-    from clusterctl.catalog import catalog
+    from clusterctl.spec.catalog import catalog
 
     found = catalog().get(sku)
     if found is None:
@@ -129,8 +129,8 @@ def _sku_gpus(sku: str | None) -> int:
 
 def launcher_for_sku(sku_name: str, nodes: int) -> dict[str, Any]:
     """An `ncclLauncher`-like dict for a cluster made elsewhere."""
-    from clusterctl.catalog import catalog
-    from clusterctl.k8s_bundle import FALLBACK_NCCL_TESTS_IMAGE, NCCL_TESTS_BINARY
+    from clusterctl.spec.catalog import catalog
+    from clusterctl.spec.kubernetes import FALLBACK_NCCL_TESTS_IMAGE, NCCL_TESTS_BINARY
 
     cat = catalog()
     sku = cat.get(sku_name)
@@ -208,7 +208,7 @@ def outputs_from_checkpoint(doc: dict[str, Any]) -> dict[str, Any]:
 
 def read_stack_outputs(stack: str) -> dict[str, Any]:
     """The file backend's checkpoint if there is one, else `pulumi stack output --json`."""
-    from clusterctl.paths import data_root
+    from clusterctl.project import data_root
 
     root = data_root()
     for path in (

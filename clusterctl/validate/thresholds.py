@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from clusterctl.catalog import Baseline
 from clusterctl.errors import UserError
 from clusterctl.nccl.judge import Thresholds
+from clusterctl.spec.catalog import Baseline
 
 GIB = 1 << 30
 # With no published warning level but a published expected figure, warn below 97% of it:

@@ -9,8 +9,8 @@ from __future__ import annotations
 import pulumi
 import pulumi_aws as aws
 
-from clusterctl.efa import efa_interfaces
-from clusterctl.spec import PartitionSpec
+from clusterctl.spec.efa import efa_interfaces
+from clusterctl.spec.model import PartitionSpec
 
 IMDS_HOP_LIMIT = 2
 """2, not 1: pods on the node (one hop further, behind the CNI) still reach IMDSv2."""

@@ -13,10 +13,11 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from clusterctl.catalog import catalog
-from clusterctl.k8s_bundle import kubernetes_version, nccl_launcher
-from clusterctl.rules import head_sku
-from clusterctl.spec import ClusterSpec
+from clusterctl.spec.catalog import catalog
+from clusterctl.spec.defaults import head_sku
+from clusterctl.spec.kubernetes import kubernetes_version, nccl_launcher
+from clusterctl.spec.model import ClusterSpec
+from clusterctl.spec.tags import cloud_tags, k8s_labels
 from components.aws.access import EksAdminAccess, principal_arn
 from components.aws.efa_security_group import EfaSecurityGroup
 from components.aws.gpu_node_group import EksGpuNodeGroup
@@ -25,7 +26,6 @@ from components.aws.kubeconfig import eks_kubeconfig
 from components.aws.system_node_group import EksSystemNodeGroup
 from components.aws.vpc import EksVpc
 from components.k8s.gpu_addons import KubernetesGpuAddons
-from components.tags import cloud_tags, k8s_labels
 
 CONTROL_PLANE_LOGS = ["api", "audit", "authenticator"]
 MANAGED_ADDONS = ("vpc-cni", "coredns", "kube-proxy")

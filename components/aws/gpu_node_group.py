@@ -6,9 +6,9 @@ from __future__ import annotations
 import pulumi
 import pulumi_aws as aws
 
-from clusterctl.catalog import Sku
-from clusterctl.k8s_bundle import GPU_TAINT, node_labels
-from clusterctl.spec import PartitionSpec
+from clusterctl.spec.catalog import Sku
+from clusterctl.spec.kubernetes import GPU_TAINT, node_labels
+from clusterctl.spec.model import PartitionSpec
 from components.aws.efa_launch_template import gpu_launch_template
 
 GPU_AMI_TYPE = "AL2023_x86_64_NVIDIA"

@@ -11,8 +11,8 @@ import json
 import pulumi
 import pulumi_aws as aws
 
-from clusterctl.spec import ClusterSpec
-from components.tags import cloud_tags
+from clusterctl.spec.model import ClusterSpec
+from clusterctl.spec.tags import cloud_tags
 
 CLUSTER_POLICIES = ("AmazonEKSClusterPolicy",)
 NODE_POLICIES = (

@@ -13,15 +13,15 @@ import pulumi
 import pulumi_azure_native as azure
 import pulumi_kubernetes as k8s
 
-from clusterctl.catalog import catalog
-from clusterctl.k8s_bundle import fabric_kind, kubernetes_version, nccl_launcher
-from clusterctl.rules import head_sku
-from clusterctl.spec import ClusterSpec
+from clusterctl.spec.catalog import catalog
+from clusterctl.spec.defaults import head_sku
+from clusterctl.spec.kubernetes import fabric_kind, kubernetes_version, nccl_launcher
+from clusterctl.spec.model import ClusterSpec
+from clusterctl.spec.tags import cloud_tags, k8s_labels
 from components.azure.aks_gpu_node_pool import AksGpuNodePool, agent_pool_name, gpu_driver
 from components.azure.aks_infiniband_feature import AksInfinibandFeature
 from components.azure.aks_kubeconfig import aks_kubeconfig
 from components.k8s.gpu_addons import KubernetesGpuAddons
-from components.tags import cloud_tags, k8s_labels
 
 
 class AksGpuCluster(pulumi.ComponentResource):

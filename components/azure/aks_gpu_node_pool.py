@@ -6,8 +6,8 @@ from __future__ import annotations
 import pulumi
 import pulumi_azure_native as azure
 
-from clusterctl.k8s_bundle import GPU_TAINT, node_labels
-from clusterctl.spec import ClusterSpec, PartitionSpec
+from clusterctl.spec.kubernetes import GPU_TAINT, node_labels
+from clusterctl.spec.model import ClusterSpec, PartitionSpec
 
 AGENT_POOL_NAME_MAX = 12
 """Linux node pool names: lowercase letters and digits, at most 12 characters."""

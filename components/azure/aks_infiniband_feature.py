@@ -11,7 +11,7 @@ from __future__ import annotations
 import pulumi
 import pulumi_azure_native as azure
 
-from clusterctl.k8s_bundle import AKS_INFINIBAND_FEATURE
+from clusterctl.spec.kubernetes import AKS_INFINIBAND_FEATURE
 
 
 class AksInfinibandFeature(pulumi.ComponentResource):

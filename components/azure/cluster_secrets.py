@@ -6,7 +6,7 @@ import pulumi
 import pulumi_random as random
 import pulumi_tls as tls
 
-from clusterctl.spec import ClusterSpec
+from clusterctl.spec.model import ClusterSpec
 
 MUNGE_KEY_BYTES = 1024
 

@@ -12,15 +12,15 @@ import base64
 import pulumi
 import pulumi_azure_native as azure
 
-from clusterctl.catalog import catalog
-from clusterctl.render import render_cloud_init
-from clusterctl.spec import ClusterSpec, PartitionSpec
-from clusterctl.topology import fabric_groups
+from clusterctl.render.engine import render_cloud_init
+from clusterctl.spec.catalog import catalog
+from clusterctl.spec.model import ClusterSpec, PartitionSpec
+from clusterctl.spec.tags import cloud_tags
+from clusterctl.spec.topology import fabric_groups
 from components.azure.cluster_secrets import ClusterSecrets
 from components.azure.images import image_reference
 from components.azure.network import AzureNetwork
 from components.azure.os_profile import linux_os_profile
-from components.tags import cloud_tags
 
 
 class GpuPartition(pulumi.ComponentResource):

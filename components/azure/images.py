@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from clusterctl.catalog import catalog
+from clusterctl.spec.catalog import catalog
 
 
 def image_reference(kind: str, override: str | None = None) -> dict[str, str]:

@@ -8,14 +8,14 @@ from __future__ import annotations
 import pulumi
 import pulumi_azure_native as azure
 
-from clusterctl.rules import JUMP_HOST_SKU
-from clusterctl.spec import ClusterSpec
+from clusterctl.spec.defaults import JUMP_HOST_SKU
+from clusterctl.spec.model import ClusterSpec
+from clusterctl.spec.tags import cloud_tags
 from components.azure.cluster_secrets import ClusterSecrets
 from components.azure.images import image_reference
 from components.azure.network import AzureNetwork
 from components.azure.os_profile import linux_os_profile
 from components.azure.public_ip import static_public_ip
-from components.tags import cloud_tags
 
 
 class JumpHost(pulumi.ComponentResource):

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pulumi
 import pulumi_azure_native as azure
 
-from clusterctl.addressing import subnet_plan
-from clusterctl.spec import ClusterSpec
-from components.tags import cloud_tags
+from clusterctl.spec.addressing import subnet_plan
+from clusterctl.spec.model import ClusterSpec
+from clusterctl.spec.tags import cloud_tags
 
 
 class AzureNetwork(pulumi.ComponentResource):

@@ -6,7 +6,7 @@ from typing import Any
 
 import pulumi
 
-from clusterctl.spec import ClusterSpec
+from clusterctl.spec.model import ClusterSpec
 
 
 def linux_os_profile(

@@ -11,16 +11,16 @@ import base64
 import pulumi
 import pulumi_azure_native as azure
 
-from clusterctl.render import render_cloud_init, scheduler_host
-from clusterctl.rules import head_sku
-from clusterctl.spec import ClusterSpec
+from clusterctl.render.engine import render_cloud_init, scheduler_host
+from clusterctl.spec.defaults import head_sku
+from clusterctl.spec.model import ClusterSpec
+from clusterctl.spec.tags import cloud_tags
 from components.azure.cluster_secrets import ClusterSecrets
 from components.azure.images import image_reference
 from components.azure.network import AzureNetwork
 from components.azure.os_profile import linux_os_profile
 from components.azure.public_ip import static_public_ip
 from components.azure.scheduler_identity import SchedulerIdentity
-from components.tags import cloud_tags
 
 
 class SchedulerNode(pulumi.ComponentResource):

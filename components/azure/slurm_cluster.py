@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import pulumi
 
-from clusterctl.catalog import catalog
-from clusterctl.cost import cost_per_hour
-from clusterctl.render import scheduler_host
-from clusterctl.spec import ClusterSpec
+from clusterctl.render.engine import scheduler_host
+from clusterctl.spec.catalog import catalog
+from clusterctl.spec.cost import cost_per_hour
+from clusterctl.spec.model import ClusterSpec
 from components.azure.cluster_secrets import ClusterSecrets
 from components.azure.gpu_partition import GpuPartition
 from components.azure.jump_host import JumpHost

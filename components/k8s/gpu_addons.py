@@ -9,19 +9,14 @@ from __future__ import annotations
 import pulumi
 import pulumi_kubernetes as k8s
 
-from clusterctl.catalog import catalog
-from clusterctl.k8s_bundle import (
-    cluster_manifests,
-    helm_addons,
-    load_manifest_docs,
-    mpi_operator_manifest_url,
-    mpi_operator_version,
-)
-from clusterctl.spec import ClusterSpec
+from clusterctl.render.kubernetes import cluster_manifests, load_manifest_docs
+from clusterctl.spec.catalog import catalog
+from clusterctl.spec.kubernetes import helm_addons, mpi_operator_manifest_url, mpi_operator_version
+from clusterctl.spec.model import ClusterSpec
+from clusterctl.spec.tags import k8s_labels
 from components.k8s.helm_addon import HelmAddonRelease
 from components.k8s.manifest import apply_manifest
 from components.k8s.mpi_operator import MpiOperator
-from components.tags import k8s_labels
 
 
 class KubernetesGpuAddons(pulumi.ComponentResource):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pulumi
 import pulumi_kubernetes as k8s
 
-from clusterctl.k8s_bundle import HelmAddon
+from clusterctl.spec.kubernetes import HelmAddon
 
 SHARED_NAMESPACES = {"kube-system", "default"}
 

@@ -8,9 +8,10 @@ import re
 import pytest
 import yaml
 
-from clusterctl.catalog import catalog
-from clusterctl.k8s_bundle import IB_RESOURCE, chart_pins, render_k8s_bundle
-from components.tags import STACK_LABEL, STACK_TAG
+from clusterctl.render.kubernetes import render_k8s_bundle
+from clusterctl.spec.catalog import catalog
+from clusterctl.spec.kubernetes import IB_RESOURCE, chart_pins
+from clusterctl.spec.tags import STACK_LABEL, STACK_TAG
 from tests.conftest import plan_stack, resources
 
 POOL = "azure-native:containerservice:AgentPool"

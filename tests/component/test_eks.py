@@ -7,10 +7,10 @@ import re
 
 import pytest
 
-from clusterctl.catalog import catalog
-from clusterctl.k8s_bundle import FALLBACK_CHARTS, chart_pins
+from clusterctl.spec.catalog import catalog
+from clusterctl.spec.kubernetes import FALLBACK_CHARTS, chart_pins
+from clusterctl.spec.tags import STACK_LABEL, STACK_TAG
 from components.aws.access import principal_arn
-from components.tags import STACK_LABEL, STACK_TAG
 from tests.conftest import plan_stack, resources
 
 LT = "aws:ec2/launchTemplate:LaunchTemplate"

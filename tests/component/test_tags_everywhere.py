@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from clusterctl.stackfile import available_stacks
-from components.tags import STACK_LABEL, STACK_TAG
+from clusterctl.spec.stackfile import available_stacks
+from clusterctl.spec.tags import STACK_LABEL, STACK_TAG
 from tests.conftest import plan_stack
 
 

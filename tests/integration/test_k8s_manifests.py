@@ -17,9 +17,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from clusterctl.catalog import catalog
-from clusterctl.k8s_bundle import kubernetes_version, render_k8s_bundle
-from clusterctl.plan import load_stack_spec
+from clusterctl.render.kubernetes import render_k8s_bundle
+from clusterctl.spec.catalog import catalog
+from clusterctl.spec.kubernetes import kubernetes_version
+from clusterctl.spec.load import load_stack_spec
 from tests.conftest import need_tool
 
 pytestmark = pytest.mark.integration

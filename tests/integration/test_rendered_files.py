@@ -15,7 +15,7 @@ STACKS = ["azure-h100", "azure-a100"]
 
 @pytest.fixture(scope="module", params=STACKS)
 def bundle(request, tmp_path_factory):
-    from clusterctl.plan import write_plan
+    from clusterctl.plan.program import write_plan
 
     out = tmp_path_factory.mktemp(request.param)
     plan = plan_stack(request.param)

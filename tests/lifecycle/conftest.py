@@ -16,9 +16,9 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from clusterctl.cli_lifecycle import Deps, register
+from clusterctl.cli.lifecycle import Deps, register
 from clusterctl.lifecycle.retry import Backoff
-from clusterctl.lifecycle.state import parse_time
+from clusterctl.lifecycle.stack_export import parse_time
 from clusterctl.lifecycle.survivors import CheckUnavailable, CloudResource
 
 ROOT = Path(__file__).resolve().parents[2]

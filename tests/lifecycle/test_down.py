@@ -221,7 +221,7 @@ def test_down_of_a_missing_stack_still_asks_the_cloud(env):
 
 MAIN = """
 from clusterctl.cli import app, main
-from clusterctl.cli_lifecycle import register
+from clusterctl.cli.lifecycle import register
 if not any((c.name or c.callback.__name__) == "down" for c in app.registered_commands):
     register(app)
 main()

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from clusterctl.catalog import catalog
-from clusterctl.cost import cost_per_hour
 from clusterctl.lifecycle.workspace import find_project, load_spec_for
+from clusterctl.spec.catalog import catalog
+from clusterctl.spec.cost import cost_per_hour
 from tests.lifecycle.conftest import STACK
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from clusterctl.catalog import catalog, load_catalog
 from clusterctl.errors import UserError
-from clusterctl.paths import config_dir
+from clusterctl.project import config_dir
+from clusterctl.spec.catalog import catalog, load_catalog
 
 FACTS = {  # type: (cloud, gpus, gpu model, fabric kind, fabric NICs)
     "Standard_ND96asr_v4": ("azure", 8, "A100", "infiniband", 8),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from clusterctl.efa import efa_interfaces
+from clusterctl.spec.efa import efa_interfaces
 
 
 @pytest.mark.parametrize(("efa_count", "sku"), [(32, "p5.48xlarge"), (16, "p5en"), (4, "p4d")])

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from clusterctl.bundle import render_bundle
-from clusterctl.plan import load_stack_spec
+from clusterctl.render.bundle import render_bundle
+from clusterctl.spec.load import load_stack_spec
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden"
 

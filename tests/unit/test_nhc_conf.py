@@ -6,9 +6,9 @@ import re
 
 import pytest
 
-from clusterctl.catalog import catalog
-from clusterctl.plan import load_stack_spec
-from clusterctl.render import render_nhc_conf
+from clusterctl.render.engine import render_nhc_conf
+from clusterctl.spec.catalog import catalog
+from clusterctl.spec.load import load_stack_spec
 
 
 @pytest.mark.parametrize(

@@ -12,13 +12,13 @@ from types import SimpleNamespace
 import pytest
 import yaml
 
-import clusterctl.rules_kubernetes as rk
-from clusterctl.catalog import Catalog, catalog, load_catalog
+import clusterctl.spec.rules_k8s as rk
 from clusterctl.errors import SpecError
-from clusterctl.paths import config_dir
-from clusterctl.spec import CONFIG_KEY
-from clusterctl.stackfile import apply_overrides, read_stack_config
-from clusterctl.validation import load_spec
+from clusterctl.project import config_dir
+from clusterctl.spec.catalog import Catalog, catalog, load_catalog
+from clusterctl.spec.load import load_spec
+from clusterctl.spec.model import CONFIG_KEY
+from clusterctl.spec.stackfile import apply_overrides, read_stack_config
 
 CLUSTERCTL = [sys.executable, "-m", "clusterctl"]
 # GPU types without an RDMA fabric, added to a copy of the shipped catalog when it has none.

@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from clusterctl.errors import SpecError
-from clusterctl.plan import load_stack_spec
+from clusterctl.spec.load import load_stack_spec
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:
@@ -73,8 +73,8 @@ def test_cli_exits_2_with_one_line_per_problem_and_no_traceback() -> None:
 
 
 def test_typo_in_config_key_is_an_error(tmp_path, monkeypatch) -> None:
-    from clusterctl import stackfile
     from clusterctl.errors import UserError
+    from clusterctl.spec import stackfile
 
     (tmp_path / "Pulumi.x.yaml").write_text("config:\n  gpu-clusters:clsuter: {}\n")
     with pytest.raises(UserError) as caught:

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from clusterctl.errors import UserError
-from clusterctl.stackfile import apply_overrides, parse_path
+from clusterctl.spec.stackfile import apply_overrides, parse_path
 
 
 def test_parse_path() -> None:
@@ -33,7 +33,7 @@ def test_committed_json_schema_is_current() -> None:
     import json
     from pathlib import Path
 
-    from clusterctl.schema import cluster_schema
+    from clusterctl.spec.schema import cluster_schema
 
     committed = json.loads((Path(__file__).parents[2] / "config/cluster.schema.json").read_text())
     assert committed == cluster_schema(), "run `clusterctl schema` and commit the result"

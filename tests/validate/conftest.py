@@ -8,7 +8,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from clusterctl.cli_validate import register
+from clusterctl.cli.validate import register
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "nccl"
 HERE = Path(__file__).resolve().parent / "data"

@@ -6,7 +6,7 @@ import pytest
 
 from clusterctl.nccl.judge import Thresholds, judge
 from clusterctl.nccl.parse import parse_all_reduce
-from clusterctl.spec import NcclValidationSpec
+from clusterctl.spec.model import NcclValidationSpec
 from clusterctl.validate import CouldNotRun
 from clusterctl.validate.hook import post_deploy_check
 from clusterctl.validate.run import Outcome

@@ -2,11 +2,11 @@ from __future__ import annotations
 
 import pytest
 
-from clusterctl.catalog import Baseline
 from clusterctl.errors import UserError
 from clusterctl.nccl.emit import format_all_reduce, row_from_times
 from clusterctl.nccl.judge import judge
 from clusterctl.nccl.parse import parse_all_reduce
+from clusterctl.spec.catalog import Baseline
 from clusterctl.validate.thresholds import Overrides, choose
 
 GIB = 1 << 30

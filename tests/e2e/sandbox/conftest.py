@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from clusterctl.render.site import SlurmSite
 from clusterctl.sandbox import netns
 from clusterctl.sandbox.daemons import start_time
-from clusterctl.site import SlurmSite
 
 
 def live_processes_mentioning(text: str) -> list[str]:

@@ -9,7 +9,8 @@ import sys
 
 import pytest
 
-from clusterctl import sandbox, sandbox_flow
+from clusterctl import sandbox
+from clusterctl.sandbox import stack as sandbox_flow
 
 pytestmark = pytest.mark.sandbox
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from components.tags import CLUSTER_TAG, STACK_TAG
+from clusterctl.spec.tags import CLUSTER_TAG, STACK_TAG
 
 ROLE_TAG = "gpu-clusters:role"
 STORAGE_ROLE = "storage"

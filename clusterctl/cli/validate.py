@@ -12,13 +12,10 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
+from clusterctl.cli.common import bail, err, out
 from clusterctl.errors import UserError
-
-out = Console()
-err = Console(stderr=True)
 
 
 def register(app: typer.Typer) -> None:
@@ -79,22 +76,16 @@ def register(app: typer.Typer) -> None:
         from clusterctl.validate import CouldNotRun
 
         if not nccl:
-            _bail("say what to validate: --nccl (the only check so far)")
+            bail("say what to validate: --nccl (the only check so far)")
         try:
             outcome = _run(
                 stack, host, kubeconfig, sandbox, from_log, sku, nodes, partition,
                 sweep, drain, fail_below, warn_below, min_bytes, max_bytes, quiet=as_json,
             )  # fmt: skip
         except (CouldNotRun, UserError) as exc:
-            _bail(*([str(exc)] if isinstance(exc, CouldNotRun) else exc.problems))
+            bail(*([str(exc)] if isinstance(exc, CouldNotRun) else exc.problems))
         _report(outcome, as_json=as_json, junit=junit)
         raise typer.Exit(outcome.exit_code)
-
-
-def _bail(*lines: str) -> None:
-    for line in lines:
-        err.print(f"[red]error:[/] {line}", highlight=False, soft_wrap=True, markup=True)
-    raise typer.Exit(2)
 
 
 def _run(
@@ -114,8 +105,8 @@ def _run(
         say=(lambda _: None) if quiet else (lambda m: err.print(f"[dim]{m}[/]", highlight=False)),
     )  # fmt: skip
     if stack is not None:
-        from clusterctl.plan import load_stack_spec
-        from clusterctl.spec import field_path
+        from clusterctl.spec.load import load_stack_spec
+        from clusterctl.spec.model import field_path
 
         spec, _ = load_stack_spec(stack)
         where = f"stack {stack} {field_path('validation', 'nccl')}"
@@ -207,7 +198,7 @@ def _report(outcome, *, as_json: bool, junit: Path | None) -> None:
 
 
 def main() -> None:
-    """`python -m clusterctl.cli_validate validate --nccl ...`, until cli.py registers it."""
+    """`python -m clusterctl.cli.validate validate --nccl ...`, until cli.py registers it."""
     app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
     register(app)
 

@@ -7,14 +7,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from clusterctl.catalog import catalog
-from clusterctl.cost import Cost, cost_per_hour
 from clusterctl.errors import Finding
-from clusterctl.invokes import MOCK_INVOKES
-from clusterctl.mockengine import MockRun, run_program
-from clusterctl.spec import CONFIG_KEY, ClusterSpec
-from clusterctl.stackfile import apply_overrides, read_stack_config
-from clusterctl.validation import load_spec
+from clusterctl.plan.invokes import MOCK_INVOKES
+from clusterctl.plan.mockengine import MockRun, run_program
+from clusterctl.spec.catalog import catalog
+from clusterctl.spec.cost import Cost, cost_per_hour
+from clusterctl.spec.load import load_stack_spec
+from clusterctl.spec.model import ClusterSpec
 
 PROJECT = "gpu-clusters"
 
@@ -44,14 +43,6 @@ class Plan:
         }
 
 
-def load_stack_spec(
-    stack: str, overrides: list[str] | None = None
-) -> tuple[ClusterSpec, list[Finding]]:
-    config = read_stack_config(stack)
-    raw = apply_overrides(config[CONFIG_KEY], overrides or [])
-    return load_spec(raw)
-
-
 def make_plan(stack: str, overrides: list[str] | None = None) -> Plan:
     spec, findings = load_stack_spec(stack, overrides)
     from components.program import run  # imports the providers: only once a plan is asked for
@@ -59,7 +50,7 @@ def make_plan(stack: str, overrides: list[str] | None = None) -> Plan:
     mock_run = run_program(
         lambda: run(spec, stack), project=PROJECT, stack=stack, invokes=MOCK_INVOKES
     )
-    from clusterctl.bundle import render_bundle
+    from clusterctl.render.bundle import render_bundle
 
     return Plan(
         stack=stack,

@@ -11,37 +11,21 @@ import ipaddress
 import math
 from collections.abc import Callable, Iterator
 
-from clusterctl.addressing import subnet_plan
-from clusterctl.catalog import Catalog
 from clusterctl.errors import Finding
-from clusterctl.spec import ClusterSpec, field_path
-from clusterctl.topology import SCALE_SET_MAX_VMS
+from clusterctl.spec.addressing import subnet_plan
+from clusterctl.spec.catalog import Catalog
+from clusterctl.spec.defaults import head_sku
+from clusterctl.spec.model import ClusterSpec, field_path
+from clusterctl.spec.topology import SCALE_SET_MAX_VMS
 
 Rule = Callable[[ClusterSpec, Catalog], Iterator[Finding]]
-RULES: list[Rule] = []
 
 DOC_RANGES = [
     ipaddress.ip_network(n) for n in ("192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24")
 ]
-DEFAULT_HEAD_SKU = {"azure": "Standard_D8s_v5", "aws": "m6i.2xlarge"}
-JUMP_HOST_SKU = "Standard_D4s_v5"
 SUPPORTED = {("azure", "slurm"), ("azure", "kubernetes"), ("aws", "kubernetes")}
 
 
-def rule(fn: Rule) -> Rule:
-    RULES.append(fn)
-    return fn
-
-
-def check_rules(spec: ClusterSpec, cat: Catalog) -> list[Finding]:
-    return [f for r in RULES for f in r(spec, cat)]
-
-
-def head_sku(spec: ClusterSpec) -> str:
-    return spec.head_node.sku or DEFAULT_HEAD_SKU[spec.cloud]
-
-
-@rule
 def supported_combination(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
     if (spec.cloud, spec.scheduler) not in SUPPORTED:
         yield Finding(
@@ -52,7 +36,6 @@ def supported_combination(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
         )
 
 
-@rule
 def skus_exist(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
     for i, part in enumerate(spec.partitions):
         sku = cat.get(part.sku)
@@ -86,7 +69,6 @@ def skus_exist(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
         )
 
 
-@rule
 def fabric_matches_sku(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
     for i, part in enumerate(spec.partitions):
         sku = cat.get(part.sku, spec.cloud)
@@ -102,7 +84,6 @@ def fabric_matches_sku(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
             )
 
 
-@rule
 def partition_names_unique(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
     seen: dict[str, int] = {}
     for i, part in enumerate(spec.partitions):
@@ -122,7 +103,6 @@ def partition_names_unique(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]
         )
 
 
-@rule
 def node_counts(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
     for i, part in enumerate(spec.partitions):
         if spec.cloud == "azure" and spec.scheduler == "slurm" and part.nodes > SCALE_SET_MAX_VMS:
@@ -143,7 +123,6 @@ def node_counts(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
             )
 
 
-@rule
 def spot_on_fabric(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
     for i, part in enumerate(spec.partitions):
         if part.spot and part.nodes > 1:
@@ -154,7 +133,6 @@ def spot_on_fabric(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
             )
 
 
-@rule
 def aws_placement(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
     for i, part in enumerate(spec.partitions):
         sku = cat.get(part.sku, spec.cloud)
@@ -183,7 +161,6 @@ def aws_placement(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
             )
 
 
-@rule
 def network_layout(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
     space = ipaddress.ip_network(spec.network.address_space)
     if space.version == 4 and space.prefixlen > 22:
@@ -212,7 +189,6 @@ def network_layout(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
         )
 
 
-@rule
 def ssh_exposure(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
     for i, cidr in enumerate(spec.ssh.allowed_cidrs):
         net = ipaddress.ip_network(cidr)
@@ -255,7 +231,6 @@ def ssh_exposure(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
         )
 
 
-@rule
 def validation_thresholds(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
     nccl = spec.validation.nccl
     if (
@@ -288,5 +263,15 @@ def parse_size(text: str) -> int | None:
     return int(digits) * units[unit] if digits.isdigit() else None
 
 
-# Kubernetes preflight rules register themselves with @rule on import.
-import clusterctl.rules_kubernetes  # noqa: E402, F401
+RULES: tuple[Rule, ...] = (
+    supported_combination,
+    skus_exist,
+    fabric_matches_sku,
+    partition_names_unique,
+    node_counts,
+    spot_on_fabric,
+    aws_placement,
+    network_layout,
+    ssh_exposure,
+    validation_thresholds,
+)

@@ -10,8 +10,8 @@ from typing import Any
 import yaml
 
 from clusterctl.errors import UserError
-from clusterctl.paths import stacks_dir
-from clusterctl.spec import CONFIG_KEY, CONFIG_NAMESPACE
+from clusterctl.project import stacks_dir
+from clusterctl.spec.model import CONFIG_KEY, CONFIG_NAMESPACE
 
 PROVIDER_NAMESPACES = ("azure-native", "aws", "kubernetes", "pulumi", "random", "tls")
 _TOKEN = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*)|\[(\d+)\]")

@@ -13,12 +13,12 @@ import shlex
 from pathlib import Path
 
 from clusterctl.errors import UserError
-from clusterctl.plan import load_stack_spec
-from clusterctl.render import health_script, node_scripts, render_slurm
-from clusterctl.spec import ClusterSpec
-from clusterctl.topology import fabric_groups
+from clusterctl.project import DEFAULT_WORKDIR as DEFAULT_WORKDIR
+from clusterctl.render.engine import health_script, node_scripts, render_slurm
+from clusterctl.spec.load import load_stack_spec
+from clusterctl.spec.model import ClusterSpec
+from clusterctl.spec.topology import fabric_groups
 
-DEFAULT_WORKDIR = Path("/var/tmp/clusterctl-sandbox")
 MAX_NODES = 16
 
 

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pydantic.alias_generators import to_camel
 
 from clusterctl.errors import UserError
-from clusterctl.paths import config_dir
+from clusterctl.project import config_dir
 
 
 class _Entry(BaseModel):

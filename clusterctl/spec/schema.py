@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from clusterctl.spec import CONFIG_KEY, ClusterSpec
+from clusterctl.spec.model import CONFIG_KEY, ClusterSpec
 
 
 def cluster_schema() -> dict[str, Any]:

@@ -11,11 +11,11 @@ from typing import Any
 
 import jinja2
 
-from clusterctl.catalog import Catalog, Sku, catalog
-from clusterctl.paths import templates_dir
-from clusterctl.site import SlurmSite
-from clusterctl.spec import ClusterSpec, PartitionSpec
-from clusterctl.topology import FabricGroup, fabric_groups
+from clusterctl.project import templates_dir
+from clusterctl.render.site import SlurmSite
+from clusterctl.spec.catalog import Catalog, Sku, catalog
+from clusterctl.spec.model import ClusterSpec, PartitionSpec
+from clusterctl.spec.topology import FabricGroup, fabric_groups
 
 MEMORY_HEADROOM = 0.95
 """RealMemory sits ~5% under the VM's memory so the OS and daemons keep room (cyclecloud-slurm)."""
@@ -215,7 +215,7 @@ def render_cloud_init(
     cat: Catalog | None = None,
 ) -> str:
     """User-data for the scheduler (partition None) or a GPU node of `partition`."""
-    from clusterctl.addressing import subnet_plan
+    from clusterctl.spec.addressing import subnet_plan
 
     cat = cat or catalog()
     site = cloud_site(spec)

@@ -1,22 +1,18 @@
 """Preflight rules for Kubernetes GPU clusters (EKS with EFA, AKS with InfiniBand).
 
 A fabric the SKU lacks (fabric_matches_sku) and EFA nodes over several zones (aws_placement) are
-checked in clusterctl/rules.py already; these add what the Kubernetes clusters need on top.
+checked in clusterctl/spec/rules.py already; these add what the Kubernetes clusters need on top.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
-from clusterctl.catalog import Catalog
 from clusterctl.errors import Finding
-from clusterctl.k8s_bundle import (
-    AKS_INFINIBAND_FEATURE,
-    FALLBACK_NCCL_TESTS_IMAGE,
-    nccl_image,
-)
-from clusterctl.rules import rule
-from clusterctl.spec import ClusterSpec, field_path
+from clusterctl.spec.catalog import Catalog
+from clusterctl.spec.kubernetes import AKS_INFINIBAND_FEATURE, FALLBACK_NCCL_TESTS_IMAGE, nccl_image
+from clusterctl.spec.model import ClusterSpec, field_path
+from clusterctl.spec.rules import Rule
 
 AKS_POOL_NAME_MAX = 12
 
@@ -25,7 +21,6 @@ def _kubernetes(spec: ClusterSpec) -> bool:
     return spec.scheduler == "kubernetes"
 
 
-@rule
 def node_group_single_zone(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
     """Every EKS GPU node group sits in one subnet; EFA types are reported by aws_placement."""
     if not _kubernetes(spec) or spec.cloud != "aws":
@@ -42,7 +37,6 @@ def node_group_single_zone(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]
         )
 
 
-@rule
 def capacity_reservation_size(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
     for i, part in enumerate(spec.partitions):
         if spec.cloud != "aws" or not part.capacity_reservation_id:
@@ -64,7 +58,6 @@ def capacity_reservation_size(spec: ClusterSpec, cat: Catalog) -> Iterator[Findi
             )
 
 
-@rule
 def capacity_block_options(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
     for i, part in enumerate(spec.partitions):
         if not part.capacity_block:
@@ -87,7 +80,6 @@ def capacity_block_options(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]
             )
 
 
-@rule
 def aks_infiniband_registration(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
     if not _kubernetes(spec) or spec.cloud != "azure":
         return
@@ -106,7 +98,6 @@ def aks_infiniband_registration(spec: ClusterSpec, cat: Catalog) -> Iterator[Fin
         return
 
 
-@rule
 def aks_pool_names(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
     if not _kubernetes(spec) or spec.cloud != "azure":
         return
@@ -120,7 +111,6 @@ def aks_pool_names(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
             )
 
 
-@rule
 def kubernetes_node_image(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
     if not _kubernetes(spec):
         return
@@ -135,7 +125,6 @@ def kubernetes_node_image(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
             )
 
 
-@rule
 def kubernetes_fabricless_multinode(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
     if not _kubernetes(spec):
         return
@@ -152,7 +141,6 @@ def kubernetes_fabricless_multinode(spec: ClusterSpec, cat: Catalog) -> Iterator
             )
 
 
-@rule
 def nccl_image_pinned(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
     if not _kubernetes(spec) or spec.validation.nccl.container_image:
         return
@@ -164,3 +152,15 @@ def nccl_image_pinned(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
             "and OpenMPI built for this fabric",
             field_path("validation", "nccl", "containerImage"),
         )
+
+
+RULES: tuple[Rule, ...] = (
+    node_group_single_zone,
+    capacity_reservation_size,
+    capacity_block_options,
+    aks_infiniband_registration,
+    aks_pool_names,
+    kubernetes_node_image,
+    kubernetes_fabricless_multinode,
+    nccl_image_pinned,
+)

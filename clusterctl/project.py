@@ -7,6 +7,8 @@ from functools import cache
 from pathlib import Path
 
 _PKG = Path(__file__).resolve().parent
+DEFAULT_WORKDIR = Path("/var/tmp/clusterctl-sandbox")
+"""Where `clusterctl sandbox` keeps a running sandbox unless told otherwise."""
 
 
 @cache

@@ -14,33 +14,33 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from clusterctl.cli.common import JsonOpt, StackOpt, err, out
 from clusterctl.errors import UserError
 from clusterctl.lifecycle.errors import OperationFailed
 from clusterctl.lifecycle.retry import DEFAULT_DELAYS, Backoff
-from clusterctl.lifecycle.survivors import SurvivorFinder, finder_for
-from clusterctl.spec import ClusterSpec
 
-out = Console()
-err = Console(stderr=True)
+if TYPE_CHECKING:
+    from clusterctl.lifecycle.survivors import SurvivorFinder
+    from clusterctl.spec.model import ClusterSpec
 
-StackOpt = Annotated[
-    str, typer.Option("--stack", "-s", help="Stack name: reads stacks/Pulumi.<stack>.yaml.")
-]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print the result as JSON on stdout.")]
+
+def _finder_for(spec: ClusterSpec) -> SurvivorFinder:
+    from clusterctl.lifecycle.survivors import finder_for
+
+    return finder_for(spec)
 
 
 @dataclass
 class Deps:
     """What the commands take from the outside world; tests pass their own."""
 
-    finder: Callable[[ClusterSpec], SurvivorFinder] = finder_for
+    finder: Callable[[ClusterSpec], SurvivorFinder] = _finder_for
     interactive: Callable[[], bool] = field(default=lambda: sys.stdin.isatty())
     now: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
     backoff: Backoff = field(default_factory=lambda: Backoff(DEFAULT_DELAYS, time.sleep))
@@ -104,8 +104,8 @@ def _context(stack: str):
 
 
 def _cost(spec: ClusterSpec):
-    from clusterctl.catalog import catalog
-    from clusterctl.cost import cost_per_hour
+    from clusterctl.spec.catalog import catalog
+    from clusterctl.spec.cost import cost_per_hour
 
     return cost_per_hour(spec, catalog())
 
@@ -169,9 +169,9 @@ def _up(stack: str, as_json: bool) -> None:
 
 
 def _status(stack: str, as_json: bool, d: Deps) -> None:
-    from clusterctl.lifecycle.state import resources_of
+    from clusterctl.lifecycle.stack_export import resources_of
     from clusterctl.lifecycle.status import LastUpdate, as_utc, build_status, deployed_cluster
-    from clusterctl.validation import load_spec
+    from clusterctl.spec.load import load_spec
 
     project, spec = _context(stack)
     handle = _select(project, stack)

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import base64
 
-from clusterctl.catalog import catalog
-from clusterctl.render import (
+from clusterctl.render.engine import (
     cloud_site,
     node_scripts,
     partition_sku,
@@ -14,7 +13,8 @@ from clusterctl.render import (
     render_nhc_conf,
     render_slurm,
 )
-from clusterctl.spec import ClusterSpec
+from clusterctl.spec.catalog import catalog
+from clusterctl.spec.model import ClusterSpec
 
 MUNGE_PLACEHOLDER = base64.b64encode(b"munge key: a Pulumi secret made at deploy time").decode()
 
@@ -38,7 +38,7 @@ def render_bundle(spec: ClusterSpec, stack: str) -> dict[str, str]:
             for name, text in node_scripts(spec, site, sku).items():
                 files[f"scripts/{name}"] = text
     else:
-        from clusterctl.k8s_bundle import render_k8s_bundle
+        from clusterctl.render.kubernetes import render_k8s_bundle
 
         for rel, text in render_k8s_bundle(spec, stack).items():
             files[f"k8s/{rel}"] = text

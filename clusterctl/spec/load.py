@@ -7,10 +7,14 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from clusterctl.catalog import Catalog, catalog
 from clusterctl.errors import Finding, SpecError
-from clusterctl.rules import check_rules
-from clusterctl.spec import ClusterSpec, field_path
+from clusterctl.spec import rules, rules_k8s
+from clusterctl.spec.catalog import Catalog, catalog
+from clusterctl.spec.model import CONFIG_KEY, ClusterSpec, field_path
+from clusterctl.spec.stackfile import apply_overrides, read_stack_config
+
+# Every rule, in the order they report: the list is the registry (no import side effects).
+RULES = (*rules.RULES, *rules_k8s.RULES)
 
 
 def load_spec(raw: Any, cat: Catalog | None = None) -> tuple[ClusterSpec, list[Finding]]:
@@ -40,6 +44,19 @@ def load_spec(raw: Any, cat: Catalog | None = None) -> tuple[ClusterSpec, list[F
     if errors:
         raise SpecError(errors)
     return spec, findings
+
+
+def check_rules(spec: ClusterSpec, cat: Catalog) -> list[Finding]:
+    return [f for r in RULES for f in r(spec, cat)]
+
+
+def load_stack_spec(
+    stack: str, overrides: list[str] | None = None
+) -> tuple[ClusterSpec, list[Finding]]:
+    """Read the stack file, apply `--set` overrides, validate."""
+    config = read_stack_config(stack)
+    raw = apply_overrides(config[CONFIG_KEY], overrides or [])
+    return load_spec(raw)
 
 
 def _explain(err: dict, raw: dict) -> Finding:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from clusterctl.catalog import Catalog
-from clusterctl.rules import JUMP_HOST_SKU, head_sku
-from clusterctl.spec import ClusterSpec
+from clusterctl.spec.catalog import Catalog
+from clusterctl.spec.defaults import JUMP_HOST_SKU, head_sku
+from clusterctl.spec.model import ClusterSpec
 
 
 @dataclass(frozen=True)

@@ -1,53 +1,26 @@
-"""The `clusterctl` command line."""
+"""`clusterctl plan`, `catalog` and `schema`: what a stack would build, offline."""
 
 from __future__ import annotations
 
 import json
-import os
 import sys
 from collections import Counter
 from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.table import Table
 from rich.tree import Tree
 
-from clusterctl import __version__
-from clusterctl.errors import UserError
-
-app = typer.Typer(
-    name="clusterctl",
-    help="Provision cloud GPU clusters with Pulumi, prove their NCCL bandwidth, tear them down.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-)
-out = Console()
-err = Console(stderr=True)
-
-StackOpt = Annotated[
-    str, typer.Option("--stack", "-s", help="Stack name: reads stacks/Pulumi.<stack>.yaml.")
-]
+from clusterctl.cli.common import StackOpt, out
 
 
-def _version(value: bool) -> None:
-    if value:
-        out.print(f"clusterctl {__version__}")
-        raise typer.Exit()
+def register(app: typer.Typer) -> None:
+    app.command()(plan)
+    app.command("catalog")(catalog_cmd)
+    app.command()(schema)
 
 
-@app.callback()
-def _root(
-    version: Annotated[
-        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")
-    ] = False,
-) -> None:
-    """Provision cloud GPU clusters with Pulumi, prove their NCCL bandwidth, tear them down."""
-
-
-@app.command()
 def plan(
     stack: StackOpt,
     set_: Annotated[
@@ -65,7 +38,7 @@ def plan(
     Runs the real Pulumi program under Pulumi's mock engine, prints the resource tree, the
     estimated cost and the findings; exits 2 on a config error.
     """
-    from clusterctl.plan import make_plan, write_plan
+    from clusterctl.plan.program import make_plan, write_plan
 
     result = make_plan(stack, set_ or [])
     if out_dir is not None:
@@ -121,13 +94,12 @@ def _print_plan(result) -> None:
         out.print(f"[{colour}]{f.level}[/]: {f.line()}")
 
 
-@app.command("catalog")
 def catalog_cmd(
     cloud: Annotated[str | None, typer.Option(help="Only this cloud: azure or aws.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the catalog as JSON.")] = False,
 ) -> None:
     """List the SKU catalog: GPUs, fabric, NCCL baselines and prices, each with its source."""
-    from clusterctl.catalog import catalog
+    from clusterctl.spec.catalog import catalog
 
     cat = catalog()
     skus = [s for s in cat.skus if cloud is None or s.cloud == cloud]
@@ -164,49 +136,14 @@ def _baseline(b) -> str:
     return f">= {b.fail_below_gbps:g} GB/s"
 
 
-@app.command()
 def schema(
     out_file: Annotated[Path, typer.Option("--out", help="Where to write the JSON Schema.")] = Path(
         "config/cluster.schema.json"
     ),
 ) -> None:
     """Write the JSON Schema of the `gpu-clusters:cluster` object, for editors to check stacks."""
-    from clusterctl.schema import cluster_schema
+    from clusterctl.spec.schema import cluster_schema
 
     out_file.parent.mkdir(parents=True, exist_ok=True)
     out_file.write_text(json.dumps(cluster_schema(), indent=2) + "\n")
     out.print(f"wrote {out_file}")
-
-
-def _register_subcommands() -> None:
-    from clusterctl import cli_lifecycle, cli_sandbox, cli_validate
-
-    cli_sandbox.register(app)
-    cli_validate.register(app)
-    cli_lifecycle.register(app)
-
-
-_register_subcommands()
-
-
-def main() -> None:
-    """Entry point: user errors print one line per problem and exit 2, never a traceback.
-
-    Click's own usage errors (a missing option, say) already exit 2 with a usage line.
-    """
-    try:
-        app()
-    except UserError as exc:
-        for problem in exc.problems:
-            err.print(f"[red]error:[/] {problem}", highlight=False, soft_wrap=True)
-        sys.exit(2)
-    except Exception as exc:  # a bug: still no traceback unless asked for
-        if os.environ.get("CLUSTERCTL_DEBUG"):
-            raise
-        err.print(
-            f"[red]internal error:[/] {exc.__class__.__name__}: {exc} "
-            "(set CLUSTERCTL_DEBUG=1 for the traceback)",
-            highlight=False,
-            soft_wrap=True,
-        )
-        sys.exit(1)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 
-from clusterctl.spec import ClusterSpec
+from clusterctl.spec.model import ClusterSpec
 
 
 def subnet_plan(spec: ClusterSpec) -> dict[str, str]:

@@ -10,16 +10,15 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
+from clusterctl.cli.common import out
 from clusterctl.errors import UserError
-from clusterctl.sandbox_flow import DEFAULT_WORKDIR
+from clusterctl.project import DEFAULT_WORKDIR
 
 sandbox_app = typer.Typer(
     help="Boot a stack's Slurm cluster for real on this Linux machine (root; no cloud account).",
     no_args_is_help=True,
 )
-out = Console()
 
 WorkdirOpt = Annotated[
     Path, typer.Option("--workdir", help="Where the sandbox keeps its state, keys and logs.")
@@ -48,7 +47,7 @@ def up_cmd(
     The nodes pose as the stack's GPU nodes (8 GPUs each, mknod'ed stand-ins) with the stack's
     slurm.conf, gres.conf, cgroup.conf, topology.conf and health check.
     """
-    from clusterctl import sandbox_flow
+    from clusterctl.sandbox import stack as sandbox_flow
 
     start = time.perf_counter()
     with out.status("booting the sandbox...") as status:
@@ -102,7 +101,7 @@ def exec_cmd(ctx: typer.Context, workdir: WorkdirOpt = DEFAULT_WORKDIR) -> None:
 @sandbox_app.command("down")
 def down_cmd(workdir: WorkdirOpt = DEFAULT_WORKDIR) -> None:
     """Stop every daemon; remove namespaces, links, mounts, cgroups, files (even after a crash)."""
-    from clusterctl import sandbox_flow
+    from clusterctl.sandbox import stack as sandbox_flow
 
     sandbox_flow.down(workdir)
     out.print(f"sandbox in {workdir} is down; nothing left running")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from clusterctl.spec import ClusterSpec
+from clusterctl.spec.model import ClusterSpec
 
 STACK_TAG = "gpu-clusters:stack"
 CLUSTER_TAG = "gpu-clusters:cluster"

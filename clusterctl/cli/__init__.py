@@ -1,0 +1,71 @@
+"""The `clusterctl` command line."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Annotated
+
+import typer
+
+from clusterctl import __version__
+from clusterctl.cli.common import err, out
+from clusterctl.errors import UserError
+
+app = typer.Typer(
+    name="clusterctl",
+    help="Provision cloud GPU clusters with Pulumi, prove their NCCL bandwidth, tear them down.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        out.print(f"clusterctl {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")
+    ] = False,
+) -> None:
+    """Provision cloud GPU clusters with Pulumi, prove their NCCL bandwidth, tear them down."""
+
+
+def _register_subcommands() -> None:
+    from clusterctl.cli import lifecycle, plan, sandbox, validate
+
+    plan.register(app)
+    sandbox.register(app)
+    validate.register(app)
+    lifecycle.register(app)
+
+
+_register_subcommands()
+
+
+def main() -> None:
+    """Entry point: user errors print one line per problem and exit 2, never a traceback.
+
+    Click's own usage errors (a missing option, say) already exit 2 with a usage line.
+    """
+    try:
+        app()
+    except UserError as exc:
+        for problem in exc.problems:
+            err.print(f"[red]error:[/] {problem}", highlight=False, soft_wrap=True)
+        sys.exit(2)
+    except Exception as exc:  # a bug: still no traceback unless asked for
+        if os.environ.get("CLUSTERCTL_DEBUG"):
+            raise
+        err.print(
+            f"[red]internal error:[/] {exc.__class__.__name__}: {exc} "
+            "(set CLUSTERCTL_DEBUG=1 for the traceback)",
+            highlight=False,
+            soft_wrap=True,
+        )
+        sys.exit(1)

@@ -1,0 +1,1 @@
+"""`clusterctl plan`: the real Pulumi program under Pulumi's mock engine, offline."""
