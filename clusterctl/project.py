@@ -1,19 +1,37 @@
-"""Where the project's data lives: the checkout's top level, or inside an installed wheel."""
+"""Where things are: the user's project (Pulumi.yaml, its stack files, its state backend), the
+data shipped with clusterctl (templates, catalog, example stacks), and the sandbox's workdir.
+
+Every command finds a stack the same way: the project in the current folder (or the nearest one
+above it, as `pulumi` does), or the one named by `--project-dir` / $GPU_CLUSTERS_PROJECT_DIR. The
+shipped example stacks are never used behind the user's back: `clusterctl init --example NAME DIR`
+copies one out into a project of their own.
+"""
 
 from __future__ import annotations
 
 import os
+import shutil
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import Any
 
-_PKG = Path(__file__).resolve().parent
+import yaml
+
+from clusterctl.errors import UserError
+
+PROJECT_NAME = "gpu-clusters"
+PROJECT_DIR_ENV = "GPU_CLUSTERS_PROJECT_DIR"
+BACKEND_ENV = "PULUMI_BACKEND_URL"
 DEFAULT_WORKDIR = Path("/var/tmp/clusterctl-sandbox")
 """Where `clusterctl sandbox` keeps a running sandbox unless told otherwise."""
+
+_PKG = Path(__file__).resolve().parent
 
 
 @cache
 def data_root() -> Path:
-    """The folder holding templates/, config/ and stacks/.
+    """The folder holding templates/, config/ and the example stacks/.
 
     In a checkout (or an editable install) that is the repository root; a wheel carries copies
     under clusterctl/_data (see pyproject's force-include).
@@ -34,5 +52,104 @@ def config_dir() -> Path:
     return Path(override) if override else data_root() / "config"
 
 
-def stacks_dir() -> Path:
+def examples_dir() -> Path:
+    """The ready-made example stacks shipped with clusterctl."""
     return data_root() / "stacks"
+
+
+def example_stacks() -> list[str]:
+    return stack_names(examples_dir())
+
+
+def stack_names(folder: Path) -> list[str]:
+    return sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in folder.glob("Pulumi.*.yaml"))
+
+
+@dataclass(frozen=True)
+class Project:
+    dir: Path
+    stack_config_dir: Path
+    backend_url: str | None
+    """$PULUMI_BACKEND_URL if set, else Pulumi.yaml's backend.url (None: Pulumi Cloud)."""
+
+    def stack_file(self, stack: str) -> Path:
+        return self.stack_config_dir / f"Pulumi.{stack}.yaml"
+
+    def stacks(self) -> list[str]:
+        return stack_names(self.stack_config_dir)
+
+    def local_state_dir(self) -> Path | None:
+        """The folder of a file:// backend (relative URLs are relative to the project)."""
+        url = self.backend_url or ""
+        if not url.startswith("file://"):
+            return None
+        folder = Path(url[len("file://") :]).expanduser()
+        return folder if folder.is_absolute() else self.dir / folder
+
+
+def find_project(start: Path | None = None) -> Project:
+    """$GPU_CLUSTERS_PROJECT_DIR, else the nearest Pulumi.yaml of this project at or above the
+    current folder."""
+    override = os.environ.get(PROJECT_DIR_ENV)
+    if override:
+        doc = _project_doc(Path(override))
+        if doc is None:
+            raise UserError(
+                f"--project-dir {override}: no Pulumi.yaml of project '{PROJECT_NAME}' there; "
+                f"create one with `clusterctl init --example azure-h100 {override}`"
+            )
+        return _project(Path(override), doc)
+    here = (start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        doc = _project_doc(folder)
+        if doc is not None:
+            return _project(folder, doc)
+    raise UserError(
+        f"no Pulumi.yaml of project '{PROJECT_NAME}' in {here} or above: start one with "
+        f"`clusterctl init --example azure-h100 DIR` (examples: {', '.join(example_stacks())}), "
+        "or pass --project-dir DIR"
+    )
+
+
+def _project_doc(folder: Path) -> dict[str, Any] | None:
+    path = folder / "Pulumi.yaml"
+    if not path.is_file():
+        return None
+    try:
+        doc = yaml.safe_load(path.read_text()) or {}
+    except yaml.YAMLError as exc:
+        raise UserError(f"{path}: not valid YAML: {exc}") from None
+    return doc if isinstance(doc, dict) and doc.get("name") == PROJECT_NAME else None
+
+
+def _project(folder: Path, doc: dict[str, Any]) -> Project:
+    backend = doc.get("backend") if isinstance(doc.get("backend"), dict) else {}
+    return Project(
+        dir=folder.resolve(),
+        stack_config_dir=(folder / str(doc.get("stackConfigDir") or ".")).resolve(),
+        backend_url=os.environ.get(BACKEND_ENV) or backend.get("url"),
+    )
+
+
+def init_project(example: str, dest: Path) -> list[Path]:
+    """Copy the project files and one example stack into `dest`; return what was written."""
+    if example not in example_stacks():
+        raise UserError(
+            f"--example {example}: no such example; choose one of {', '.join(example_stacks())}"
+        )
+    if (dest / "Pulumi.yaml").exists():
+        raise UserError(f"{dest}/Pulumi.yaml exists already: choose an empty or new folder")
+    root = data_root()
+    copies = {
+        root / "Pulumi.yaml": dest / "Pulumi.yaml",
+        root / "__main__.py": dest / "__main__.py",
+        examples_dir() / f"Pulumi.{example}.yaml": dest / "stacks" / f"Pulumi.{example}.yaml",
+    }
+    for src, dst in copies.items():
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(src, dst)
+    ignore = dest / ".gitignore"
+    if not ignore.exists():
+        ignore.write_text(".pulumi-state/\n.venv/\n")
+        copies[ignore] = ignore
+    return list(copies.values())

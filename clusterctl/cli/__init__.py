@@ -32,14 +32,54 @@ def _root(
     version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")
     ] = False,
+    project_dir: Annotated[
+        str | None,
+        typer.Option(
+            "--project-dir",
+            help="The project folder (Pulumi.yaml + stacks/); default: the current folder or the "
+            "nearest one above it with a Pulumi.yaml.",
+            envvar="GPU_CLUSTERS_PROJECT_DIR",
+            show_envvar=True,
+        ),
+    ] = None,
 ) -> None:
     """Provision cloud GPU clusters with Pulumi, prove their NCCL bandwidth, tear them down."""
+    from clusterctl.project import PROJECT_DIR_ENV
+
+    if project_dir:
+        os.environ[PROJECT_DIR_ENV] = project_dir
+
+
+def init(
+    dest: Annotated[str, typer.Argument(help="The new project folder.")],
+    example: Annotated[
+        str,
+        typer.Option(
+            "--example",
+            help="The example stack to start from (see `clusterctl init --example list`).",
+        ),
+    ],
+) -> None:
+    """Start a project of your own: Pulumi.yaml, the program and one example stack file."""
+    from pathlib import Path
+
+    from clusterctl.project import example_stacks, init_project
+
+    if example == "list":
+        out.print("\n".join(example_stacks()))
+        return
+    written = init_project(example, Path(dest))
+    out.print(f"wrote {len(written)} files to {dest}:")
+    for path in written:
+        out.print(f"  {path}")
+    out.print(f"next: cd {dest} && clusterctl plan -s {example}")
 
 
 def _register_subcommands() -> None:
     from clusterctl.cli import lifecycle, plan, sandbox, validate
 
     plan.register(app)
+    app.command()(init)
     sandbox.register(app)
     validate.register(app)
     lifecycle.register(app)

@@ -11,14 +11,14 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import yaml
 
 from clusterctl.errors import UserError
-from clusterctl.project import data_root
+from clusterctl.project import Project
+from clusterctl.project import find_project as find_project
 from clusterctl.spec.load import load_spec
 from clusterctl.spec.model import ClusterSpec
 from clusterctl.spec.stackfile import read_stack_config
@@ -26,8 +26,6 @@ from clusterctl.spec.stackfile import read_stack_config
 if TYPE_CHECKING:
     from pulumi.automation import PulumiCommand, Stack
 
-PROJECT_NAME = "gpu-clusters"
-PROJECT_DIR_ENV = "GPU_CLUSTERS_PROJECT_DIR"
 INSTALL_HINT = (
     "install it with `curl -fsSL https://get.pulumi.com | sh` (Linux, macOS), "
     "`brew install pulumi/tap/pulumi` or `winget install pulumi`; "
@@ -38,56 +36,6 @@ CLI_MISSING = (
     f"drive it through Pulumi's Automation API: {INSTALL_HINT} "
     "(`clusterctl plan` works without it)"
 )
-
-
-@dataclass(frozen=True)
-class Project:
-    dir: Path
-    stack_config_dir: Path
-    backend_url: str | None
-
-    def stack_file(self, stack: str) -> Path:
-        return self.stack_config_dir / f"Pulumi.{stack}.yaml"
-
-
-def find_project(start: Path | None = None) -> Project:
-    """$GPU_CLUSTERS_PROJECT_DIR, else the nearest Pulumi.yaml of this project above the current
-    directory, else the checkout clusterctl runs from."""
-    override = os.environ.get(PROJECT_DIR_ENV)
-    if override:
-        candidates = [Path(override)]
-    else:
-        here = (start or Path.cwd()).resolve()
-        candidates = [here, *here.parents, data_root()]
-    for folder in candidates:
-        doc = _project_doc(folder)
-        if doc is not None:
-            return _project(folder, doc)
-    where = f"{PROJECT_DIR_ENV}={override}" if override else "this folder or its parents"
-    raise UserError(
-        f"no Pulumi.yaml of project '{PROJECT_NAME}' in {where}; run clusterctl from a checkout "
-        f"of the project or set {PROJECT_DIR_ENV}"
-    )
-
-
-def _project_doc(folder: Path) -> dict[str, Any] | None:
-    path = folder / "Pulumi.yaml"
-    if not path.is_file():
-        return None
-    try:
-        doc = yaml.safe_load(path.read_text()) or {}
-    except yaml.YAMLError as exc:
-        raise UserError(f"{path}: not valid YAML: {exc}") from None
-    return doc if isinstance(doc, dict) and doc.get("name") == PROJECT_NAME else None
-
-
-def _project(folder: Path, doc: dict[str, Any]) -> Project:
-    backend = doc.get("backend") if isinstance(doc.get("backend"), dict) else {}
-    return Project(
-        dir=folder.resolve(),
-        stack_config_dir=(folder / str(doc.get("stackConfigDir") or ".")).resolve(),
-        backend_url=os.environ.get("PULUMI_BACKEND_URL") or backend.get("url"),
-    )
 
 
 def load_spec_for(project: Project, stack: str) -> ClusterSpec:
@@ -108,12 +56,9 @@ def stack_secrets_provider(project: Project, stack: str) -> str | None:
 def preflight(project: Project, stack: str) -> None:
     """Problems the CLI would only report half-way, said up front with the fix."""
     url = project.backend_url or ""
-    if url.startswith("file://"):
+    folder = project.local_state_dir()
+    if folder is not None:
         # The CLI does not create a missing local state folder; it fails to open the bucket.
-        raw = url[len("file://") :]
-        folder = Path(raw).expanduser()
-        if not folder.is_absolute():
-            folder = project.dir / folder
         folder.mkdir(parents=True, exist_ok=True)
         provider = stack_secrets_provider(project, stack) or "passphrase"
         has_passphrase = {"PULUMI_CONFIG_PASSPHRASE", "PULUMI_CONFIG_PASSPHRASE_FILE"} & set(

@@ -10,12 +10,11 @@ from typing import Any
 from clusterctl.errors import Finding
 from clusterctl.plan.invokes import MOCK_INVOKES
 from clusterctl.plan.mockengine import MockRun, run_program
+from clusterctl.project import PROJECT_NAME
 from clusterctl.spec.catalog import catalog
 from clusterctl.spec.cost import Cost, cost_per_hour
 from clusterctl.spec.load import load_stack_spec
 from clusterctl.spec.model import ClusterSpec
-
-PROJECT = "gpu-clusters"
 
 
 @dataclass
@@ -48,7 +47,7 @@ def make_plan(stack: str, overrides: list[str] | None = None) -> Plan:
     from components.program import run  # imports the providers: only once a plan is asked for
 
     mock_run = run_program(
-        lambda: run(spec, stack), project=PROJECT, stack=stack, invokes=MOCK_INVOKES
+        lambda: run(spec, stack), project=PROJECT_NAME, stack=stack, invokes=MOCK_INVOKES
     )
     from clusterctl.render.bundle import render_bundle
 

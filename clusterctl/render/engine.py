@@ -38,10 +38,7 @@ def render_template(name: str, **context: Any) -> str:
 
 
 def partition_sku(part: PartitionSpec, cat: Catalog) -> Sku:
-    sku = cat.get(part.sku)
-    if sku is None:  # the spec rules refuse unknown SKUs before anything renders
-        raise LookupError(part.sku)
-    return sku
+    return cat.require(part.sku, field="partitions[].sku")
 
 
 def partition_groups(spec: ClusterSpec) -> dict[str, list[FabricGroup]]:

@@ -5,6 +5,7 @@ Every number in the catalog carries its source; the loader refuses a baseline or
 
 from __future__ import annotations
 
+import difflib
 from functools import cache
 from pathlib import Path
 from typing import Literal
@@ -118,6 +119,19 @@ class Catalog(_Entry):
             if sku.name.lower() == name.lower() and (cloud is None or sku.cloud == cloud):
                 return sku
         return None
+
+    def require(self, name: str, *, field: str = "--sku", cloud: str | None = None) -> Sku:
+        """The SKU, or a UserError naming `field`, the closest name and where to look."""
+        sku = self.get(name, cloud)
+        if sku is not None:
+            return sku
+        close = difflib.get_close_matches(name, self.names(cloud, gpu_only=True), 1)
+        hint = f"did you mean '{close[0]}'? " if close else ""
+        where = f" for {cloud}" if cloud else ""
+        raise UserError(
+            f"{field} {name}: not a GPU type in the catalog{where}; {hint}"
+            "(`clusterctl catalog` lists them)"
+        )
 
     def names(self, cloud: str | None = None, *, gpu_only: bool = False) -> list[str]:
         return [

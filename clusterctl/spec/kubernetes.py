@@ -131,10 +131,7 @@ def kubernetes_version(spec: ClusterSpec, cat: Catalog) -> str:
 
 
 def gpu_sku(part: PartitionSpec, cat: Catalog) -> Sku:
-    sku = cat.get(part.sku, None)
-    if sku is None:  # the spec rules refuse unknown SKUs first
-        raise LookupError(part.sku)
-    return sku
+    return cat.require(part.sku, field="partitions[].sku")
 
 
 def fabric_kind(part: PartitionSpec, cat: Catalog) -> str:

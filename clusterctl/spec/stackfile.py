@@ -10,7 +10,7 @@ from typing import Any
 import yaml
 
 from clusterctl.errors import UserError
-from clusterctl.project import stacks_dir
+from clusterctl.project import find_project, stack_names
 from clusterctl.spec.model import CONFIG_KEY, CONFIG_NAMESPACE
 
 PROVIDER_NAMESPACES = ("azure-native", "aws", "kubernetes", "pulumi", "random", "tls")
@@ -18,20 +18,22 @@ _TOKEN = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*)|\[(\d+)\]")
 
 
 def stack_path(stack: str, root: Path | None = None) -> Path:
-    return (root or stacks_dir()) / f"Pulumi.{stack}.yaml"
+    return (root or find_project().stack_config_dir) / f"Pulumi.{stack}.yaml"
 
 
 def available_stacks(root: Path | None = None) -> list[str]:
-    folder = root or stacks_dir()
-    return sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in folder.glob("Pulumi.*.yaml"))
+    return stack_names(root or find_project().stack_config_dir)
 
 
 def read_stack_config(stack: str, root: Path | None = None) -> dict[str, Any]:
     """The stack file's `config:` mapping; unknown gpu-clusters:* keys are errors."""
     path = stack_path(stack, root)
     if not path.is_file():
-        names = ", ".join(available_stacks(root)) or "none"
-        raise UserError(f"stack '{stack}': no file {path.name} in stacks/ (available: {names})")
+        names = ", ".join(available_stacks(path.parent)) or "none"
+        raise UserError(
+            f"stack '{stack}': no file {path.name} in {path.parent} (stacks there: {names}); "
+            "copy an example with `clusterctl init --example NAME DIR`"
+        )
     try:
         doc = yaml.safe_load(path.read_text()) or {}
     except yaml.YAMLError as exc:

@@ -87,12 +87,9 @@ def parse_output(text: str, where: str) -> NcclRun:
 def catalog_thresholds(sku: str | None, nodes: int, opts: Options) -> Thresholds:
     baseline = None
     if sku is not None:
-        from clusterctl.errors import UserError
         from clusterctl.spec.catalog import catalog
 
-        found = catalog().get(sku)
-        if found is None:
-            raise UserError(f"--sku {sku}: not in the catalog (clusterctl catalog lists them)")
+        found = catalog().require(sku)
         baseline = found.baseline(nodes)
         if baseline is not None and baseline.fail_below_gbps is None:
             baseline = None
@@ -138,8 +135,7 @@ def _profile_env(sku: str | None) -> dict[str, str]:
     from clusterctl.spec.catalog import catalog
 
     cat = catalog()
-    found = cat.get(sku)
-    profile = cat.profile(found) if found else None
+    profile = cat.profile(cat.require(sku))
     return dict(profile.env) if profile else {}
 
 

@@ -15,7 +15,6 @@ from typing import Any, Literal
 from clusterctl.errors import UserError
 from clusterctl.validate.transport import SshTarget, parse_host
 
-PROJECT = "gpu-clusters"
 # The sandbox probe's sweep: small enough for a 2-core machine, large enough to load a link.
 SANDBOX_MIN_BYTES = "256K"
 SANDBOX_MAX_BYTES = "1M"
@@ -121,10 +120,7 @@ def _sku_gpus(sku: str | None) -> int:
         return 8
     from clusterctl.spec.catalog import catalog
 
-    found = catalog().get(sku)
-    if found is None:
-        raise UserError(f"--sku {sku}: not in the catalog (clusterctl catalog lists them)")
-    return found.gpus or 8
+    return catalog().require(sku).gpus or 8
 
 
 def launcher_for_sku(sku_name: str, nodes: int) -> dict[str, Any]:
@@ -133,9 +129,7 @@ def launcher_for_sku(sku_name: str, nodes: int) -> dict[str, Any]:
     from clusterctl.spec.kubernetes import FALLBACK_NCCL_TESTS_IMAGE, NCCL_TESTS_BINARY
 
     cat = catalog()
-    sku = cat.get(sku_name)
-    if sku is None:
-        raise UserError(f"--sku {sku_name}: not in the catalog (clusterctl catalog lists them)")
+    sku = cat.require(sku_name)
     profile = cat.profile(sku)
     resources: dict[str, Any] = {"nvidia.com/gpu": sku.gpus}
     if sku.fabric.kind == "efa":
@@ -208,12 +202,17 @@ def outputs_from_checkpoint(doc: dict[str, Any]) -> dict[str, Any]:
 
 def read_stack_outputs(stack: str) -> dict[str, Any]:
     """The file backend's checkpoint if there is one, else `pulumi stack output --json`."""
-    from clusterctl.project import data_root
+    from clusterctl.project import PROJECT_NAME, find_project
 
-    root = data_root()
+    project = find_project()
+    state = project.local_state_dir()
     for path in (
-        root / ".pulumi-state" / ".pulumi" / "stacks" / PROJECT / f"{stack}.json",
-        root / ".pulumi-state" / ".pulumi" / "stacks" / f"{stack}.json",
+        ()
+        if state is None
+        else (
+            state / ".pulumi" / "stacks" / PROJECT_NAME / f"{stack}.json",
+            state / ".pulumi" / "stacks" / f"{stack}.json",
+        )
     ):
         if path.is_file():
             outputs = outputs_from_checkpoint(json.loads(path.read_text()))
@@ -222,7 +221,7 @@ def read_stack_outputs(stack: str) -> dict[str, Any]:
     pulumi = shutil.which("pulumi") or str(Path.home() / ".pulumi" / "bin" / "pulumi")
     if Path(pulumi).exists():
         proc = subprocess.run(
-            [pulumi, "stack", "output", "--json", "-s", stack, "--cwd", str(root)],
+            [pulumi, "stack", "output", "--json", "-s", stack, "--cwd", str(project.dir)],
             capture_output=True, text=True, timeout=120,
         )  # fmt: skip
         if proc.returncode == 0:
