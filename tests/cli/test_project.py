@@ -56,7 +56,7 @@ def test_unknown_stack_names_the_folder_and_the_stacks_there(tmp_path: Path) -> 
 
 
 def test_init_refuses_unknown_example_and_an_existing_project(tmp_path: Path) -> None:
-    with pytest.raises(UserError, match="choose one of .*azure-h100"):
+    with pytest.raises(UserError, match=r"choose one of .*azure-h100"):
         init_project("gcp-a3", tmp_path / "x")
     init_project("azure-a100", tmp_path / "y")
     with pytest.raises(UserError, match="exists already"):
@@ -78,5 +78,5 @@ def test_backend_url_env_wins_over_pulumi_yaml(tmp_path: Path, monkeypatch) -> N
 
 def test_project_dir_env_must_hold_a_project(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv(PROJECT_DIR_ENV, str(tmp_path))
-    with pytest.raises(UserError, match="--project-dir .*no Pulumi.yaml"):
+    with pytest.raises(UserError, match=r"--project-dir .*no Pulumi\.yaml"):
         find_project()

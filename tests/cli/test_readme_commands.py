@@ -1,0 +1,152 @@
+"""Every `clusterctl` command the README shows is run by a test: a README that lies is a bug.
+
+Offline commands run here, as written (placeholders like DIR filled in), from the checkout, which
+is a project. Commands that need root, a sandbox, a cloud or the Pulumi CLI name the test that runs
+them; this file checks that such a test exists. A README command matching no rule fails the test.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+README = ROOT / "README.md"
+SAMPLE_LOG = ROOT / "tests/data/nccl/aks_rdma_ib_a100_2node_na.txt"
+
+# (command prefix regex, the test that runs it). Checked to exist by test_pointers_are_real.
+ELSEWHERE: list[tuple[str, str]] = [
+    (r"sandbox up\b", "tests/e2e/sandbox/test_stack_sandbox.py::test_srun_answers_from_four_nodes"),
+    (
+        r"sandbox status\b",
+        "tests/e2e/sandbox/test_cluster.py::test_status_reports_daemons_and_sinfo",
+    ),
+    (
+        r"sandbox exec\b",
+        "tests/e2e/sandbox/test_stack_sandbox.py::test_srun_answers_from_four_nodes",
+    ),
+    (
+        r"sandbox down\b",
+        "tests/e2e/sandbox/test_lifecycle.py::test_down_leaves_no_trace_and_is_idempotent",
+    ),
+    (
+        r"validate --nccl --sandbox\b",
+        "tests/e2e/validate/test_validate_sandbox.py::test_healthy_sandbox_passes",
+    ),
+    (
+        r"validate --nccl -s \S+$",
+        "tests/validate/test_slurm.py::test_stack_outputs_make_a_slurm_target",
+    ),
+    (r"validate --nccl --host\b", "tests/validate/test_slurm.py::test_submit_wait_collect"),
+    (
+        r"validate --nccl --kubeconfig\b",
+        "tests/validate/test_k8s.py::test_succeeded_run_is_judged_and_cleaned_up",
+    ),
+    (
+        r"up -s\b",
+        "tests/lifecycle/test_up_status.py::test_up_runs_pulumi_up_through_the_automation_api",
+    ),
+    (
+        r"status -s\b",
+        "tests/lifecycle/test_up_status.py::test_status_reports_nodes_since_and_money_spent",
+    ),
+    (
+        r"down -s \S+ --include-storage",
+        "tests/lifecycle/test_down.py::test_include_storage_unprotects_then_destroys_everything",
+    ),
+    (r"down -s\b", "tests/lifecycle/test_down.py::test_yes_keeps_storage_and_proves_the_rest_gone"),
+]
+# Commands run right here (after placeholder substitution), with the exit code they must give.
+RUN_HERE = [r"plan\b", r"catalog\b", r"schema\b", r"init\b", r"validate --nccl --from-log\b", r"--"]
+
+_INLINE = re.compile(r"`((?:sudo )?(?:\.venv/bin/)?clusterctl [^`]+)`")
+
+
+def readme_commands() -> list[str]:
+    """Every clusterctl command in a code block or inline code span, without sudo/venv/comments."""
+    found: list[str] = []
+    text = README.read_text()
+    for block in re.findall(r"```[a-z]*\n(.*?)```", text, re.S):
+        for line in block.splitlines():
+            for part in re.split(r"&&|;|\|\|", line.split(" #", 1)[0]):
+                found.append(part)
+    found += _INLINE.findall(re.sub(r"```.*?```", "", text, flags=re.S))
+    out = []
+    for cmd in found:
+        cmd = re.sub(r"^\s*(sudo\s+)?(\.venv/bin/)?", "", cmd).strip()
+        if cmd.startswith("clusterctl ") and not cmd.startswith("clusterctl STACK"):
+            out.append(" ".join(cmd.split()))
+    return sorted(set(out))
+
+
+def _is_mention(cmd: str) -> bool:
+    """`clusterctl up / status / down` or `clusterctl validate --nccl` in prose: names only, or
+    the start of a fuller command shown elsewhere in the README."""
+    if not any(w.startswith("-") for w in cmd.split()[1:]):
+        return True
+    return any(c != cmd and c.startswith(cmd + " ") for c in readme_commands())
+
+
+def _rule(cmd: str) -> tuple[str, str | None]:
+    rest = cmd.removeprefix("clusterctl ")
+    if _is_mention(cmd):
+        return "here", None
+    for pattern, test in ELSEWHERE:
+        if re.match(pattern, rest):
+            return "elsewhere", test
+    if any(re.match(p, rest) for p in RUN_HERE):
+        return "here", None
+    return "none", None
+
+
+def test_the_readme_shows_commands() -> None:
+    assert len(readme_commands()) >= 10
+
+
+@pytest.mark.parametrize("cmd", readme_commands())
+def test_every_readme_command_has_a_rule(cmd: str) -> None:
+    kind, _ = _rule(cmd)
+    assert kind != "none", f"README command with no test: {cmd!r}; add it to this file"
+
+
+def _test_exists(node: str) -> bool:
+    path, name = node.split("::")
+    tree = ast.parse((ROOT / path).read_text())
+    return any(isinstance(n, ast.FunctionDef) and n.name == name for n in ast.walk(tree))
+
+
+@pytest.mark.parametrize("node", sorted({t for _, t in ELSEWHERE}))
+def test_pointers_are_real(node: str) -> None:
+    assert _test_exists(node), f"{node} does not exist"
+
+
+def _fill(cmd: str, tmp: Path) -> list[str]:
+    if _is_mention(cmd):  # each named command exists and answers --help
+        names = [w for w in cmd.split()[1:] if w != "/" and not w.startswith("-")]
+        return [*names[:1], "--help"] if len(names) == 1 else ["--help"]
+    args = shlex.split(cmd)[1:]
+    subs = {
+        "DIR": str(tmp / ("proj" if args[:1] == ["init"] else "out")),
+        "NAME": "azure-h100",
+        "STACK": "azure-h100",
+        "all_reduce.txt": str(SAMPLE_LOG),
+    }
+    return [subs.get(a, a) for a in args]
+
+
+@pytest.mark.parametrize("cmd", [c for c in readme_commands() if _rule(c)[0] == "here"])
+def test_offline_readme_command_runs(cmd: str, tmp_path: Path) -> None:
+    args = _fill(cmd, tmp_path)
+    proc = subprocess.run(
+        [sys.executable, "-m", "clusterctl", *args],
+        cwd=tmp_path if args[:1] == ["init"] else ROOT,
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert proc.returncode == 0, f"{cmd}: exit {proc.returncode}\n{proc.stderr[-2000:]}"
+    assert "Traceback" not in proc.stderr
