@@ -86,8 +86,6 @@ def slurm_context(spec: ClusterSpec, site: SlurmSite, stack: str, cat: Catalog) 
         "topology": True,
         "leaves": ",".join(leaves),
         "gpu_counts": sorted({str(p["gpus"]) for p in parts}),
-        "pyxis_library": "/usr/local/lib/slurm/spank_pyxis.so",
-        "enroot_runtime": "/mnt/nvme/enroot/runtime",
     }
 
 
@@ -102,7 +100,6 @@ def render_slurm(
         "cgroup.conf": render_template("slurm/cgroup.conf.j2", **ctx),
         "topology.conf": render_template("slurm/topology.conf.j2", **ctx),
         "plugstack.conf": render_template("slurm/plugstack.conf.j2", **ctx),
-        "plugstack.conf.d/pyxis.conf": render_template("slurm/pyxis.conf.j2", **ctx),
     }
 
 
@@ -117,6 +114,10 @@ def render_nccl_conf(sku: Sku, cat: Catalog) -> str:
 
 
 SCRATCH = "/mnt/nvme"
+PYXIS_LIBRARY = "/usr/local/lib/slurm/spank_pyxis.so"
+ENROOT_RUNTIME = f"{SCRATCH}/enroot/runtime"
+# Fixed ids of the service users on every node (Azure/cyclecloud-slurm install.py setup_users).
+SERVICE_IDS = {"slurm": 11100, "munge": 11101}
 HEALTH_ENV = "/etc/gpu-clusters/health.env"
 
 
@@ -156,10 +157,16 @@ def node_scripts(spec: ClusterSpec, site: SlurmSite, sku: Sku | None) -> dict[st
         "libexec": site.libexec_dir,
         "gpus": sku.gpus if sku else 0,
         "cluster": spec.name,
+        "etc_dir": site.etc_dir,
+        "pyxis_tag": node_versions(catalog())["pyxis"],
+        "pyxis_library": PYXIS_LIBRARY,
+        "pyxis_conf": render_template(
+            "slurm/pyxis.conf.j2", pyxis_library=PYXIS_LIBRARY, enroot_runtime=ENROOT_RUNTIME
+        ).strip(),
     }
-    names = ["prolog.sh", "epilog.sh", "resume.sh", "suspend.sh"]
+    names = ["prolog.sh", "epilog.sh", "resume.sh", "suspend.sh", "gpucl-pyxis.sh"]
     if sku is not None:
-        names += ["nvme-raid.sh", "node-name.sh", "gpu-node-setup.sh"]
+        names += ["gpucl-scratch.sh", "node-name.sh", "gpu-node-setup.sh"]
     files = {name: render_template(f"scripts/{name}.j2", **ctx) for name in names}
     files["gpucl-health.sh"] = health_script(spec, site)
     return dict(sorted(files.items()))
@@ -235,6 +242,7 @@ def render_cloud_init(
         "drain_prefix": spec.health_checks.drain_prefix,
         "health_env": HEALTH_ENV,
         "scratch": SCRATCH,
+        "ids": SERVICE_IDS,
     }
     if sku is None:
         return render_template("cloud-init/scheduler.yaml.j2", **ctx)

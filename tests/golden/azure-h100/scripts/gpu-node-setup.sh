@@ -13,18 +13,30 @@ systemctl is-active --quiet nvidia-fabricmanager || echo "gpu-node-setup: nvidia
 modprobe nvidia-peermem
 nvidia-smi -pm 1
 
-"$libexec/nvme-raid.sh"
-mkdir -p /mnt/nvme/enroot/runtime /mnt/nvme/enroot/cache /mnt/nvme/enroot/data /mnt/nvme/jobs
-chmod 1777 /mnt/nvme/enroot/runtime /mnt/nvme/enroot/cache /mnt/nvme/enroot/data /mnt/nvme/jobs
+# The scratch (local NVMe) is assembled and mounted by gpucl-scratch.service at every boot, before
+# slurmd: the disks are wiped on deallocate, and a reboot must not leave an empty directory.
+systemctl daemon-reload
+systemctl enable gpucl-scratch.service
+systemctl start gpucl-scratch.service
 
 node=$("$libexec/node-name.sh")
 hostnamectl set-hostname "$node"
 mkdir -p /etc/systemd/system/slurmd.service.d
+# Quoted: systemd splits an unquoted Environment= line at spaces ("-N" would lose the name).
 cat > /etc/systemd/system/slurmd.service.d/gpu-clusters.conf <<UNIT
+[Unit]
+After=gpucl-scratch.service munge.service remote-fs.target
+Requires=gpucl-scratch.service
+RequiresMountsFor=/mnt/nvme
+
 [Service]
-Environment=SLURMD_OPTIONS=-N $node
-Environment=PMIX_MCA_ptl=^usock PMIX_MCA_psec=none PMIX_SYSTEM_TMPDIR=/var/empty PMIX_MCA_gds=hash
+Environment="SLURMD_OPTIONS=-N $node"
+Environment="PMIX_MCA_ptl=^usock" "PMIX_MCA_psec=none" "PMIX_SYSTEM_TMPDIR=/var/empty" "PMIX_MCA_gds=hash"
 UNIT
 systemctl daemon-reload
-systemctl enable --now munge
-systemctl enable --now slurmd
+# The munge package started munged with a key of its own before ours was in place: restart it.
+systemctl enable munge
+systemctl restart munge
+# The slurmd package may have started slurmd before slurm.conf existed: restart, not --now.
+systemctl enable slurmd
+systemctl restart slurmd

@@ -1,8 +1,8 @@
 #!/bin/bash
 # gpucl-health: Slurm's HealthCheckProgram on every node (rendered by gpu-clusters).
 # Runs the node's checks. A failure drains this node with the reason "gpucl: <what failed>".
-# When the checks pass again, the node is resumed only if its drain reason carries that prefix:
-# a drain an admin set by hand (any other reason) is never touched.
+# When the checks pass again, the node is resumed only if it is drained with that prefix. A drain
+# anyone else set (an admin's, any other reason) is never touched: not re-drained, not resumed.
 set -u
 
 conf=${GPUCL_HEALTH_ENV:-/etc/gpu-clusters/health.env}
@@ -23,25 +23,25 @@ status=$?
 reason=$(sinfo -h -N -n "$node" -o '%E' 2>/dev/null | head -n 1)
 state=$(sinfo -h -N -n "$node" -o '%T' 2>/dev/null | head -n 1)
 
+# Decide from the state first: Slurm 23.11-25.11 without accounting keeps the old reason after a
+# resume, so a reason with our prefix on a node that is not drained is stale, not a drain of ours.
+drained=false
+case "$state" in *drain* | *DRAIN*) drained=true ;; esac
+ours=false
+case "$reason" in "$prefix"*) ours=true ;; esac
+
 if [ "$status" -ne 0 ]; then
+  # Drained already: by us (keep the first reason) or by someone else (never touch theirs).
+  [ "$drained" = true ] && exit 0
   detail=$(printf '%s\n' "$output" | grep -v '^[[:space:]]*$' | tail -n 1 | tr -s '[:space:]' ' ' | cut -c 1-180)
   [ -n "$detail" ] || detail="health check exited $status"
-  case "$reason" in
-    "$prefix"*) exit 0 ;;   # already drained by us; keep the first reason
-  esac
   scontrol update nodename="$node" state=drain reason="$prefix $detail"
   logger -t gpucl-health "drained $node: $detail" 2>/dev/null || true
   exit 0
 fi
 
-case "$state" in
-  *drain* | *DRAIN*)
-    case "$reason" in
-      "$prefix"*)
-        scontrol update nodename="$node" state=resume
-        logger -t gpucl-health "resumed $node (checks pass again)" 2>/dev/null || true
-        ;;
-    esac
-    ;;
-esac
+if [ "$drained" = true ] && [ "$ours" = true ]; then
+  scontrol update nodename="$node" state=resume
+  logger -t gpucl-health "resumed $node (checks pass again)" 2>/dev/null || true
+fi
 exit 0

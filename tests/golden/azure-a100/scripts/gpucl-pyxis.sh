@@ -1,0 +1,17 @@
+#!/bin/bash
+# gpucl-pyxis (run once by cloud-init on every role): build pyxis v0.24.0 against this node's
+# Slurm (pyxis README: it must be compiled against the deployed release), then turn it on in the
+# SPANK plugin stack. No plugstack line names pyxis until the plugin is installed, so sbatch and srun
+# keep working (without container options) if the build fails; cloud-init reports the failure.
+set -eu
+lib=/usr/local/lib/slurm/spank_pyxis.so
+src=/opt/pyxis
+if [ ! -e "$lib" ]; then
+  rm -rf "$src"
+  git clone --depth 1 --branch v0.24.0 https://github.com/NVIDIA/pyxis.git "$src"
+  make -C "$src" install prefix=/usr/local libdir=/usr/local/lib
+fi
+mkdir -p /etc/slurm/plugstack.conf.d
+cat > /etc/slurm/plugstack.conf.d/pyxis.conf <<'CONF'
+required /usr/local/lib/slurm/spank_pyxis.so runtime_path=/mnt/nvme/enroot/runtime
+CONF
