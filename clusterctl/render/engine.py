@@ -17,7 +17,6 @@ from clusterctl.spec.catalog import Catalog, Sku, catalog
 from clusterctl.spec.model import ClusterSpec, PartitionSpec
 from clusterctl.spec.topology import FabricGroup, fabric_groups
 
-MEMORY_HEADROOM = 0.95
 """RealMemory sits ~5% under the VM's memory so the OS and daemons keep room (cyclecloud-slurm)."""
 
 
@@ -69,7 +68,7 @@ def slurm_context(spec: ClusterSpec, site: SlurmSite, stack: str, cat: Catalog) 
                 "cpus": sku.vcpus,
                 "sockets": 2,
                 "cores_per_socket": sku.vcpus // 2,
-                "real_memory_mib": int(sku.memory_mib * MEMORY_HEADROOM),
+                "real_memory_mib": sku.real_memory_mib,
                 "gres_type": sku.gres_type,
                 "gpus": sku.gpus,
             }

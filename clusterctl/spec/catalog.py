@@ -68,6 +68,21 @@ class Price(_Entry):
     _check_source = field_validator("source")(_sourced)
 
 
+class GuestMemory(_Entry):
+    """What the guest OS sees (/proc/meminfo MemTotal), which is less than the size page says."""
+
+    mem_total_ki_b: int = Field(alias="memTotalKiB", gt=0)
+    tolerance_percent: float = Field(ge=0, lt=50)
+    """The fudge Azure's own check_hw_physmem allows below MemTotal."""
+    source: str
+
+    _check_source = field_validator("source")(_sourced)
+
+
+# Without a measured guest size: 95% of the advertised memory (Azure/cyclecloud-slurm's default).
+ADVERTISED_MEMORY_HEADROOM = 0.95
+
+
 class Sku(_Entry):
     name: str
     cloud: Literal["azure", "aws"]
@@ -77,6 +92,7 @@ class Sku(_Entry):
     gpu_memory_gi_b: int | None = Field(default=None, alias="gpuMemoryGiB")
     vcpus: int
     memory_gi_b: float = Field(alias="memoryGiB")
+    guest_memory: GuestMemory | None = None
     local_nvme_disks: int | None = None
     gen2_only: bool | None = None
     fabric: Fabric
@@ -92,6 +108,15 @@ class Sku(_Entry):
     @property
     def memory_mib(self) -> int:
         return int(self.memory_gi_b * 1024)
+
+    @property
+    def real_memory_mib(self) -> int:
+        """Slurm's RealMemory: the lowest MemTotal Azure's memory check still calls healthy, so a
+        node that passes it also registers (a RealMemory above what slurmd sees makes it INVAL)."""
+        if self.guest_memory is None:
+            return int(self.memory_mib * ADVERTISED_MEMORY_HEADROOM)
+        g = self.guest_memory
+        return int(g.mem_total_ki_b * (1 - g.tolerance_percent / 100) // 1024)
 
     def baseline(self, nodes: int) -> Baseline | None:
         if self.nccl is None:

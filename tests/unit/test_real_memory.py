@@ -1,0 +1,38 @@
+"""RealMemory per SKU comes from the memory the guest sees, never above it (issue 12).
+
+0.95 x the advertised 1900 GiB of an ND96amsr_A100_v4 (1,848,320 MiB) is more than its guest sees
+(MemTotal 1,857,830,712 kB = 1,814,288 MiB): slurmctld would mark every such node INVAL.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from clusterctl.render.engine import cloud_site, render_slurm
+from clusterctl.spec.catalog import catalog
+from clusterctl.spec.load import load_stack_spec
+
+AZURE_GPU = [s.name for s in catalog().skus if s.cloud == "azure" and s.gpus]
+
+
+@pytest.mark.parametrize("sku_name", AZURE_GPU)
+def test_real_memory_is_at_most_what_the_guest_sees(sku_name: str) -> None:
+    sku = catalog().get(sku_name)
+    assert sku is not None and sku.guest_memory is not None, f"{sku_name}: no guest memory"
+    spec, _ = load_stack_spec("azure-h100", [f"partitions[0].sku={sku_name}"])
+    conf = render_slurm(spec, cloud_site(spec))["slurm.conf"]
+    real = {int(m) for m in re.findall(r"RealMemory=(\d+)", conf)}
+    visible_mib = sku.guest_memory.mem_total_ki_b // 1024
+    assert real == {sku.real_memory_mib}
+    assert sku.real_memory_mib <= visible_mib
+    # and no more than Azure's own memory check tolerates below MemTotal
+    assert sku.real_memory_mib >= visible_mib * (1 - sku.guest_memory.tolerance_percent / 100) - 1
+
+
+def test_a100_80gb_regression() -> None:
+    sku = catalog().get("Standard_ND96amsr_A100_v4")
+    assert sku is not None
+    assert int(sku.memory_mib * 0.95) > 1_814_288  # the old rule: above what the guest sees
+    assert sku.real_memory_mib == 1_759_859
