@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import difflib
 import re
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,37 @@ import yaml
 from clusterctl.errors import UserError
 from clusterctl.project import find_project, stack_names
 from clusterctl.spec.model import CONFIG_KEY, CONFIG_NAMESPACE
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """A SafeLoader that refuses a key twice in one mapping (plain YAML keeps the last silently)."""
+
+
+def _mapping_without_duplicates(loader: _UniqueKeyLoader, node: yaml.MappingNode, deep=False):
+    seen: dict = {}
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=deep)
+        if key in seen:
+            raise DuplicateKey(str(key), seen[key] + 1, key_node.start_mark.line + 1)
+        seen[key] = key_node.start_mark.line
+    return loader.construct_mapping(node, deep=deep)
+
+
+_UniqueKeyLoader.add_constructor(
+    yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping_without_duplicates
+)
+
+
+class DuplicateKey(Exception):
+    def __init__(self, key: str, first: int, again: int):
+        self.key, self.first, self.again = key, first, again
+        super().__init__(f"key '{key}' at line {again} was already set at line {first}")
+
+
+def load_yaml(text: str) -> Any:
+    """yaml.safe_load, but a key given twice in one mapping is an error, not a silent override."""
+    return yaml.load(text, Loader=_UniqueKeyLoader)
+
 
 PROVIDER_NAMESPACES = ("azure-native", "aws", "kubernetes", "pulumi", "random", "tls")
 _TOKEN = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*)|\[(\d+)\]")
@@ -35,7 +67,12 @@ def read_stack_config(stack: str, root: Path | None = None) -> dict[str, Any]:
             "copy an example with `clusterctl init --example NAME DIR`"
         )
     try:
-        doc = yaml.safe_load(path.read_text()) or {}
+        doc = load_yaml(path.read_text()) or {}
+    except DuplicateKey as exc:
+        raise UserError(
+            f"{path.name}: key '{exc.key}' appears twice in one mapping (lines {exc.first} and "
+            f"{exc.again}); YAML would silently keep the last: delete one"
+        ) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark else ""
@@ -112,6 +149,11 @@ def _assign(node: Any, parts: list[str | int], value: Any, text: str) -> None:
                 raise UserError(f"--set {text}: '{part}' is not inside a mapping")
             if last:
                 node[part] = value
-            else:
-                nxt = parts[i + 1]
-                node = node.setdefault(part, [] if isinstance(nxt, int) else {})
+                continue
+            nxt = parts[i + 1]
+            if part not in node and isinstance(nxt, int):
+                # An index into a list the file does not have: most likely a misspelled key.
+                close = difflib.get_close_matches(part, [str(k) for k in node], 1)
+                hint = f"did you mean '{close[0]}'?" if close else "the file has no such list"
+                raise UserError(f"--set {text}: no key '{part}' here; {hint}")
+            node = node.setdefault(part, [] if isinstance(nxt, int) else {})

@@ -39,3 +39,24 @@ def test_committed_json_schema_is_current() -> None:
     assert committed == cluster_schema(), "run `clusterctl schema` and commit the result"
     assert committed["additionalProperties"] is False
     assert "partitions" in committed["required"]
+
+
+def test_a_misspelled_key_before_an_index_names_the_key() -> None:
+    with pytest.raises(UserError, match="no key 'partitons' here; did you mean 'partitions'"):
+        apply_overrides({"partitions": [{"nodes": 2}]}, ["partitons[0].nodes=3"])
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "config:\n  a: 1\n  a: 2\n",
+        "config:\n  gpu-clusters:cluster:\n    partitions:\n      - name: x\n        nodes: 2\n"
+        "        name: y\n",
+    ],
+)
+def test_duplicate_keys_are_refused_with_both_lines(text: str, tmp_path) -> None:
+    from clusterctl.spec.stackfile import read_stack_config
+
+    (tmp_path / "Pulumi.dup.yaml").write_text(text)
+    with pytest.raises(UserError, match=r"appears twice in one mapping \(lines \d and \d\)"):
+        read_stack_config("dup", tmp_path)
