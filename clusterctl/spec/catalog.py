@@ -133,11 +133,19 @@ class NcclProfile(_Entry):
     _check_source = field_validator("source")(_sourced)
 
 
+class Regions(_Entry):
+    regions: tuple[str, ...]
+    source: str
+
+    _check_source = field_validator("source")(_sourced)
+
+
 class Catalog(_Entry):
     skus: tuple[Sku, ...]
     nccl_profiles: dict[str, NcclProfile] = Field(default_factory=dict)
     images: dict = Field(default_factory=dict)
     versions: dict = Field(default_factory=dict)
+    regions: dict[str, Regions] = Field(default_factory=dict)
 
     def get(self, name: str, cloud: str | None = None) -> Sku | None:
         for sku in self.skus:
@@ -188,6 +196,7 @@ def load_catalog(root: Path | None = None) -> Catalog:
         "ncclProfiles": _read_yaml(root / "nccl_profiles.yaml").get("profiles", {}),
         "images": _read_yaml(root / "images.yaml"),
         "versions": _read_yaml(root / "versions.yaml"),
+        "regions": _read_yaml(root / "regions.yaml"),
     }
     try:
         catalog = Catalog.model_validate(raw)

@@ -33,7 +33,14 @@ def _cidr(value: str) -> str:
         raise ValueError(f"'{value}' is not a CIDR block like 10.40.0.0/16 ({exc})") from None
 
 
+def _ipv4_cidr(value: str) -> str:
+    if ipaddress.ip_network(value).version != 4:
+        raise ValueError(f"'{value}' is IPv6; the cluster's networks are IPv4 (e.g. 10.40.0.0/16)")
+    return value
+
+
 Cidr = Annotated[str, AfterValidator(_cidr)]
+Ipv4Cidr = Annotated[str, AfterValidator(_cidr), AfterValidator(_ipv4_cidr)]
 Name = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9]{0,14}$")]
 ClusterName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9-]{1,22}[a-z0-9]$")]
 
@@ -51,10 +58,10 @@ class SshSpec(Model):
 
 
 class NetworkSpec(Model):
-    address_space: Cidr = "10.40.0.0/16"
-    scheduler_subnet: Cidr | None = None
+    address_space: Ipv4Cidr = "10.40.0.0/16"
+    scheduler_subnet: Ipv4Cidr | None = None
     """Default: the first /24 of addressSpace."""
-    compute_subnet: Cidr | None = None
+    compute_subnet: Ipv4Cidr | None = None
     """Default: the second half of addressSpace."""
 
 

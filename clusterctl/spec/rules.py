@@ -215,13 +215,7 @@ def ssh_exposure(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
             "no allowedCidrs: nothing can reach the scheduler over SSH",
             field_path("ssh", "allowedCidrs"),
         )
-    key = spec.ssh.public_key
-    if key is not None and not key.split(" ", 1)[0].startswith(("ssh-", "ecdsa-")):
-        yield Finding(
-            "error",
-            "not an OpenSSH public key (expected 'ssh-ed25519 AAAA...' or 'ssh-rsa AAAA...')",
-            field_path("ssh", "publicKey"),
-        )
+    key = spec.ssh.public_key  # its form: rules_input.ssh_key_parses
     if key is None and spec.scheduler == "slurm":
         yield Finding(
             "info",

@@ -1,0 +1,302 @@
+"""Values the cloud or Slurm would reject at deploy time, refused at plan time instead.
+
+Each rule names the field as the user wrote it and says what to write instead. Limits are the
+clouds' published ones (sources next to each constant).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import difflib
+import ipaddress
+import re
+import struct
+from collections.abc import Iterator
+
+from clusterctl.errors import Finding
+from clusterctl.spec.addressing import subnet_plan
+from clusterctl.spec.catalog import Catalog
+from clusterctl.spec.model import ClusterSpec, field_path
+from clusterctl.spec.rules import Rule
+from clusterctl.spec.tags import CLUSTER_TAG
+
+# Azure/azure-rest-api-specs Compute ComputeRP.json, OSProfile.adminUsername: "Disallowed values".
+AZURE_FORBIDDEN_ADMIN_USERS = frozenset(
+    {
+        "administrator",
+        "admin",
+        "user",
+        "user1",
+        "test",
+        "user2",
+        "test1",
+        "user3",
+        "admin1",
+        "1",
+        "123",
+        "a",
+        "actuser",
+        "adm",
+        "admin2",
+        "aspnet",
+        "backup",
+        "console",
+        "david",
+        "guest",
+        "john",
+        "owner",
+        "root",
+        "server",
+        "sql",
+        "support",
+        "support_388945a0",
+        "sys",
+        "test2",
+        "test3",
+        "user4",
+        "user5",
+    }
+)
+# Azure managed disks: Premium SSD (v1) sizes go up to P80, 32,767 GiB (Azure docs, "Azure managed
+# disk types"); Azure Files premium (NFS) shares: 100 GiB to 100 TiB ("Azure Files scalability
+# and performance targets").
+AZURE_DISK_MAX_GIB = 32767
+AZURE_FILES_MIN_GIB, AZURE_FILES_MAX_GIB = 100, 102400
+# Tag limits: Azure ("Use tags to organize your Azure resources": name 512, value 256, none of
+# < > % & \ ? /, prefixes azure, microsoft, windows reserved); AWS ("Tagging best practices":
+# key 128, value 256, letters, digits, spaces and _ . : / = + - @, prefix aws: reserved).
+TAG_LIMITS = {"azure": (512, 256), "aws": (128, 256)}
+AZURE_TAG_BAD_CHARS = set("<>%&\\?/")
+AZURE_TAG_RESERVED = ("azure", "microsoft", "windows")
+AWS_TAG_CHARS = re.compile(r"^[\w .:/=+\-@]*$")
+OWN_TAG_PREFIX = CLUSTER_TAG.split(":", 1)[0] + ":"
+SLURM_RESERVED_PARTITIONS = frozenset({"default"})  # PartitionName=DEFAULT sets defaults
+AWS_RESERVATION_ID = re.compile(r"^cr-[0-9a-f]{8}([0-9a-f]{9})?$")
+AZURE_IMAGE_URN = re.compile(r"^[^:\s]+:[^:\s]+:[^:\s]+:[^:\s]+$")
+AWS_IMAGE_ID = re.compile(r"^ami-[0-9a-f]{8}([0-9a-f]{9})?$")
+SSH_KEY_TYPES = ("ssh-rsa", "ssh-ed25519")  # what Azure accepts for Linux VMs
+CLOUD = {"azure": "Azure", "aws": "AWS"}
+AZURE_SUBNET_RESERVED = 5  # Azure keeps 5 addresses of every subnet
+
+
+def region_exists(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
+    known = cat.regions.get(spec.cloud)
+    if known is None or spec.region in known.regions:
+        return
+    other = next(
+        (c for c, r in cat.regions.items() if c != spec.cloud and spec.region in r.regions), None
+    )
+    if other:
+        msg = (
+            f"'{spec.region}' is an {CLOUD[other]} region, but the cluster's cloud is {spec.cloud}"
+        )
+    else:
+        close = difflib.get_close_matches(spec.region, known.regions, 1)
+        msg = f"'{spec.region}' is not an {CLOUD[spec.cloud]} region" + (
+            f"; did you mean '{close[0]}'?" if close else " (config/regions.yaml lists them)"
+        )
+    yield Finding("error", msg, field_path("region"))
+
+
+def zones_belong_to_region(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
+    if spec.cloud != "aws":
+        return
+    for i, part in enumerate(spec.partitions):
+        for j, zone in enumerate(part.zones):
+            if not re.fullmatch(re.escape(spec.region) + r"[a-z]", zone):
+                yield Finding(
+                    "error",
+                    f"'{zone}' is not an availability zone of {spec.region} (e.g. {spec.region}a)",
+                    field_path("partitions", i, "zones", j),
+                )
+
+
+def disk_sizes(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
+    if spec.cloud != "azure" or spec.scheduler != "slurm":
+        return
+    size, kind = spec.storage.size_gib, spec.storage.kind
+    where = field_path("storage", "sizeGib")
+    if kind == "scheduler-nfs" and size > AZURE_DISK_MAX_GIB:
+        yield Finding(
+            "error",
+            f"{size} GiB is beyond an Azure Premium SSD's {AZURE_DISK_MAX_GIB} GiB; use at most "
+            f"{AZURE_DISK_MAX_GIB}, or storage.kind: azure-files-nfs for more",
+            where,
+        )
+    elif kind == "azure-files-nfs" and not AZURE_FILES_MIN_GIB <= size <= AZURE_FILES_MAX_GIB:
+        yield Finding(
+            "error",
+            f"an Azure Files premium share holds {AZURE_FILES_MIN_GIB} to {AZURE_FILES_MAX_GIB} "
+            f"GiB, not {size}",
+            where,
+        )
+
+
+def tag_limits(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
+    key_max, value_max = TAG_LIMITS[spec.cloud]
+    for key, value in spec.tags.items():
+        where = field_path("tags", key)
+        problem = _tag_problem(spec.cloud, key, value, key_max, value_max)
+        if problem:
+            yield Finding("error", problem, where)
+
+
+def _tag_problem(cloud: str, key: str, value: str, key_max: int, value_max: int) -> str | None:
+    if key.lower().startswith(OWN_TAG_PREFIX):
+        return f"tags starting with '{OWN_TAG_PREFIX}' are the project's own; rename '{key}'"
+    if not key or len(key) > key_max:
+        return f"a tag key on {cloud} has 1 to {key_max} characters"
+    if len(str(value)) > value_max:
+        return f"a tag value on {cloud} has at most {value_max} characters"
+    if cloud == "azure":
+        bad = sorted(set(key) & AZURE_TAG_BAD_CHARS)
+        if bad:
+            return f"Azure tag names may not contain {' '.join(bad)}"
+        if key.lower().startswith(AZURE_TAG_RESERVED):
+            return f"Azure reserves tag names starting with {', '.join(AZURE_TAG_RESERVED)}"
+    else:
+        if key.lower().startswith("aws:"):
+            return "AWS reserves tag keys starting with 'aws:'"
+        if not AWS_TAG_CHARS.match(key) or not AWS_TAG_CHARS.match(str(value)):
+            return "AWS tags use letters, digits, spaces and _ . : / = + - @ only"
+    return None
+
+
+def admin_user_allowed(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
+    user = spec.ssh.admin_user
+    if spec.cloud == "azure" and user.lower() in AZURE_FORBIDDEN_ADMIN_USERS:
+        yield Finding(
+            "error",
+            f"Azure refuses '{user}' as an admin user name; pick another, e.g. azureuser",
+            field_path("ssh", "adminUser"),
+        )
+
+
+def partition_names_allowed(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
+    if spec.scheduler != "slurm":
+        return
+    for i, part in enumerate(spec.partitions):
+        if part.name.lower() in SLURM_RESERVED_PARTITIONS:
+            yield Finding(
+                "error",
+                f"Slurm reserves the partition name '{part.name}' (PartitionName=DEFAULT sets "
+                "defaults for all); choose another name",
+                field_path("partitions", i, "name"),
+            )
+
+
+def resource_ids(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
+    for i, part in enumerate(spec.partitions):
+        rid = part.capacity_reservation_id
+        if rid and spec.cloud == "aws" and not AWS_RESERVATION_ID.match(rid):
+            yield Finding(
+                "error",
+                f"'{rid}' is not a capacity reservation id (cr- and 17 hex digits)",
+                field_path("partitions", i, "capacityReservationId"),
+            )
+        if part.image:
+            form = AZURE_IMAGE_URN if spec.cloud == "azure" else AWS_IMAGE_ID
+            example = "publisher:offer:sku:version" if spec.cloud == "azure" else "ami-0abc..."
+            if not form.match(part.image):
+                yield Finding(
+                    "error",
+                    f"'{part.image}' is not an image {'URN' if spec.cloud == 'azure' else 'id'} "
+                    f"({example})",
+                    field_path("partitions", i, "image"),
+                )
+
+
+def ssh_key_parses(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
+    key = spec.ssh.public_key
+    if key is None:
+        return
+    problem = _ssh_key_problem(key)
+    if problem:
+        yield Finding("error", problem, field_path("ssh", "publicKey"))
+
+
+def _ssh_key_problem(key: str) -> str | None:
+    parts = key.split()
+    if len(parts) < 2 or not parts[0].startswith(("ssh-", "ecdsa-")):
+        return "not an OpenSSH public key (expected 'ssh-ed25519 AAAA...' or 'ssh-rsa AAAA...')"
+    kind, body = parts[0], parts[1]
+    if kind not in SSH_KEY_TYPES:
+        return f"Azure and this project accept {' or '.join(SSH_KEY_TYPES)} keys, not {kind}"
+    try:
+        blob = base64.b64decode(body, validate=True)
+        (length,) = struct.unpack(">I", blob[:4])
+        inner = blob[4 : 4 + length].decode()
+    except (binascii.Error, struct.error, UnicodeDecodeError, ValueError):
+        return "the key's body is not valid base64 of an OpenSSH key; paste the whole .pub line"
+    if inner != kind:
+        return f"the key says {kind} but its body holds a {inner or 'damaged'} key"
+    return None
+
+
+def option_pairs(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
+    for i, part in enumerate(spec.partitions):
+        if part.spot and part.capacity_reservation_id:
+            yield Finding(
+                "error",
+                "spot capacity cannot run in a capacity reservation; set spot: false or remove "
+                "capacityReservationId",
+                field_path("partitions", i, "spot"),
+            )
+
+
+def scheduler_keys(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
+    """Settings of the other scheduler would be silently ignored: refuse them."""
+    if spec.scheduler == "slurm" and "kubernetes" in spec.model_fields_set:
+        yield Finding(
+            "error",
+            "kubernetes settings on a Slurm cluster have no effect; remove the kubernetes block",
+            field_path("kubernetes"),
+        )
+    if spec.scheduler == "kubernetes":
+        if "accounting" in spec.head_node.model_fields_set:
+            yield Finding(
+                "error",
+                "Slurm accounting on a Kubernetes cluster has no effect; remove it",
+                field_path("headNode", "accounting"),
+            )
+        if "storage" in spec.model_fields_set:
+            yield Finding(
+                "error",
+                "storage (Slurm's /home and /sched) has no effect on a Kubernetes cluster; "
+                "remove it",
+                field_path("storage"),
+            )
+
+
+def address_space_fits(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
+    if spec.cloud != "azure" or spec.scheduler != "slurm":
+        return
+    try:
+        compute = ipaddress.ip_network(subnet_plan(spec)["compute"])
+    except (ValueError, KeyError):
+        return  # network_layout reports an unusable layout
+    usable = compute.num_addresses - AZURE_SUBNET_RESERVED
+    if spec.total_nodes > usable:
+        given = "computeSubnet" if spec.network.compute_subnet else "addressSpace"
+        yield Finding(
+            "error",
+            f"{spec.total_nodes} nodes do not fit the compute subnet {compute} ({usable} usable "
+            "addresses); use a larger range",
+            field_path("network", given),
+        )
+
+
+RULES: tuple[Rule, ...] = (
+    region_exists,
+    zones_belong_to_region,
+    disk_sizes,
+    tag_limits,
+    admin_user_allowed,
+    partition_names_allowed,
+    resource_ids,
+    ssh_key_parses,
+    option_pairs,
+    scheduler_keys,
+    address_space_fits,
+)
