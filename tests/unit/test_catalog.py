@@ -60,7 +60,7 @@ def test_h100_thresholds_follow_the_health_check_config() -> None:
 
 
 def test_a_baseline_without_source_is_refused(tmp_path) -> None:
-    for name in ("skus.yaml", "nccl_profiles.yaml", "images.yaml", "versions.yaml"):
+    for name in ("skus.yaml", "nccl_profiles.yaml", "images.yaml", "versions.yaml", "regions.yaml"):
         (tmp_path / name).write_text((config_dir() / name).read_text())
     doc = yaml.safe_load((tmp_path / "skus.yaml").read_text())
     doc["skus"][0]["nccl"]["singleNode"]["source"] = " "

@@ -137,7 +137,7 @@ def test_non_efa_gpu_node_group_over_two_zones(fabricless_catalog: Path) -> None
     (line,) = errors_of(
         "aws-p5",
         f"partitions[0].sku={_fabricless(cat, 'aws')}",
-        "partitions[0].zones=[a, b]",
+        "partitions[0].zones=[us-east-1a, us-east-1b]",
         cat=cat,
     )
     assert line.startswith("gpu-clusters:cluster.partitions[0].zones:")
@@ -156,7 +156,11 @@ def test_capacity_block_with_spot_is_refused() -> None:
 
 def test_capacity_block_reports_no_placement_group() -> None:
     _, findings = load_stack_spec(
-        "aws-p5", ["partitions[0].capacityBlock=true", "partitions[0].capacityReservationId=cr-1"]
+        "aws-p5",
+        [
+            "partitions[0].capacityBlock=true",
+            "partitions[0].capacityReservationId=cr-0123456789abcdef0",
+        ],
     )
     (block,) = [f for f in findings if f.field and f.field.endswith("capacityBlock")]
     assert block.level == "info" and "no placement group" in block.message
