@@ -189,8 +189,9 @@ def kind_of(outputs: Mapping[str, Any]) -> Kind:
     return KUBERNETES if NCCL_LAUNCHER in outputs else SLURM
 
 
-class UndeclaredRead(KeyError):
-    """A command read a key READS does not list for it: declare it (and the test checks it)."""
+class UndeclaredRead(Exception):
+    """A command read a key READS does not list for it: declare it (and the test checks it).
+    Not a KeyError, so that Mapping.get cannot turn it into None."""
 
 
 class OutputReader(Mapping[str, Any]):
