@@ -1,7 +1,8 @@
 """The Pulumi program: spec in, resources and stack outputs out.
 
 `__main__.py` (under `pulumi up`) and `clusterctl plan` (under the mock engine) both call run().
-Each cluster component exposes `outputs`: the stack outputs later commands read.
+Each cluster component exposes `outputs`: the stack outputs later commands read. Their keys and
+types are the contract in clusterctl/outputs.py.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from typing import Any
 
 import pulumi
 
+from clusterctl import outputs as out
 from clusterctl.spec.catalog import catalog
 from clusterctl.spec.cost import cost_per_hour
 from clusterctl.spec.model import ClusterSpec
@@ -26,17 +28,15 @@ def build(spec: ClusterSpec, stack: str) -> dict[str, Any]:
     else:  # the spec rules refuse other combinations first
         raise ValueError(f"{spec.cloud}/{spec.scheduler}")
     cluster = Cluster(spec.name, spec, stack)
-    outputs: dict[str, Any] = dict(cluster.outputs)
-    outputs.update(
-        {
-            "stack": stack,
-            "clusterName": spec.name,
-            "cloud": spec.cloud,
-            "scheduler": spec.scheduler,
-            "costPerHourUsd": cost_per_hour(spec, catalog()).total,
-        }
-    )
-    return outputs
+    common: out.CommonOutputs = {
+        out.STACK: stack,
+        out.CLUSTER_NAME: spec.name,
+        out.CLOUD: spec.cloud,
+        out.SCHEDULER: spec.scheduler,
+        out.COST_PER_HOUR: cost_per_hour(spec, catalog()).total,
+        out.DRAIN_PREFIX: spec.health_checks.drain_prefix,
+    }
+    return {**cluster.outputs, **common}
 
 
 def run(spec: ClusterSpec, stack: str) -> dict[str, Any]:

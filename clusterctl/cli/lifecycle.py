@@ -126,7 +126,7 @@ def _select(project, stack: str):
 
 
 def _up(stack: str, as_json: bool) -> None:
-    from clusterctl.lifecycle.up import run_up
+    from clusterctl.lifecycle.up import run_up, save_kubeconfig
     from clusterctl.lifecycle.workspace import open_stack
 
     project, spec = _context(stack)
@@ -137,13 +137,15 @@ def _up(stack: str, as_json: bool) -> None:
     )
     with _operation():
         outcome = run_up(open_stack(project, stack, create=True), err)
+    kubeconfig = save_kubeconfig(outcome, project.dir, stack)
     if as_json:
         doc = {
             "stack": stack,
             "outputs": outcome.public_outputs(),
             "changes": outcome.changes,
             "costPerHourUsd": cost.total,
-            "validation": outcome.verdict,
+            "validation": outcome.validation,
+            "kubeconfigFile": None if kubeconfig is None else str(kubeconfig),
         }
         sys.stdout.write(json.dumps(doc, indent=2, default=str) + "\n")
         return
@@ -155,14 +157,25 @@ def _up(stack: str, as_json: bool) -> None:
         table.add_row(key, escape(text))
     out.print(table)
     out.print(f"[bold]cost: ${cost.total:,.2f} per hour, ${cost.per_day:,.2f} per day[/] (catalog)")
+    if kubeconfig is not None:
+        out.print(f"kubeconfig (0600): {kubeconfig}", highlight=False)
     if spec.validation.nccl.on_deploy:
-        verdict = outcome.verdict
-        if verdict is None:
-            out.print("[yellow]NCCL validation: the stack has no ncclValidation output[/]")
-        else:
-            colour = {"pass": "green", "warn": "yellow"}.get(str(verdict.get("verdict")), "red")
-            detail = ", ".join(f"{k}={v}" for k, v in verdict.items() if k != "verdict")
-            out.print(f"NCCL validation: [{colour}]{verdict.get('verdict')}[/] {detail}")
+        _show_validation(stack, outcome.validation)
+
+
+def _show_validation(stack: str, result) -> None:
+    if result is None:
+        out.print(
+            "[yellow]NCCL validation (onDeploy): did not run in this update[/] (it runs when the "
+            f"GPU nodes are created); run `clusterctl validate --nccl -s {stack}`",
+            highlight=False,
+        )
+        return
+    colour = {"pass": "green", "warn": "yellow", "skipped": "yellow"}.get(result["verdict"], "red")
+    out.print(
+        f"NCCL validation (onDeploy): [{colour}]{result['verdict']}[/] {escape(result['message'])}",
+        highlight=False,
+    )
 
 
 # -- status --------------------------------------------------------------------------------------
@@ -207,6 +220,8 @@ def _status(stack: str, as_json: bool, d: Deps) -> None:
     for g in report.groups:
         table.add_row(g.name, g.sku, str(g.nodes))
     out.print(table)
+    if report.access:
+        out.print(f"reach it: {escape(report.access)}", highlight=False)
     if last is not None:
         out.print(f"last update: {last.kind} {last.result} at {last.ended or last.started}")
     out.print(

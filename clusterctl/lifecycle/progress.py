@@ -1,4 +1,5 @@
-"""Engine events -> a live progress line on stderr, and the error diagnostics for the report.
+"""Engine events -> a live progress line on stderr, the error diagnostics for the report, and the
+post-deploy hook's NCCL verdict (its `ncclValidation {...}` log line, clusterctl/outputs.py).
 
 The Automation API delivers events on its own thread (a gRPC stream from CLI 3.206 on, a polled
 log file before); rich's Progress is safe to update from there.
@@ -15,6 +16,8 @@ from typing import Any
 from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
+from clusterctl.outputs import NcclValidationResult, parse_validation_line
+
 _VERB = {
     "create": "creating",
     "update": "updating",
@@ -29,12 +32,14 @@ _VERB = {
 
 @dataclass
 class EventLog:
-    """What the engine reported: finished operations, error diagnostics, the final summary."""
+    """What the engine reported: finished operations, error diagnostics, the final summary, the
+    onDeploy NCCL verdict."""
 
     done: Counter = field(default_factory=Counter)
     errors: list[str] = field(default_factory=list)
     summary: dict[str, int] = field(default_factory=dict)
     current: str = ""
+    validation: NcclValidationResult | None = None
 
     def feed(self, event: Any) -> None:
         if event.resource_pre_event and not event.resource_pre_event.planning:
@@ -46,9 +51,10 @@ class EventLog:
             op = str(event.res_outputs_event.metadata.op.value)
             if op != "same":
                 self.done[op] += 1
-        elif event.diagnostic_event and event.diagnostic_event.severity == "error":
+        elif event.diagnostic_event:
             message = event.diagnostic_event.message.strip()
-            if message:
+            self.validation = parse_validation_line(message) or self.validation
+            if message and event.diagnostic_event.severity == "error":
                 self.errors.append(message)
         elif event.summary_event:
             self.summary = dict(event.summary_event.resource_changes or {})

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from clusterctl import outputs as out
 from clusterctl.lifecycle.stack_export import StateResource, cloud_resources, compute_since
 from clusterctl.spec.cost import Cost
 from clusterctl.spec.defaults import head_sku
@@ -48,6 +49,8 @@ class Status:
     cost_per_hour: float
     now: datetime
     outputs: dict[str, Any]
+    access: str | None = None
+    """How to reach the cluster, from the outputs READS["status"] declares."""
 
     @property
     def hours(self) -> float:
@@ -83,6 +86,7 @@ class Status:
                 "ended": _iso(last.ended),
             },
             "outputs": self.outputs,
+            "access": self.access,
         }
 
 
@@ -107,6 +111,19 @@ def deployed_cluster(config: dict[str, Any] | None) -> Any | None:
         except ValueError:
             return None
     return raw if isinstance(raw, dict) else None
+
+
+def access(outputs: dict[str, Any]) -> str | None:
+    got = out.reader("status", outputs)
+    if got.kind == out.SLURM:
+        command = got.get(out.SSH_COMMAND)
+        return str(command) if command else None
+    version = got.get(out.KUBERNETES_VERSION)
+    return (
+        f"kubectl (Kubernetes {version}) with the kubeconfig `clusterctl up` wrote"
+        if version
+        else None
+    )
 
 
 def node_groups(spec: ClusterSpec) -> tuple[NodeGroup, ...]:
@@ -145,4 +162,5 @@ def build_status(
         cost_per_hour=cost.total if live else 0.0,
         now=now,
         outputs=outputs,
+        access=access(outputs) if live else None,
     )

@@ -81,6 +81,9 @@ def plausible_state(type_: str, name: str, inputs: dict[str, Any]) -> tuple[str,
     elif type_.startswith("aws:"):
         rid = f"{type_.split(':')[-1].lower()}-{rid}"
         state.setdefault("arn", f"arn:aws:mock:::{name}")
+        if type_ == "aws:eks/cluster:Cluster":  # what the kubeconfig output is built from
+            state.setdefault("endpoint", f"https://{rid[-16:].upper()}.gr7.mock.eks.amazonaws.com")
+            state.setdefault("certificateAuthority", {"data": "bW9jay1jYQ=="})
     elif type_ == "random:index/randomBytes:RandomBytes":
         state["base64"] = "bW9jay1tdW5nZS1rZXk=" * 50
         state["hex"] = "00" * int(inputs.get("length", 32))

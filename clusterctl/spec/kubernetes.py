@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from clusterctl import outputs as out
 from clusterctl.spec.catalog import Catalog, Sku, catalog
 from clusterctl.spec.model import ClusterSpec, PartitionSpec
 
@@ -179,7 +180,7 @@ def worker_resources(part: PartitionSpec, cat: Catalog) -> dict[str, Any]:
     return res
 
 
-def nccl_launcher(spec: ClusterSpec, stack: str, cat: Catalog | None = None) -> dict[str, Any]:
+def nccl_launcher(spec: ClusterSpec, stack: str, cat: Catalog | None = None) -> out.NcclLauncher:
     """What the NCCL validation needs to launch an MPIJob here: the `ncclLauncher` stack output."""
     cat = cat or catalog()
     part = spec.default_partition
@@ -193,7 +194,7 @@ def nccl_launcher(spec: ClusterSpec, stack: str, cat: Catalog | None = None) -> 
         "slotsPerWorker": sku.gpus,
         "fabric": kind,
         "image": nccl_image(spec, cat),
-        "allReducePerf": NCCL_TESTS_BINARY[spec.cloud],
+        out.ALL_REDUCE_PERF: NCCL_TESTS_BINARY[spec.cloud],
         "nodeSelector": node_labels(part),
         "tolerations": [GPU_TOLERATION],
         "resources": worker_resources(part, cat),

@@ -2,7 +2,10 @@
 once its compute nodes exist and either fails the update or warns (`onFailure`).
 
 `post_deploy_check` is the function (tested directly: Pulumi hooks never fire under mocks);
-`nccl_hook_binding` wires it as an after_create ResourceHook on the compute resource.
+`nccl_hook_binding` wires it as an after_create ResourceHook on the compute resource. The verdict
+cannot be a stack output (the outputs are decided before the hook runs): the hook logs it as one
+`ncclValidation {...}` line, which `clusterctl up` reads from the engine events (see
+clusterctl/outputs.py).
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from clusterctl.outputs import NcclValidationResult, validation_line
 from clusterctl.spec.model import ClusterSpec, NcclValidationSpec
 from clusterctl.validate import CouldNotRun
 
@@ -24,8 +28,8 @@ class HookVerdict:
     message: str
     fail_update: bool
 
-    def as_output(self) -> dict[str, Any]:
-        """The `ncclValidation` stack output (clusterctl/lifecycle/up.py reads it)."""
+    def as_result(self) -> NcclValidationResult:
+        """What `clusterctl up` shows: logged by the hook as `validation_line(...)`."""
         return {"verdict": self.verdict, "message": self.message}
 
 
@@ -102,7 +106,7 @@ def nccl_hook_binding(spec: ClusterSpec, stack: str, outputs: Callable[[], Mappi
         log = {"pass": pulumi.log.info, "skipped": pulumi.log.info}.get(
             result.verdict, pulumi.log.warn
         )
-        log(result.message)
+        log(validation_line(result.as_result()))
         if result.fail_update:
             raise RuntimeError(result.message)
 

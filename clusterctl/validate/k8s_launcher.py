@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 import yaml
 
+from clusterctl.outputs import ALL_REDUCE_PERF
 from clusterctl.validate import CouldNotRun
 
 TEMPLATE = "validate/nccl_mpijob.yaml.j2"
@@ -48,7 +49,7 @@ def build_mpijob(
     max_bytes: str = "16G",
     deadline_s: int = 1800,
 ) -> dict[str, Any]:
-    """The MPIJob for the `ncclLauncher` stack output (see clusterctl/k8s_bundle.py)."""
+    """The MPIJob for the `ncclLauncher` stack output (clusterctl.outputs.NcclLauncher)."""
     from clusterctl.render.engine import render_template
 
     workers = int(launcher["workers"])
@@ -66,7 +67,7 @@ def build_mpijob(
         image=launcher["image"],
         env=env,
         mpirun_args=mpirun_args(
-            workers * slots, env, min_bytes, max_bytes, launcher.get("binary", BINARY)
+            workers * slots, env, min_bytes, max_bytes, launcher.get(ALL_REDUCE_PERF, BINARY)
         ),
         node_selector=launcher.get("nodeSelector", {}),
         tolerations=launcher.get("tolerations", []),

@@ -8,10 +8,15 @@ import json
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
+from clusterctl import outputs as out
+
+if TYPE_CHECKING:
+    from clusterctl.project import Project
 from clusterctl.errors import UserError
 from clusterctl.validate.transport import SshTarget, parse_host
 
@@ -46,8 +51,9 @@ class SlurmTarget:
 
 @dataclass(frozen=True)
 class KubeTarget:
-    kubeconfig: str | None
-    launcher: dict[str, Any] = field(default_factory=dict)
+    kubeconfig: str
+    """The kubeconfig file kubectl is given (never the ambient context)."""
+    launcher: dict[str, Any] = field(default_factory=dict)  # an out.NcclLauncher
     drain_prefix: str = "gpucl:"
     label: str = ""
 
@@ -110,9 +116,25 @@ def resolve(
     if which == "kubeconfig":
         if sku is None or nodes is None:
             raise UserError("--kubeconfig needs --sku and --nodes (or use -s STACK)")
-        return KubeTarget(kubeconfig, launcher_for_sku(sku, nodes), label=str(kubeconfig))
+        return KubeTarget(
+            str(kubeconfig), launcher_for_sku(sku, nodes), label=f"--kubeconfig {kubeconfig}"
+        )
     assert stack is not None
-    return stack_target(stack, read_stack_outputs(stack), nodes=nodes, partition=partition)
+    return _deployed_stack_target(stack, nodes, partition)
+
+
+def _deployed_stack_target(stack: str, nodes: int | None, partition: str | None) -> Target:
+    from clusterctl.lifecycle.kubeconfig import stack_kubeconfig
+    from clusterctl.project import find_project
+
+    project = find_project()  # the one up/status/down use
+    return stack_target(
+        stack,
+        read_stack_outputs(stack, project),
+        nodes=nodes,
+        partition=partition,
+        kubeconfig=lambda value: str(stack_kubeconfig(project.dir, stack, value)),
+    )
 
 
 def _sku_gpus(sku: str | None) -> int:
@@ -123,15 +145,15 @@ def _sku_gpus(sku: str | None) -> int:
     return catalog().require(sku).gpus or 8
 
 
-def launcher_for_sku(sku_name: str, nodes: int) -> dict[str, Any]:
-    """An `ncclLauncher`-like dict for a cluster made elsewhere."""
+def launcher_for_sku(sku_name: str, nodes: int) -> out.NcclLauncher:
+    """An `ncclLauncher` value for a cluster made elsewhere (--kubeconfig)."""
     from clusterctl.spec.catalog import catalog
     from clusterctl.spec.kubernetes import FALLBACK_NCCL_TESTS_IMAGE, NCCL_TESTS_BINARY
 
     cat = catalog()
     sku = cat.require(sku_name)
     profile = cat.profile(sku)
-    resources: dict[str, Any] = {"nvidia.com/gpu": sku.gpus}
+    resources: dict[str, int | str] = {"nvidia.com/gpu": sku.gpus}
     if sku.fabric.kind == "efa":
         resources.update({"vpc.amazonaws.com/efa": sku.fabric.nics, "hugepages-2Mi": "5120Mi",
                           "memory": "32000Mi"})  # fmt: skip
@@ -144,7 +166,7 @@ def launcher_for_sku(sku_name: str, nodes: int) -> dict[str, Any]:
         "slotsPerWorker": sku.gpus,
         "image": (cat.images.get("ncclTests") or {}).get(sku.cloud)
         or FALLBACK_NCCL_TESTS_IMAGE[sku.cloud],
-        "binary": NCCL_TESTS_BINARY[sku.cloud],
+        out.ALL_REDUCE_PERF: NCCL_TESTS_BINARY[sku.cloud],
         "resources": resources,
         "capabilities": ["IPC_LOCK"],
         "env": dict(profile.env) if profile else {},
@@ -154,21 +176,34 @@ def launcher_for_sku(sku_name: str, nodes: int) -> dict[str, Any]:
 
 
 def stack_target(
-    stack: str, outputs: dict[str, Any], *, nodes: int | None = None, partition: str | None = None
+    stack: str,
+    outputs: dict[str, Any],
+    *,
+    nodes: int | None = None,
+    partition: str | None = None,
+    kubeconfig: Callable[[Any], str] | None = None,
 ) -> Target:
-    """A target from `pulumi stack output` values (pure: tests pass recorded outputs)."""
-    prefix = outputs.get("drainPrefix") or "gpucl:"
-    if outputs.get("scheduler") == "kubernetes" or "ncclLauncher" in outputs:
-        launcher = dict(outputs.get("ncclLauncher") or {})
+    """A target from `pulumi stack output` values (pure: tests pass recorded outputs).
+
+    Reads only what clusterctl.outputs.READS["validate"] declares. `kubeconfig` turns the
+    (secret) kubeconfig output into the file kubectl is given.
+    """
+    got = out.reader("validate", outputs)
+    prefix = got.get(out.DRAIN_PREFIX) or "gpucl:"
+    if got.kind == out.KUBERNETES:
+        launcher: dict[str, Any] = dict(got.get(out.NCCL_LAUNCHER) or {})
         if not launcher:
             raise UserError(f"stack {stack}: no ncclLauncher output; redeploy with this version")
         if nodes:
             launcher["workers"] = nodes
-        return KubeTarget(outputs.get("kubeconfigPath"), launcher, prefix, f"stack {stack}")
-    address = outputs.get("schedulerAddress")
+        if kubeconfig is None:
+            raise UserError(f"stack {stack}: no kubeconfig to reach the cluster with")
+        path = kubeconfig(got.get(out.KUBECONFIG))
+        return KubeTarget(path, launcher, prefix, f"stack {stack} (kubeconfig {path})")
+    address = got.get(out.SCHEDULER_ADDRESS)
     if not address:
         raise UserError(f"stack {stack}: no schedulerAddress output; is it deployed?")
-    parts = outputs.get("partitions") or []
+    parts: list[out.PartitionOutput] = got.get(out.PARTITIONS) or []
     if partition:
         parts = [p for p in parts if p.get("name") == partition]
         if not parts:
@@ -177,7 +212,7 @@ def stack_target(
         raise UserError(f"stack {stack}: no partitions in its outputs")
     part = parts[0]
     return SlurmTarget(
-        ssh=SshTarget(host=str(address), user=outputs.get("adminUser")),
+        ssh=SshTarget(host=str(address), user=got.get(out.ADMIN_USER)),
         nodes=nodes or int(part["nodes"]),
         gpus_per_node=int(part.get("gpusPerNode") or 8),
         sku=part.get("sku"),
@@ -200,11 +235,11 @@ def outputs_from_checkpoint(doc: dict[str, Any]) -> dict[str, Any]:
     return {}
 
 
-def read_stack_outputs(stack: str) -> dict[str, Any]:
-    """The file backend's checkpoint if there is one, else `pulumi stack output --json`."""
-    from clusterctl.project import PROJECT_NAME, find_project
+def read_stack_outputs(stack: str, project: Project) -> dict[str, Any]:
+    """The file backend's checkpoint if there is one, else `pulumi stack output --json`
+    (secrets left out or masked: the kubeconfig is read apart, clusterctl.lifecycle.kubeconfig)."""
+    from clusterctl.project import PROJECT_NAME
 
-    project = find_project()
     state = project.local_state_dir()
     for path in (
         ()

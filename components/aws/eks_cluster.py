@@ -13,6 +13,7 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
+from clusterctl import outputs as out
 from clusterctl.spec.catalog import catalog
 from clusterctl.spec.defaults import head_sku
 from clusterctl.spec.kubernetes import kubernetes_version, nccl_launcher
@@ -136,21 +137,21 @@ class EksGpuCluster(pulumi.ComponentResource):
                 depends_on=[self.system_nodes, *self.gpu_node_groups.values()],
             ),
         )
-        self.outputs: dict[str, Any] = {
-            "kubeconfig": self.kubeconfig,
-            "kubernetesVersion": kubernetes_version(spec, cat),
-            "eksClusterName": cluster_name,
-            "clusterEndpoint": self.cluster.endpoint,
-            "region": spec.region,
-            "vpcId": self.vpc.vpc.id,
-            "gpuNodeGroups": {
+        self.outputs: dict[str, Any] = {  # EksClusterOutputs
+            out.KUBECONFIG: self.kubeconfig,  # a secret Output
+            out.KUBERNETES_VERSION: kubernetes_version(spec, cat),
+            out.EKS_CLUSTER_NAME: cluster_name,
+            out.CLUSTER_ENDPOINT: self.cluster.endpoint,
+            out.REGION: spec.region,
+            out.VPC_ID: self.vpc.vpc.id,
+            out.GPU_NODE_GROUPS: {
                 p: {
                     "subnetId": g.node_group.subnet_ids.apply(lambda ids: ids[0] if ids else None),
                     "placementGroup": g.placement_group.name if g.placement_group else None,
                 }
                 for p, g in self.gpu_node_groups.items()
             },
-            "addonVersions": self.k8s_addons.chart_versions,
-            "ncclLauncher": nccl_launcher(spec, stack, cat),
+            out.ADDON_VERSIONS: self.k8s_addons.chart_versions,
+            out.NCCL_LAUNCHER: nccl_launcher(spec, stack, cat),
         }
         self.register_outputs(self.outputs)

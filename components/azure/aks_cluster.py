@@ -13,6 +13,7 @@ import pulumi
 import pulumi_azure_native as azure
 import pulumi_kubernetes as k8s
 
+from clusterctl import outputs as out
 from clusterctl.spec.catalog import catalog
 from clusterctl.spec.defaults import head_sku
 from clusterctl.spec.kubernetes import fabric_kind, kubernetes_version, nccl_launcher
@@ -107,12 +108,12 @@ class AksGpuCluster(pulumi.ComponentResource):
             self.provider,
             pulumi.ResourceOptions(parent=self, depends_on=list(self.gpu_pools.values())),
         )
-        self.outputs: dict[str, Any] = {
-            "kubeconfig": self.kubeconfig,
-            "kubernetesVersion": version,
-            "resourceGroupName": self.resource_group.name,
-            "aksClusterName": self.cluster.name,
-            "gpuNodePools": {
+        self.outputs: dict[str, Any] = {  # AksClusterOutputs
+            out.KUBECONFIG: self.kubeconfig,  # a secret Output
+            out.KUBERNETES_VERSION: version,
+            out.RESOURCE_GROUP: self.resource_group.name,
+            out.AKS_CLUSTER_NAME: self.cluster.name,
+            out.GPU_NODE_POOLS: {
                 p.name: {
                     "agentPoolName": agent_pool_name(p),
                     "vmSize": p.sku,
@@ -121,7 +122,7 @@ class AksGpuCluster(pulumi.ComponentResource):
                 }
                 for p in spec.partitions
             },
-            "addonVersions": self.k8s_addons.chart_versions,
-            "ncclLauncher": nccl_launcher(spec, stack, cat),
+            out.ADDON_VERSIONS: self.k8s_addons.chart_versions,
+            out.NCCL_LAUNCHER: nccl_launcher(spec, stack, cat),
         }
         self.register_outputs(self.outputs)

@@ -1,17 +1,20 @@
 """AzureSlurmCluster: a CycleCloud-like Slurm cluster in one Pulumi program.
 
 Network -> secrets -> scheduler node -> one GpuPartition per spec partition. Outputs carry what
-`clusterctl validate` and `clusterctl status` need; NCCL validation plugs in at
-`post_deploy_validation` (see components/azure/validation_hook.py when enabled).
+`clusterctl validate` and `clusterctl status` need (SlurmClusterOutputs in clusterctl/outputs.py);
+with validation.nccl.onDeploy the NCCL validation runs as a hook on the last scale set
+(clusterctl/validate/hook.py).
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 import pulumi
 
+from clusterctl import outputs as out
 from clusterctl.render.engine import scheduler_host
-from clusterctl.spec.catalog import catalog
-from clusterctl.spec.cost import cost_per_hour
+from clusterctl.spec.catalog import Catalog, catalog
 from clusterctl.spec.model import ClusterSpec
 from components.azure.cluster_secrets import ClusterSecrets
 from components.azure.gpu_partition import GpuPartition
@@ -69,29 +72,22 @@ class AzureSlurmCluster(pulumi.ComponentResource):
             )
             for part in spec.partitions
         ]
-        self.outputs = {
-            "resourceGroupName": self.network.resource_group.name,
-            "schedulerHost": scheduler_host(spec),
-            "schedulerAddress": address,
-            "adminUser": spec.ssh.admin_user,
-            "sshCommand": self._ssh_command(spec, address),
-            "partitions": [
-                {
-                    "name": p.name,
-                    "sku": p.sku,
-                    "nodes": p.nodes,
-                    "gpusPerNode": cat.get(p.sku).gpus,
-                    "scaleSets": [f"{spec.name}-{g.name}" for g, _ in gp.scale_sets],
-                }
-                for p, gp in zip(spec.partitions, self.partitions, strict=True)
-            ],
-            "costPerHourUsd": cost_per_hour(spec, cat).total,
-            "drainPrefix": spec.health_checks.drain_prefix,
+        scale_sets = {
+            p.name: [f"{spec.name}-{g.name}" for g, _ in gp.scale_sets]
+            for p, gp in zip(spec.partitions, self.partitions, strict=True)
+        }
+        self.outputs: dict[str, Any] = {
+            out.RESOURCE_GROUP: self.network.resource_group.name,
+            out.SCHEDULER_HOST: scheduler_host(spec),
+            out.SCHEDULER_ADDRESS: address,
+            out.ADMIN_USER: spec.ssh.admin_user,
+            out.SSH_COMMAND: self._ssh_command(spec, address),
+            out.PARTITIONS: partition_outputs(spec, cat, scale_sets),
         }
         if self.jump_host is not None:
-            self.outputs["jumpHostAddress"] = self.jump_host.public_ip.ip_address
+            self.outputs[out.JUMP_HOST_ADDRESS] = self.jump_host.public_ip.ip_address
         if self.secrets.private_key is not None:
-            self.outputs["sshPrivateKey"] = self.secrets.private_key
+            self.outputs[out.SSH_PRIVATE_KEY] = self.secrets.private_key
         self.register_outputs(self.outputs)
 
     def _ssh_command(self, spec: ClusterSpec, address: pulumi.Input[str]) -> pulumi.Output[str]:
@@ -102,15 +98,15 @@ class AzureSlurmCluster(pulumi.ComponentResource):
             "ssh -J ", user, "@", self.jump_host.public_ip.ip_address, " ", user, "@", address
         )
 
-    def post_deploy_validation_outputs(self, spec: ClusterSpec) -> dict:
-        """What the NCCL validation needs to reach the cluster, known before the nodes exist."""
+    def post_deploy_validation_outputs(self, spec: ClusterSpec) -> dict[str, Any]:
+        """What the NCCL validation needs to reach the cluster, known before the nodes exist
+        (the hook adds schedulerAddress once it resolves)."""
         return {
-            "schedulerHost": scheduler_host(spec),
-            "adminUser": spec.ssh.admin_user,
-            "drainPrefix": spec.health_checks.drain_prefix,
-            "partitions": [
-                {"name": p.name, "sku": p.sku, "nodes": p.nodes} for p in spec.partitions
-            ],
+            out.SCHEDULER: spec.scheduler,
+            out.SCHEDULER_HOST: scheduler_host(spec),
+            out.ADMIN_USER: spec.ssh.admin_user,
+            out.DRAIN_PREFIX: spec.health_checks.drain_prefix,
+            out.PARTITIONS: partition_outputs(spec, catalog()),
         }
 
     def _validation_hook(
@@ -123,5 +119,23 @@ class AzureSlurmCluster(pulumi.ComponentResource):
         from clusterctl.validate.hook import nccl_hook_binding
 
         known = self.post_deploy_validation_outputs(spec)
-        address.apply(lambda value: known.__setitem__("schedulerAddress", value))
+        address.apply(lambda value: known.__setitem__(out.SCHEDULER_ADDRESS, value))
         return nccl_hook_binding(spec, stack, lambda: dict(known))
+
+
+def partition_outputs(
+    spec: ClusterSpec, cat: Catalog, scale_sets: dict[str, list[str]] | None = None
+) -> list[out.PartitionOutput]:
+    """The `partitions` output: one entry per spec partition, in the spec's order."""
+    rows: list[out.PartitionOutput] = []
+    for p in spec.partitions:
+        row: out.PartitionOutput = {
+            "name": p.name,
+            "sku": p.sku,
+            "nodes": p.nodes,
+            "gpusPerNode": cat.get(p.sku).gpus,
+        }
+        if scale_sets is not None:
+            row["scaleSets"] = scale_sets[p.name]
+        rows.append(row)
+    return rows

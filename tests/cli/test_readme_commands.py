@@ -88,18 +88,19 @@ def readme_commands() -> list[str]:
 def _is_mention(cmd: str) -> bool:
     """`clusterctl up / status / down` or `clusterctl validate --nccl` in prose: names only, or
     the start of a fuller command shown elsewhere in the README."""
-    if not any(w.startswith("-") for w in cmd.split()[1:]):
-        return True
+    words = cmd.split()[1:]
+    if not any(w.startswith("-") for w in words) or (len(words) == 2 and words[1][0] == "-"):
+        return True  # names only, or a subcommand and one bare option (`validate -s`)
     return any(c != cmd and c.startswith(cmd + " ") for c in readme_commands())
 
 
 def _rule(cmd: str) -> tuple[str, str | None]:
     rest = cmd.removeprefix("clusterctl ")
-    if _is_mention(cmd):
-        return "here", None
     for pattern, test in ELSEWHERE:
         if re.match(pattern, rest):
             return "elsewhere", test
+    if _is_mention(cmd):
+        return "here", None
     if any(re.match(p, rest) for p in RUN_HERE):
         return "here", None
     return "none", None
@@ -137,7 +138,7 @@ def _fill(cmd: str, tmp: Path) -> list[str]:
         "STACK": "azure-h100",
         "all_reduce.txt": str(SAMPLE_LOG),
     }
-    return [subs.get(a, a) for a in args]
+    return [str(tmp / a) if a.startswith("out/") else subs.get(a, a) for a in args]
 
 
 @pytest.mark.parametrize("cmd", [c for c in readme_commands() if _rule(c)[0] == "here"])

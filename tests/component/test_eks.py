@@ -41,7 +41,9 @@ def p4d():
 @pytest.fixture(scope="module")
 def block():
     return plan_stack(
-        "aws-p5", "partitions[0].capacityBlock=true", "partitions[0].capacityReservationId=cr-0abc"
+        "aws-p5",
+        "partitions[0].capacityBlock=true",
+        "partitions[0].capacityReservationId=cr-0abc1234def567890",
     )
 
 
@@ -86,7 +88,7 @@ def test_capacity_block_has_no_placement_group(block) -> None:
     inputs = gpu_template(block).inputs
     assert inputs["instanceMarketOptions"]["marketType"] == "capacity-block"
     target = inputs["capacityReservationSpecification"]["capacityReservationTarget"]
-    assert target["capacityReservationId"] == "cr-0abc"
+    assert target["capacityReservationId"] == "cr-0abc1234def567890"
     assert "groupName" not in (inputs.get("placement") or {})
     gpu_ng = next(
         r for r in resources(block, NG, at_least=2) if r.inputs["amiType"].endswith("NVIDIA")

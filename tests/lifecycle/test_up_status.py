@@ -122,6 +122,7 @@ def test_status_table(deployed):
     assert result.exit_code == 0, result.output
     assert "up since 2025-03-01 02:00 UTC" in result.output
     assert "Standard_ND96isr_H100_v5" in result.output
+    assert "reach it: ssh azureuser@20.55.10.4" in result.output  # the sshCommand output
     assert f"spent so far: ${round(10 * _cost(), 2):,.2f}" in result.output
 
 

@@ -148,7 +148,7 @@ def test_capacity_block_with_spot_is_refused() -> None:
     lines = errors_of(
         "aws-p5",
         "partitions[0].capacityBlock=true",
-        "partitions[0].capacityReservationId=cr-0abc",
+        "partitions[0].capacityReservationId=cr-0abc1234def567890",
         "partitions[0].spot=true",
     )
     assert any(x.startswith("gpu-clusters:cluster.partitions[0].spot:") for x in lines)

@@ -6,6 +6,7 @@ import pytest
 
 from clusterctl.nccl.judge import Thresholds, judge
 from clusterctl.nccl.parse import parse_all_reduce
+from clusterctl.outputs import parse_validation_line, validation_line
 from clusterctl.spec.model import NcclValidationSpec
 from clusterctl.validate import CouldNotRun
 from clusterctl.validate.hook import post_deploy_check
@@ -48,7 +49,8 @@ def test_pass_reports_the_figure() -> None:
     r = post_deploy_check(OUTPUTS, spec(), v)
     assert (r.verdict, r.fail_update) == ("pass", False)
     assert "469.1 GB/s vs floor 300" in r.message and v.seen == [OUTPUTS]
-    assert r.as_output() == {"verdict": "pass", "message": r.message}
+    assert r.as_result() == {"verdict": "pass", "message": r.message}
+    assert parse_validation_line(validation_line(r.as_result())) == r.as_result()
 
 
 def test_warn_level_warns_without_failing() -> None:

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import stat
+
 import pytest
 
 from clusterctl.errors import UserError
+from clusterctl.lifecycle.kubeconfig import stack_kubeconfig, write_kubeconfig
 from clusterctl.validate.targets import (
     KubeTarget,
     SlurmTarget,
+    launcher_for_sku,
     outputs_from_checkpoint,
     resolve,
     stack_target,
@@ -65,8 +69,56 @@ def test_kubernetes_stack_uses_its_ncclLauncher_output() -> None:
         "slotsPerWorker": 8,
         "sku": "p5.48xlarge",
     }
-    t = stack_target("aws-p5", {"scheduler": "kubernetes", "ncclLauncher": launcher})
+    seen = []
+
+    def kubeconfig(value):
+        seen.append(value)
+        return "/p/.clusterctl/aws-p5.kubeconfig"
+
+    outputs = {"scheduler": "kubernetes", "ncclLauncher": launcher, "kubeconfig": "[secret]"}
+    t = stack_target("aws-p5", outputs, kubeconfig=kubeconfig)
     assert isinstance(t, KubeTarget) and t.nodes == 2 and t.sku == "p5.48xlarge"
+    assert t.kubeconfig == "/p/.clusterctl/aws-p5.kubeconfig" and seen == ["[secret]"]
+    assert "kubeconfig /p/.clusterctl/aws-p5.kubeconfig" in t.label
+    with pytest.raises(UserError, match="no kubeconfig"):
+        stack_target("aws-p5", outputs)  # never the ambient kubectl context
+
+
+def test_a_stack_kubeconfig_is_written_0600_from_the_secret_output(tmp_path) -> None:
+    text = "apiVersion: v1\nkind: Config\n"
+    path = stack_kubeconfig(tmp_path, "aks-h100", "[secret]", fetch=lambda d, s: text)
+    assert path == tmp_path / ".clusterctl" / "aks-h100.kubeconfig"
+    assert path.read_text() == text
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+
+
+def test_a_stack_kubeconfig_falls_back_to_the_file_up_wrote(tmp_path) -> None:
+    def cannot(project_dir, stack):
+        return None
+
+    with pytest.raises(UserError, match="cannot read its secret `kubeconfig` output"):
+        stack_kubeconfig(tmp_path, "aks-h100", None, fetch=cannot)
+    written = write_kubeconfig(tmp_path, "aks-h100", "kind: Config")
+    assert stack_kubeconfig(tmp_path, "aks-h100", None, fetch=cannot) == written
+
+
+def test_validate_s_of_a_kubernetes_stack_names_the_stack_kubeconfig(tmp_path, monkeypatch):
+    from clusterctl.validate import targets
+
+    launcher = launcher_for_sku("Standard_ND96isr_H100_v5", 2)
+    outputs = {"scheduler": "kubernetes", "ncclLauncher": launcher}  # a checkpoint: no secrets
+    from clusterctl.project import init_project
+
+    init_project("aks-h100", tmp_path)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(targets, "read_stack_outputs", lambda stack, project: outputs)
+    monkeypatch.setattr(
+        "clusterctl.lifecycle.kubeconfig.fetch_kubeconfig", lambda d, s: "kind: Config"
+    )
+    t = resolve(stack="aks-h100")
+    assert isinstance(t, KubeTarget)
+    assert t.kubeconfig == str(tmp_path.resolve() / ".clusterctl" / "aks-h100.kubeconfig")
 
 
 def test_host_and_kubeconfig_need_sizes() -> None:
