@@ -72,7 +72,16 @@ def skus_exist(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
 def fabric_matches_sku(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
     for i, part in enumerate(spec.partitions):
         sku = cat.get(part.sku, spec.cloud)
-        if sku is None or part.fabric in ("auto", "none"):
+        if sku is None or part.fabric == "auto":
+            continue
+        if part.fabric == "none":
+            if spec.scheduler == "slurm" and sku.fabric.kind != "none":
+                yield Finding(
+                    "error",
+                    f"a Slurm partition of {sku.name} always uses its {sku.fabric.kind} (NCCL, "
+                    "the health checks and topology.conf are built on it); remove fabric: none",
+                    field_path("partitions", i, "fabric"),
+                )
             continue
         if sku.fabric.kind != part.fabric:
             has = sku.fabric.kind if sku.fabric.kind != "none" else "no RDMA fabric"

@@ -112,6 +112,22 @@ def zones_belong_to_region(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]
                 )
 
 
+def storage_kind_built(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
+    """Only scheduler-nfs is built: the other kinds are refused, not silently ignored."""
+    if spec.scheduler != "slurm" or spec.storage.kind == "scheduler-nfs":
+        return
+    why = {
+        "none": "Slurm needs /home and /sched shared by every node",
+        "azure-files-nfs": "an Azure Files NFS share is not built by this version",
+    }[spec.storage.kind]
+    yield Finding(
+        "error",
+        f"storage.kind {spec.storage.kind}: {why}; use scheduler-nfs (the scheduler exports its "
+        "data disk)",
+        field_path("storage", "kind"),
+    )
+
+
 def disk_sizes(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
     if spec.cloud != "azure" or spec.scheduler != "slurm":
         return
@@ -290,6 +306,7 @@ def address_space_fits(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
 RULES: tuple[Rule, ...] = (
     region_exists,
     zones_belong_to_region,
+    storage_kind_built,
     disk_sizes,
     tag_limits,
     admin_user_allowed,
