@@ -154,9 +154,10 @@ def _strip_secrets(value: Any, path: str, found: list[str]) -> Any:
     if isinstance(value, float) and value.is_integer():
         return int(value)  # protobuf Struct numbers are doubles; 8 GPUs are not 8.0
     if isinstance(value, dict):
+        # Keys sorted: the wire form is a protobuf map, whose order changes from run to run.
         return {
             k: _strip_secrets(v, f"{path}.{k}" if path else k, found)
-            for k, v in value.items()
+            for k, v in sorted(value.items())
             if not (isinstance(k, str) and k.startswith("__"))
         }
     if isinstance(value, list):
@@ -187,4 +188,28 @@ def run_program(
                 secret_outputs.append(key)
 
     _sync_await(run_pulumi_func(body))
-    return MockRun(monitor.recorded, resolved, secret_outputs)
+    return MockRun(in_tree_order(monitor.recorded), resolved, secret_outputs)
+
+
+def in_tree_order(resources: list[RecordedResource]) -> list[RecordedResource]:
+    """Parents before their children, siblings by name then type: the same order on every run.
+
+    Registration order is not stable: components register their children as their inputs
+    resolve, and which resolves first varies from run to run.
+    """
+    children: dict[str | None, list[RecordedResource]] = {}
+    urns = {r.urn for r in resources}
+    for res in resources:
+        parent = res.parent_urn if res.parent_urn in urns else None
+        children.setdefault(parent, []).append(res)
+    ordered: list[RecordedResource] = []
+    stack = sorted(children.get(None, []), key=_sibling_key, reverse=True)
+    while stack:
+        res = stack.pop()
+        ordered.append(res)
+        stack.extend(sorted(children.get(res.urn, []), key=_sibling_key, reverse=True))
+    return ordered
+
+
+def _sibling_key(res: RecordedResource) -> tuple[str, str, str]:
+    return (res.name, res.type, res.urn)
