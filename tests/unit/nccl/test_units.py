@@ -35,7 +35,9 @@ def test_binary_multiples_as_nccl_tests(text: str, want: int) -> None:
     # nccl-tests reads an integer and one of K/M/G: the respelt size means the same bytes to it.
     spelt = format_size(want)
     digits, unit = (spelt[:-1], spelt[-1]) if spelt[-1] in "KMG" else (spelt, "")
-    assert digits.isdigit() and int(digits) * {"": 1, "K": 1 << 10, "M": 1 << 20, "G": G}[unit] == want
+    assert (
+        digits.isdigit() and int(digits) * {"": 1, "K": 1 << 10, "M": 1 << 20, "G": G}[unit] == want
+    )
 
 
 @pytest.mark.parametrize("text", BAD)
