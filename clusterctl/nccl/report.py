@@ -7,7 +7,6 @@ Standard library only (see the import contracts in pyproject.toml).
 
 from __future__ import annotations
 
-import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from typing import Any
 
@@ -99,6 +98,8 @@ def to_junit(verdicts: Sequence[Verdict], *, suite: str = "nccl.all_reduce") -> 
     A failed check is a <failure>; a bandwidth check that could not be judged is <skipped>;
     warnings go to <system-out> of a passing case.
     """
+    import xml.etree.ElementTree as ET  # only for --junit: not on every command's path
+
     root = ET.Element("testsuites", name=suite)
     ts = ET.SubElement(root, "testsuite", name=suite)
     tests = failures = skipped = 0
