@@ -101,6 +101,9 @@ def test_help_documents_sizes_and_shows_no_bool_metavar(cli) -> None:
         line = next(line for line in res.stdout.splitlines() if flag in line)
         assert "message size" in line
     assert "1024-based" in res.stdout
+    from clusterctl.project import DEFAULT_WORKDIR
+
+    assert str(DEFAULT_WORKDIR) in "".join(res.stdout.split())  # --sandbox-dir's default
 
 
 @pytest.mark.parametrize(

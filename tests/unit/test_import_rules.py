@@ -51,7 +51,8 @@ def test_the_check_sees_imports_inside_functions() -> None:
     assert "clusterctl.nccl.emit" in names  # imported inside a function there
 
 
-HEAVY = {"pulumi", "pydantic", "jinja2", "yaml", "components"}
+# yaml is left out on purpose: clusterctl.project (imported for its defaults) may read YAML.
+HEAVY = {"pulumi", "pydantic", "jinja2", "components"}
 
 
 def loaded_after(code: str) -> set[str]:
