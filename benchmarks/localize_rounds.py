@@ -102,7 +102,7 @@ def sandbox_runs(sizes: list[int], runs: int) -> list[dict[str, object]]:
                 start = time.monotonic()
                 proc = subprocess.run(
                     [sys.executable, "-m", "clusterctl.cli.validate", "validate", "--nccl",
-                     "--sandbox", str(workdir), "--json"],
+                     "--sandbox-dir", str(workdir), "--json"],
                     capture_output=True, text=True, timeout=900,
                 )  # fmt: skip
                 times.append(time.monotonic() - start)

@@ -18,6 +18,8 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # Plain click help: no `<bool>` after flags, `[user@]host` shown as written (not rich markup).
+    rich_markup_mode=None,
 )
 
 

@@ -12,7 +12,7 @@ import typer
 from rich.table import Table
 from rich.tree import Tree
 
-from clusterctl.cli.common import StackOpt, out
+from clusterctl.cli.common import StackOpt, bail, err, out
 
 
 def register(app: typer.Typer) -> None:
@@ -65,8 +65,9 @@ def _print_plan(result) -> None:
                 label += " [yellow](protected)[/]"
             add(node.add(label), res.urn)
 
-    roots = {r.parent_urn for r in run.resources} - {r.urn for r in run.resources}
-    for root in roots:
+    urns = {r.urn for r in run.resources}
+    roots = dict.fromkeys(r.parent_urn for r in run.resources if r.parent_urn not in urns)
+    for root in roots:  # resources come in tree order (mockengine.in_tree_order): so do roots
         add(tree, root)
     out.print(tree)
     counts = Counter(r.type for r in run.resources if r.custom)
@@ -99,8 +100,13 @@ def catalog_cmd(
     as_json: Annotated[bool, typer.Option("--json", help="Print the catalog as JSON.")] = False,
 ) -> None:
     """List the SKU catalog: GPUs, fabric, NCCL baselines and prices, each with its source."""
-    from clusterctl.spec.catalog import catalog
+    from typing import get_args
 
+    from clusterctl.spec.catalog import Sku, catalog
+
+    clouds = get_args(Sku.model_fields["cloud"].annotation)
+    if cloud is not None and cloud not in clouds:
+        bail(f"--cloud {cloud}: not a cloud clusterctl knows; use one of {', '.join(clouds)}")
     cat = catalog()
     skus = [s for s in cat.skus if cloud is None or s.cloud == cloud]
     if as_json:
@@ -137,13 +143,21 @@ def _baseline(b) -> str:
 
 
 def schema(
-    out_file: Annotated[Path, typer.Option("--out", help="Where to write the JSON Schema.")] = Path(
-        "config/cluster.schema.json"
-    ),
+    out_file: Annotated[
+        Path | None,
+        typer.Option("--out", help="Write the JSON Schema to this file instead of stdout."),
+    ] = None,
 ) -> None:
-    """Write the JSON Schema of the `gpu-clusters:cluster` object, for editors to check stacks."""
+    """Print the JSON Schema of the `gpu-clusters:cluster` object, for editors to check stacks.
+
+    `clusterctl schema --out config/cluster.schema.json` refreshes the copy in the checkout.
+    """
     from clusterctl.spec.schema import cluster_schema
 
+    text = json.dumps(cluster_schema(), indent=2) + "\n"
+    if out_file is None:
+        sys.stdout.write(text)
+        return
     out_file.parent.mkdir(parents=True, exist_ok=True)
-    out_file.write_text(json.dumps(cluster_schema(), indent=2) + "\n")
-    out.print(f"wrote {out_file}")
+    out_file.write_text(text)
+    err.print(f"wrote {out_file}", highlight=False)

@@ -18,6 +18,7 @@ from clusterctl.project import DEFAULT_WORKDIR
 sandbox_app = typer.Typer(
     help="Boot a stack's Slurm cluster for real on this Linux machine (root; no cloud account).",
     no_args_is_help=True,
+    rich_markup_mode=None,
 )
 
 WorkdirOpt = Annotated[

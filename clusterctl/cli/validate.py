@@ -6,68 +6,150 @@ job did not start, output not parsable, nothing judged). Each problem is one lin
 
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
-from clusterctl.cli.common import bail, err, out
+from clusterctl.cli.common import bail, err
 from clusterctl.errors import UserError
+
+FLAGS = {
+    "sku": "--sku",
+    "partition": "--partition",
+    "sweep": "--sweep",
+    "drain": "--drain",
+    "min_bytes": "-b/--min-bytes",
+    "max_bytes": "-e/--max-bytes",
+}
+# Options a target has no use for, and why: refused (exit 2), never silently dropped.
+IGNORED: dict[str, dict[str, str]] = {
+    "from_log": {
+        "sweep": "a log cannot be re-measured in 2-node pairs",
+        "drain": "nothing is localised from a log, so there is nothing to drain",
+        "partition": "the log is judged as a whole",
+        "min_bytes": "the log's sizes are what was run",
+        "max_bytes": "the log's sizes are what was run",
+    },
+    "sandbox": {
+        "sku": "the sandbox probe has no catalog baseline; it calibrates on its own pairs",
+        "partition": "the sandbox has one partition",
+        "sweep": "the sandbox always measures 2-node pairs",
+    },
+    "kubeconfig": {
+        "partition": "Kubernetes has no Slurm partitions",
+        "drain": "cordoning Kubernetes nodes is not implemented yet",
+    },
+    "stack": {"sku": "the stack's outputs name its SKU"},
+    "host": {},
+}
+
+
+def refuse_ignored(given: dict[str, object]) -> None:
+    """UserError (one line) unless exactly one target is given and no option it would ignore."""
+    from clusterctl.validate.targets import TARGETS, which_target
+
+    target = which_target(**{k: given.get(k) for k in TARGETS})
+    for key, why in IGNORED[target].items():
+        if given.get(key) not in (None, False):
+            raise UserError(f"{FLAGS[key]} does nothing with {TARGETS[target]}: {why}")
+
+
+def sizes(min_bytes: str | None, max_bytes: str | None) -> tuple[str | None, str | None]:
+    """-b/-e checked and respelt for nccl-tests (see clusterctl.nccl.units)."""
+    from clusterctl.nccl.units import SizeError, format_size, parse_size
+
+    parsed: list[int | None] = []
+    for flag, text in (("-b/--min-bytes", min_bytes), ("-e/--max-bytes", max_bytes)):
+        try:
+            parsed.append(None if text is None else parse_size(text))
+        except SizeError as exc:
+            raise UserError(f"{flag}: {exc}") from None
+    lo, hi = parsed
+    if lo is not None and hi is not None and lo > hi:
+        raise UserError(f"-b/--min-bytes {min_bytes} is above -e/--max-bytes {max_bytes}")
+    return tuple(None if n is None else format_size(n) for n in parsed)  # type: ignore[return-value]
+
+
+def _size_opt(short: str, long: str, what: str, key: str, default: str) -> typer.models.OptionInfo:
+    help_ = (
+        f"{what} message size, e.g. 8, 1M, 1.5G, 16GiB (K/M/G are 1024-based, as in nccl-tests). "
+        f"Default: the stack's validation.nccl.{key}, else {default}."
+    )
+    return typer.Option(short, long, help=help_)
+
+
+NcclOpt = Annotated[bool, typer.Option("--nccl", help="Run the NCCL all-reduce check.")]
+StackOpt = Annotated[
+    str | None, typer.Option("--stack", "-s", help="A deployed stack: use its outputs.")
+]
+HostOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--host", help="[user@]host[:port] of a Slurm scheduler (your ssh config applies)."
+    ),
+]
+KubeconfigOpt = Annotated[
+    str | None, typer.Option("--kubeconfig", help="A Kubernetes cluster with the MPI operator.")
+]
+SandboxOpt = Annotated[
+    bool, typer.Option("--sandbox", help="The running local Slurm sandbox (clusterctl sandbox).")
+]
+SandboxDirOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--sandbox-dir",
+        help="The sandbox's workdir, if not /var/tmp/clusterctl-sandbox (implies --sandbox).",
+    ),
+]
+FromLogOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--from-log", help="Judge an all_reduce_perf output file (hosts from its `# Rank` lines)."
+    ),
+]
+SkuOpt = Annotated[str | None, typer.Option("--sku", help="VM type, for the baseline.")]
+NodesOpt = Annotated[int | None, typer.Option("--nodes", min=1, help="Number of nodes.")]
+PartitionOpt = Annotated[str | None, typer.Option("--partition", help="Slurm partition.")]
+SweepOpt = Annotated[
+    bool, typer.Option("--sweep", help="Also test 2-node pairs to find bad nodes.")
+]
+DrainOpt = Annotated[
+    bool, typer.Option("--drain", help="Drain (Slurm) the bad nodes a sweep finds.")
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
+JunitOpt = Annotated[Path | None, typer.Option("--junit", help="Write a JUnit XML report here.")]
+FailBelowOpt = Annotated[
+    float | None, typer.Option("--fail-below", min=0.0, help="Floor in GB/s busbw.")
+]
+WarnBelowOpt = Annotated[
+    float | None, typer.Option("--warn-below", min=0.0, help="Warning level, GB/s busbw.")
+]
+MinBytesOpt = Annotated[str | None, _size_opt("-b", "--min-bytes", "Smallest", "minBytes", "8")]
+MaxBytesOpt = Annotated[str | None, _size_opt("-e", "--max-bytes", "Largest", "maxBytes", "16G")]
 
 
 def register(app: typer.Typer) -> None:
     @app.command()
     def validate(
-        nccl: Annotated[
-            bool, typer.Option("--nccl", help="Run the NCCL all-reduce check.")
-        ] = False,
-        stack: Annotated[
-            str | None, typer.Option("--stack", "-s", help="A deployed stack: use its outputs.")
-        ] = None,
-        host: Annotated[
-            str | None,
-            typer.Option(
-                "--host", help="[user@]host[:port] of a Slurm scheduler (your ssh config applies)."
-            ),
-        ] = None,
-        kubeconfig: Annotated[
-            str | None,
-            typer.Option("--kubeconfig", help="A Kubernetes cluster with the MPI operator."),
-        ] = None,
-        sandbox: Annotated[
-            str | None, typer.Option("--sandbox", help="Workdir of a running local Slurm sandbox.")
-        ] = None,
-        from_log: Annotated[
-            Path | None, typer.Option("--from-log", help="Judge an all_reduce_perf output file.")
-        ] = None,
-        sku: Annotated[str | None, typer.Option("--sku", help="VM type, for the baseline.")] = None,
-        nodes: Annotated[
-            int | None, typer.Option("--nodes", min=1, help="Number of nodes.")
-        ] = None,
-        partition: Annotated[
-            str | None, typer.Option("--partition", help="Slurm partition.")
-        ] = None,
-        sweep: Annotated[
-            bool, typer.Option("--sweep", help="Also test 2-node pairs to find bad nodes.")
-        ] = False,
-        drain: Annotated[
-            bool, typer.Option("--drain", help="Drain (Slurm) or cordon (Kubernetes) bad nodes.")
-        ] = False,
-        as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
-        junit: Annotated[
-            Path | None, typer.Option("--junit", help="Write a JUnit XML report here.")
-        ] = None,
-        fail_below: Annotated[
-            float | None, typer.Option("--fail-below", min=0.0, help="Floor in GB/s busbw.")
-        ] = None,
-        warn_below: Annotated[
-            float | None, typer.Option("--warn-below", min=0.0, help="Warning level, GB/s busbw.")
-        ] = None,
-        min_bytes: Annotated[str | None, typer.Option("-b", "--min-bytes")] = None,
-        max_bytes: Annotated[str | None, typer.Option("-e", "--max-bytes")] = None,
+        nccl: NcclOpt = False,
+        stack: StackOpt = None,
+        host: HostOpt = None,
+        kubeconfig: KubeconfigOpt = None,
+        sandbox: SandboxOpt = False,
+        sandbox_dir: SandboxDirOpt = None,
+        from_log: FromLogOpt = None,
+        sku: SkuOpt = None,
+        nodes: NodesOpt = None,
+        partition: PartitionOpt = None,
+        sweep: SweepOpt = False,
+        drain: DrainOpt = False,
+        as_json: JsonOpt = False,
+        junit: JunitOpt = None,
+        fail_below: FailBelowOpt = None,
+        warn_below: WarnBelowOpt = None,
+        min_bytes: MinBytesOpt = None,
+        max_bytes: MaxBytesOpt = None,
     ) -> None:
         """Prove the fabric delivers: all_reduce bus bandwidth against the SKU's baseline.
 
@@ -77,15 +159,33 @@ def register(app: typer.Typer) -> None:
 
         if not nccl:
             bail("say what to validate: --nccl (the only check so far)")
+        given = dict(
+            stack=stack, host=host, kubeconfig=kubeconfig, sandbox=sandbox or sandbox_dir,
+            from_log=from_log, sku=sku, partition=partition, sweep=sweep, drain=drain,
+            min_bytes=min_bytes, max_bytes=max_bytes,
+        )  # fmt: skip
         try:
+            refuse_ignored(given)
+            min_bytes, max_bytes = sizes(min_bytes, max_bytes)
             outcome = _run(
-                stack, host, kubeconfig, sandbox, from_log, sku, nodes, partition,
-                sweep, drain, fail_below, warn_below, min_bytes, max_bytes, quiet=as_json,
+                stack, host, kubeconfig, _sandbox_workdir(sandbox, sandbox_dir), from_log,
+                sku, nodes, partition, sweep, drain, fail_below, warn_below, min_bytes,
+                max_bytes, quiet=as_json,
             )  # fmt: skip
         except (CouldNotRun, UserError) as exc:
             bail(*([str(exc)] if isinstance(exc, CouldNotRun) else exc.problems))
-        _report(outcome, as_json=as_json, junit=junit)
+        from clusterctl.cli.report import report
+
+        report(outcome, as_json=as_json, junit=junit)
         raise typer.Exit(outcome.exit_code)
+
+
+def _sandbox_workdir(sandbox: bool, sandbox_dir: Path | None) -> str | None:
+    if not (sandbox or sandbox_dir):
+        return None
+    from clusterctl.project import DEFAULT_WORKDIR
+
+    return str(sandbox_dir or DEFAULT_WORKDIR)
 
 
 def _run(
@@ -114,92 +214,9 @@ def _run(
     return validate(target, opts)
 
 
-def outcome_json(outcome) -> dict:
-    from clusterctl.nccl.report import to_json
-
-    data = to_json(outcome.verdicts)
-    data["status"] = outcome.status
-    data["exit_code"] = outcome.exit_code
-    data["notes"] = list(outcome.notes)
-    data["drained"] = list(outcome.drained)
-    if outcome.sweep is not None:
-        loc = outcome.sweep.localization
-        data["sweep"] = {
-            "floor_gbps": outcome.sweep.floor_gbps,
-            "calibration": outcome.sweep.calibration,
-            "rounds": loc.rounds,
-            "pairs_measured": loc.pairs_measured,
-            "good": list(loc.good),
-            "suspects": [
-                {
-                    "node": s.node,
-                    "status": s.status,
-                    "reason": s.reason,
-                    "figures": [
-                        {
-                            "round": f.round,
-                            "pair": list(f.pair),
-                            "busbw_gbps": f.busbw_gbps,
-                            "passed": f.passed,
-                        }
-                        for f in s.figures
-                    ],
-                }
-                for s in loc.suspects
-            ],
-            "peer_suspects": [
-                {
-                    "pair": list(p.pair),
-                    "busbw_gbps": p.busbw_gbps,
-                    "peer_median_gbps": p.peer_median_gbps,
-                }
-                for p in outcome.sweep.peers
-            ],
-        }
-    return data
-
-
-def _report(outcome, *, as_json: bool, junit: Path | None) -> None:
-    from clusterctl.nccl.report import render_table, to_junit
-
-    if junit is not None:
-        junit.parent.mkdir(parents=True, exist_ok=True)
-        junit.write_text(to_junit(outcome.verdicts))
-    if as_json:
-        sys.stdout.write(json.dumps(outcome_json(outcome), indent=2) + "\n")
-        return
-    out.print(render_table(outcome.verdicts))
-    if outcome.sweep is not None:
-        loc = outcome.sweep.localization
-        table = Table(title=f"2-node pairs: {loc.rounds} round(s), {loc.pairs_measured} pairs")
-        for col in ("round", "pair", "busbw GB/s", "floor", "result"):
-            table.add_column(col)
-        for m in loc.measurements:
-            table.add_row(
-                str(m.round), " + ".join(m.pair), f"{m.busbw_gbps:.3g}",
-                f"{outcome.sweep.floor_gbps:.3g}", "pass" if m.passed else "[red]fail[/]",
-            )  # fmt: skip
-        out.print(table)
-        if outcome.sweep.calibration:
-            out.print(f"floor: {outcome.sweep.calibration}")
-        for s in loc.suspects:
-            out.print(f"[bold red]suspect[/] {s.node}: {s.status} ({s.reason})")
-        for p in outcome.sweep.peers:
-            out.print(
-                f"[yellow]peer check[/] {' + '.join(p.pair)}: {p.busbw_gbps:.3g} GB/s is "
-                f"{p.ratio:.0%} of the other pairs' median {p.peer_median_gbps:.3g}"
-            )
-    for note in outcome.notes:
-        out.print(f"note: {note}")
-    if outcome.drained:
-        out.print(f"drained: {', '.join(outcome.drained)}")
-    colour = {"pass": "green", "warn": "yellow", "fail": "bold red"}.get(outcome.status, "magenta")
-    out.print(f"[{colour}]NCCL validation: {outcome.status}[/] (exit {outcome.exit_code})")
-
-
 def main() -> None:
     """`python -m clusterctl.cli.validate validate --nccl ...`, until cli.py registers it."""
-    app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
+    app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
     register(app)
 
     @app.callback()

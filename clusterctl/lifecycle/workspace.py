@@ -104,10 +104,11 @@ def open_stack(project: Project, stack: str, *, create: bool) -> Stack:
     """Select the stack (or create it, for `up`); StackNotFoundError when it does not exist."""
     from pulumi import automation as auto
 
+    command = pulumi_command()  # a missing CLI first: no use asking for a passphrase without it
     preflight(project, stack)
     workspace = auto.LocalWorkspace(
         work_dir=str(project.dir),
-        pulumi_command=pulumi_command(),
+        pulumi_command=command,
         env_vars={"PULUMI_SKIP_UPDATE_CHECK": "true"},
     )
     init = auto.Stack.create_or_select if create else auto.Stack.select

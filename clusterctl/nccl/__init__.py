@@ -1,55 +1,14 @@
 """NCCL all-reduce analysis: parse nccl-tests output, judge it, report it, localise bad nodes.
 
-Pure functions over text and numbers; running the tests is someone else's job.
+Pure functions over text and numbers; running the tests is someone else's job. Standard library
+only (an import-linter contract in pyproject.toml): the sandbox probe and the spec import it too.
+
+parse     all_reduce_perf text -> NcclRun (rows, `# Rank` lines and their hosts)
+judge     NcclRun + Thresholds -> Verdict
+localize  2-node pair results -> suspects
+emit      nccl-tests layout for the sandbox probe's own measurements
+report    plain-text rows, JSON and JUnit over verdicts (the CLI draws the rich table)
+units     message sizes: `16G`, `1.5G`, `16GiB` (1024-based, as nccl-tests)
+
+The package imports nothing itself, so `clusterctl.nccl.units` costs only its own module.
 """
-
-from __future__ import annotations
-
-from clusterctl.nccl.emit import format_all_reduce, ranks_for_hosts, row_from_times
-from clusterctl.nccl.judge import (
-    Finding,
-    SizeFigure,
-    SuspectPair,
-    Thresholds,
-    Verdict,
-    judge,
-    judge_peers,
-    overall_status,
-)
-from clusterctl.nccl.localize import Localization, PairResult, Suspect, localize
-from clusterctl.nccl.parse import (
-    Measurement,
-    NcclParseError,
-    NcclRow,
-    NcclRun,
-    RankInfo,
-    parse_all_reduce,
-)
-from clusterctl.nccl.report import render_table, to_json, to_junit
-
-__all__ = [
-    "Finding",
-    "Localization",
-    "Measurement",
-    "NcclParseError",
-    "NcclRow",
-    "NcclRun",
-    "PairResult",
-    "RankInfo",
-    "SizeFigure",
-    "Suspect",
-    "SuspectPair",
-    "Thresholds",
-    "Verdict",
-    "format_all_reduce",
-    "judge",
-    "judge_peers",
-    "localize",
-    "overall_status",
-    "parse_all_reduce",
-    "ranks_for_hosts",
-    "render_table",
-    "row_from_times",
-    "to_json",
-    "to_junit",
-]

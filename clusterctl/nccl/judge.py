@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from clusterctl.nccl.parse import NcclRow, NcclRun
+from clusterctl.nccl.units import fmt_bytes
 
 __all__ = [
     "Finding",
@@ -89,13 +90,6 @@ class Verdict:
     @property
     def gated_sizes(self) -> tuple[int, ...]:
         return tuple(s.size_bytes for s in self.sizes if s.gated)
-
-
-def fmt_bytes(n: int) -> str:
-    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if n >= scale and n % scale == 0:
-            return f"{n // scale} {unit}"
-    return f"{n} B"
 
 
 def _correctness(run: NcclRun, error_tolerance: float) -> list[Finding]:

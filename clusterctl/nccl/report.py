@@ -1,25 +1,24 @@
-"""Reports over verdicts: a table (rich or plain text), a JSON-ready dict and JUnit XML.
+"""Reports over verdicts: table rows (plain text here; the CLI draws them with rich), a
+JSON-ready dict and JUnit XML.
 
 Each verdict is one node group (e.g. a Slurm partition); within it, one line per message size.
+Standard library only (see the import contracts in pyproject.toml).
 """
 
 from __future__ import annotations
 
-import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from typing import Any
 
-from rich.table import Table
+from clusterctl.nccl.judge import Verdict, overall_status
+from clusterctl.nccl.units import fmt_bytes
 
-from clusterctl.nccl.judge import Verdict, fmt_bytes, overall_status
+__all__ = ["HEADERS", "reasons", "render_plain", "table_lines", "to_json", "to_junit"]
 
-__all__ = ["render_table", "to_json", "to_junit"]
-
-_STYLE = {"pass": "green", "warn": "yellow", "fail": "bold red", "inconclusive": "magenta"}
-_HEADERS = ("group", "size", "busbw oop", "busbw ip", "floor", "margin", "status")
+HEADERS = ("group", "size", "busbw oop", "busbw ip", "floor", "margin", "status")
 
 
-def _lines(verdicts: Sequence[Verdict], *, all_sizes: bool) -> list[tuple[str, ...]]:
+def table_lines(verdicts: Sequence[Verdict], *, all_sizes: bool) -> list[tuple[str, ...]]:
     lines: list[tuple[str, ...]] = []
     for v in verdicts:
         floor = f"{v.thresholds.fail_below_gbps:g}"
@@ -40,29 +39,22 @@ def _lines(verdicts: Sequence[Verdict], *, all_sizes: bool) -> list[tuple[str, .
     return lines
 
 
-def render_table(
-    verdicts: Sequence[Verdict], *, plain: bool = False, all_sizes: bool = False
-) -> Table | str:
+def reasons(verdicts: Sequence[Verdict]) -> list[tuple[str, str]]:
+    """(group, reason) for every reason a verdict gives."""
+    return [(v.group or "-", r) for v in verdicts for r in v.reasons]
+
+
+def render_plain(verdicts: Sequence[Verdict], *, all_sizes: bool = False) -> str:
     """Busbw per group and message size (gated sizes only unless `all_sizes`), then reasons."""
-    lines = _lines(verdicts, all_sizes=all_sizes)
-    reasons = [(v.group or "-", r) for v in verdicts for r in v.reasons]
-    if plain:
-        widths = [max(len(row[i]) for row in [_HEADERS, *lines]) for i in range(len(_HEADERS))]
-        text = [
-            "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
-            for row in [_HEADERS, *lines]
-        ]
-        text += [f"{group}: {reason}" for group, reason in reasons]
-        text.append(f"overall: {overall_status(verdicts)}")
-        return "\n".join(text) + "\n"
-    table = Table(title="NCCL all_reduce bus bandwidth (GB/s)")
-    for h in _HEADERS:
-        table.add_column(h, justify="left" if h in ("group", "status") else "right")
-    for row in lines:
-        status = row[-1]
-        table.add_row(*row[:-1], f"[{_STYLE.get(status, '')}]{status}[/]" if status else "")
-    table.caption = "\n".join(f"{g}: {r}" for g, r in reasons) or None
-    return table
+    lines = table_lines(verdicts, all_sizes=all_sizes)
+    widths = [max(len(row[i]) for row in [HEADERS, *lines]) for i in range(len(HEADERS))]
+    text = [
+        "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+        for row in [HEADERS, *lines]
+    ]
+    text += [f"{group}: {reason}" for group, reason in reasons(verdicts)]
+    text.append(f"overall: {overall_status(verdicts)}")
+    return "\n".join(text) + "\n"
 
 
 def to_json(verdicts: Sequence[Verdict]) -> dict[str, Any]:
@@ -106,6 +98,8 @@ def to_junit(verdicts: Sequence[Verdict], *, suite: str = "nccl.all_reduce") -> 
     A failed check is a <failure>; a bandwidth check that could not be judged is <skipped>;
     warnings go to <system-out> of a passing case.
     """
+    import xml.etree.ElementTree as ET  # only for --junit: not on every command's path
+
     root = ET.Element("testsuites", name=suite)
     ts = ET.SubElement(root, "testsuite", name=suite)
     tests = failures = skipped = 0

@@ -35,7 +35,12 @@ class RecordedResource:
     after_create_hooks: list[str] = field(default_factory=list)
 
     def as_json(self) -> dict[str, Any]:
-        return {"type": self.type, "name": self.name, "parent": self.parent, "inputs": self.inputs}
+        doc = {"type": self.type, "name": self.name, "parent": self.parent, "inputs": self.inputs}
+        if self.protect:  # kept by `pulumi destroy`
+            doc["protect"] = True
+        if self.after_create_hooks:  # run by the engine after the resource is created
+            doc["hooks"] = {"afterCreate": list(self.after_create_hooks)}
+        return doc
 
 
 @dataclass
@@ -157,9 +162,10 @@ def _strip_secrets(value: Any, path: str, found: list[str]) -> Any:
     if isinstance(value, float) and value.is_integer():
         return int(value)  # protobuf Struct numbers are doubles; 8 GPUs are not 8.0
     if isinstance(value, dict):
+        # Keys sorted: the wire form is a protobuf map, whose order changes from run to run.
         return {
             k: _strip_secrets(v, f"{path}.{k}" if path else k, found)
-            for k, v in value.items()
+            for k, v in sorted(value.items())
             if not (isinstance(k, str) and k.startswith("__"))
         }
     if isinstance(value, list):
@@ -190,4 +196,28 @@ def run_program(
                 secret_outputs.append(key)
 
     _sync_await(run_pulumi_func(body))
-    return MockRun(monitor.recorded, resolved, secret_outputs)
+    return MockRun(in_tree_order(monitor.recorded), resolved, secret_outputs)
+
+
+def in_tree_order(resources: list[RecordedResource]) -> list[RecordedResource]:
+    """Parents before their children, siblings by name then type: the same order on every run.
+
+    Registration order is not stable: components register their children as their inputs
+    resolve, and which resolves first varies from run to run.
+    """
+    children: dict[str | None, list[RecordedResource]] = {}
+    urns = {r.urn for r in resources}
+    for res in resources:
+        parent = res.parent_urn if res.parent_urn in urns else None
+        children.setdefault(parent, []).append(res)
+    ordered: list[RecordedResource] = []
+    stack = sorted(children.get(None, []), key=_sibling_key, reverse=True)
+    while stack:
+        res = stack.pop()
+        ordered.append(res)
+        stack.extend(sorted(children.get(res.urn, []), key=_sibling_key, reverse=True))
+    return ordered
+
+
+def _sibling_key(res: RecordedResource) -> tuple[str, str, str]:
+    return (res.name, res.type, res.urn)

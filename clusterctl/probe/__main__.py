@@ -14,18 +14,20 @@ import sys
 import time
 from array import array
 
+from clusterctl.nccl import units
 from clusterctl.probe.ring import LANE, Ring, RingError, expand_hostlist, ring_allreduce
 
-_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
 PATTERN = array("I", range(1, 252)).tobytes()  # lanes 1..251, repeated
 
 
 def parse_size(text: str) -> int:
-    text = text.strip().upper().removesuffix("B")
-    unit = text[-1:] if text[-1:] in _UNITS else ""
-    value = int(float(text[: len(text) - len(unit)]) * _UNITS[unit])
+    """A size in clusterctl.nccl.units syntax, rounded down to whole lanes."""
+    try:
+        value = units.parse_size(text)
+    except units.SizeError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
     if value < LANE:
-        raise argparse.ArgumentTypeError(f"size {text!r} is below {LANE} bytes")
+        raise argparse.ArgumentTypeError(f"size '{text}' is below {LANE} bytes")
     return value - value % LANE
 
 

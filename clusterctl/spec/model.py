@@ -9,8 +9,18 @@ from __future__ import annotations
 import ipaddress
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    WithJsonSchema,
+)
 from pydantic.alias_generators import to_camel
+
+from clusterctl.nccl.units import SIZE_PATTERN, SYNTAX, normalize_size
 
 CONFIG_NAMESPACE = "gpu-clusters"
 CONFIG_KEY = f"{CONFIG_NAMESPACE}:cluster"
@@ -41,6 +51,20 @@ def _ipv4_cidr(value: str) -> str:
 
 Cidr = Annotated[str, AfterValidator(_cidr)]
 Ipv4Cidr = Annotated[str, AfterValidator(_cidr), AfterValidator(_ipv4_cidr)]
+ByteSize = Annotated[
+    str,
+    BeforeValidator(normalize_size),
+    WithJsonSchema(
+        {
+            "anyOf": [
+                {"type": "string", "pattern": SIZE_PATTERN},
+                {"type": "integer", "minimum": 1},
+            ],
+            "description": f"A message size: {SYNTAX}.",
+        }
+    ),
+]
+"""A message size (clusterctl.nccl.units), checked and respelt for nccl-tests: 1.5G -> 1536M."""
 Name = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9]{0,14}$")]
 ClusterName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9-]{1,22}[a-z0-9]$")]
 
@@ -104,8 +128,8 @@ class HealthChecksSpec(Model):
 class NcclValidationSpec(Model):
     on_deploy: bool = False
     on_failure: Literal["fail", "warn"] = "fail"
-    min_bytes: str = "8"
-    max_bytes: str = "16G"
+    min_bytes: ByteSize = "8"
+    max_bytes: ByteSize = "16G"
     fail_below_gbps: float | None = Field(default=None, gt=0)
     warn_below_gbps: float | None = Field(default=None, gt=0)
     container_image: str | None = None

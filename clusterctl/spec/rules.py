@@ -12,6 +12,7 @@ import math
 from collections.abc import Callable, Iterator
 
 from clusterctl.errors import Finding
+from clusterctl.nccl.units import parse_size
 from clusterctl.spec.addressing import subnet_plan
 from clusterctl.spec.catalog import Catalog
 from clusterctl.spec.defaults import head_sku
@@ -247,23 +248,13 @@ def validation_thresholds(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
             f"({nccl.fail_below_gbps}); the warn band sits above the floor",
             field_path("validation", "nccl", "warnBelowGbps"),
         )
-    for key in ("minBytes", "maxBytes"):
-        value = getattr(nccl, "min_bytes" if key == "minBytes" else "max_bytes")
-        if parse_size(value) is None:
-            yield Finding(
-                "error",
-                f"'{value}' is not a size like 8, 1M or 16G",
-                field_path("validation", "nccl", key),
-            )
-
-
-def parse_size(text: str) -> int | None:
-    """nccl-tests style sizes: 8, 64K, 1M, 16G."""
-    units = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
-    text = text.strip().upper()
-    unit = text[-1] if text and text[-1] in "KMG" else ""
-    digits = text[: len(text) - len(unit)]
-    return int(digits) * units[unit] if digits.isdigit() else None
+    # The sizes themselves are checked by the model's ByteSize; their order is checked here.
+    if parse_size(nccl.min_bytes) > parse_size(nccl.max_bytes):
+        yield Finding(
+            "error",
+            f"minBytes ({nccl.min_bytes}) is above maxBytes ({nccl.max_bytes})",
+            field_path("validation", "nccl", "minBytes"),
+        )
 
 
 RULES: tuple[Rule, ...] = (

@@ -1,6 +1,6 @@
 """One validation from target to outcome: launch, parse, judge, localise, drain.
 
-The CLI (clusterctl/cli_validate.py) and the post-deploy hook both call `validate`.
+The CLI (clusterctl/cli/validate.py) and the post-deploy hook both call `validate`.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from typing import Any
 
 from clusterctl.nccl.judge import GIB, Thresholds, Verdict, judge, overall_status
 from clusterctl.nccl.parse import NcclParseError, NcclRun, parse_all_reduce
+from clusterctl.nccl.units import SizeError, parse_size
 from clusterctl.validate import CouldNotRun
 from clusterctl.validate.sweep import SweepResult, run_sweep
 from clusterctl.validate.targets import (
@@ -28,16 +29,14 @@ from clusterctl.validate.thresholds import Overrides, choose
 # a peer check at 1/4 of the best pair keep the first from failing and still catch the second.
 PROBE_RATIO = 0.25
 EXIT = {"pass": 0, "warn": 0, "fail": 1, "inconclusive": 2}
-_UNITS = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
 
 
 def size_bytes(text: str) -> int:
-    """nccl-tests size syntax: 8, 1K, 16M, 16G."""
-    t = text.strip().upper().removesuffix("B")
+    """Bytes in a size (clusterctl.nccl.units syntax); CouldNotRun when it is not one."""
     try:
-        return int(float(t[:-1]) * _UNITS[t[-1]]) if t[-1:] in _UNITS else int(t)
-    except (ValueError, IndexError):
-        raise CouldNotRun(f"not a message size: {text!r} (use e.g. 8, 1M, 16G)") from None
+        return parse_size(text)
+    except SizeError as exc:
+        raise CouldNotRun(f"message size: {exc}") from None
 
 
 @dataclass
@@ -112,13 +111,19 @@ def validate_log(target: LogTarget, opts: Options) -> Outcome:
         raise CouldNotRun(f"cannot read {target.path}: {exc.strerror}") from None
     run = parse_output(text, str(target.path))
     hosts = run.hosts
-    if hosts and len(hosts) != target.nodes:
+    nodes = target.nodes or len(hosts)
+    if not nodes:
+        raise CouldNotRun(
+            f"{target.path} names no hosts (no `# Rank` lines): say how many nodes it spanned "
+            "with --nodes N"
+        )
+    if hosts and len(hosts) != nodes:
         raise CouldNotRun(
             f"{target.path} spans {len(hosts)} host(s) ({', '.join(hosts)}) but --nodes is "
-            f"{target.nodes}: the baseline would not apply"
+            f"{nodes}: the baseline would not apply"
         )
-    th = catalog_thresholds(target.sku, target.nodes, opts)
-    return Outcome([judge_run(run, th, group=f"{target.nodes}-node")])
+    th = catalog_thresholds(target.sku, nodes, opts)
+    return Outcome([judge_run(run, th, group=f"{nodes}-node")])
 
 
 def validate(target: Target, opts: Options, **deps: Any) -> Outcome:

@@ -29,7 +29,8 @@ SANDBOX_MAX_BYTES = "1M"
 class LogTarget:
     path: Path
     sku: str | None
-    nodes: int
+    nodes: int | None = None
+    """None: as many as the log's `# Rank` lines name."""
 
 
 @dataclass(frozen=True)
@@ -69,15 +70,23 @@ class KubeTarget:
 Target = LogTarget | SlurmTarget | KubeTarget
 
 
-def _only_one(**given: object) -> str:
-    chosen = [k for k, v in given.items() if v not in (None, False)]
-    names = {"stack": "-s/--stack", "host": "--host", "kubeconfig": "--kubeconfig",
-             "sandbox": "--sandbox", "from_log": "--from-log"}  # fmt: skip
-    if len(chosen) != 1:
-        listed = ", ".join(names[k] for k in names)
-        if not chosen:
-            raise UserError(f"say where to validate: one of {listed}")
-        raise UserError(f"use only one of {', '.join(names[k] for k in chosen)}")
+TARGETS = {
+    "stack": "-s/--stack",
+    "host": "--host",
+    "kubeconfig": "--kubeconfig",
+    "sandbox": "--sandbox",
+    "from_log": "--from-log",
+}
+"""Where a validation can run: resolve()'s keyword -> the command-line option that picks it."""
+
+
+def which_target(**given: object) -> str:
+    """The one key of TARGETS given a value; UserError for none or several."""
+    chosen = [k for k in TARGETS if given.get(k) not in (None, False)]
+    if not chosen:
+        raise UserError(f"say where to validate: one of {', '.join(TARGETS.values())}")
+    if len(chosen) > 1:
+        raise UserError(f"use only one of {', '.join(TARGETS[k] for k in chosen)}")
     return chosen[0]
 
 
@@ -92,13 +101,11 @@ def resolve(
     nodes: int | None = None,
     partition: str | None = None,
 ) -> Target:
-    which = _only_one(
+    which = which_target(
         stack=stack, host=host, kubeconfig=kubeconfig, sandbox=sandbox, from_log=from_log
     )
     if which == "from_log":
         assert from_log is not None
-        if nodes is None:
-            raise UserError("--from-log needs --nodes N (how many nodes the run spanned)")
         if not from_log.is_file():
             raise UserError(f"--from-log {from_log}: no such file")
         return LogTarget(from_log, sku, nodes)
@@ -277,7 +284,10 @@ def sandbox_target(workdir: Path, nodes: int | None) -> SlurmTarget:
     except SandboxError as exc:
         raise UserError(str(exc)) from None
     if state is None:
-        raise UserError(f"--sandbox {workdir}: no sandbox there (start one first)")
+        raise UserError(
+            f"no sandbox running in {workdir} (start one with `clusterctl sandbox up -s STACK`, "
+            "or name its workdir with --sandbox-dir)"
+        )
     lay = Layout.of(workdir)
     names = tuple(state.nodes[: nodes or len(state.nodes)])
     return SlurmTarget(

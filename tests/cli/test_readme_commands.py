@@ -18,7 +18,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
-SAMPLE_LOG = ROOT / "tests/data/nccl/aks_rdma_ib_a100_2node_na.txt"
+SAMPLE_LOG = ROOT / "tests/data/nccl/nccl_tests_issue309_h100_2node.txt"
 
 # (command prefix regex, the test that runs it). Checked to exist by test_pointers_are_real.
 ELSEWHERE: list[tuple[str, str]] = [

@@ -228,8 +228,12 @@ main()
 """
 
 
-def run_main(env, *args: str, path: str | None = None) -> subprocess.CompletedProcess:
+def run_main(
+    env, *args: str, path: str | None = None, drop: tuple[str, ...] = ()
+) -> subprocess.CompletedProcess:
     environ = {**os.environ, "HOME": str(env.state), "PATH": path or os.environ["PATH"]}
+    for name in drop:
+        environ.pop(name, None)
     return subprocess.run(
         [sys.executable, "-c", MAIN, *args], capture_output=True, text=True, env=environ,
         cwd=ROOT, stdin=subprocess.DEVNULL, timeout=120, check=False,
@@ -246,6 +250,19 @@ def test_cli_missing_is_one_clear_line_and_exit_2(env):
     )
     assert "https://get.pulumi.com" in run.stderr and "Traceback" not in run.stderr
     assert env.calls() == []
+
+
+@pytest.mark.parametrize("argv", [("up", "-s", STACK), ("down", "-s", STACK, "--yes")])
+def test_cli_missing_is_said_before_the_passphrase(env, argv):
+    # The project keeps its state in a local folder with passphrase secrets, and no passphrase
+    # is set: the missing CLI is still the one thing reported (no use setting one without it).
+    passphrase = ("PULUMI_CONFIG_PASSPHRASE", "PULUMI_CONFIG_PASSPHRASE_FILE")
+    run = run_main(env, *argv, path="/usr/bin:/bin", drop=passphrase)
+
+    assert run.returncode == 2, run.stderr
+    errors = [line for line in run.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "the Pulumi CLI (`pulumi`) is not on PATH" in errors[0], errors
+    assert "PASSPHRASE" not in run.stderr
 
 
 def test_non_interactive_without_yes_exits_2_through_main(deployed):

@@ -29,7 +29,13 @@ def test_plan_json_contract(tmp_path) -> None:
     assert set(doc) >= {"stack", "resources", "outputs", "cost_per_hour_usd", "findings"}
     assert doc["stack"] == "azure-h100"
     for res in doc["resources"]:
-        assert set(res) == {"type", "name", "parent", "inputs"}
+        # the contract's four keys, plus protect/hooks where a resource has them
+        assert (
+            {"type", "name", "parent", "inputs"}
+            <= set(res)
+            <= {"type", "name", "parent", "inputs", "protect", "hooks"}
+        )
+    assert any(r.get("protect") for r in doc["resources"])  # the shared data disk
     types = {r["type"] for r in doc["resources"]}
     assert "azure-native:compute:VirtualMachineScaleSet" in types
     vmss = next(r for r in doc["resources"] if r["type"].endswith("VirtualMachineScaleSet"))

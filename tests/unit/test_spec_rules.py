@@ -46,6 +46,12 @@ def run_cli(*args: str) -> subprocess.CompletedProcess:
         ("cloud=gcp", "gpu-clusters:cluster.cloud", "'azure' or 'aws'"),
         ("partitions[0].sku=p5.48xlarge", "gpu-clusters:cluster.partitions[0].sku", "aws type"),
         ("validation.nccl.maxBytes=lots", "gpu-clusters:cluster.validation.nccl.maxBytes", "size"),
+        ("validation.nccl.maxBytes=1.3K", "gpu-clusters:cluster.validation.nccl.maxBytes", "whole"),
+        (
+            "validation.nccl.minBytes=32GiB",
+            "gpu-clusters:cluster.validation.nccl.minBytes",
+            "above maxBytes (16G)",
+        ),
     ],
 )
 def test_each_rule_names_the_field(override: str, field: str, words: str) -> None:
@@ -87,6 +93,13 @@ def test_unknown_stack_lists_the_known_ones() -> None:
     result = run_cli("plan", "-s", "nope")
     assert result.returncode == 2
     assert "azure-h100" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_sizes_are_respelt_for_nccl_tests() -> None:
+    spec, _ = load_stack_spec(
+        "azure-h100", ["validation.nccl.minBytes=1.5G", "validation.nccl.maxBytes=16GiB"]
+    )
+    assert (spec.validation.nccl.min_bytes, spec.validation.nccl.max_bytes) == ("1536M", "16G")
 
 
 def test_world_open_ssh_accepted_only_when_explicit() -> None:

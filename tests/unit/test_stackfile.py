@@ -36,7 +36,9 @@ def test_committed_json_schema_is_current() -> None:
     from clusterctl.spec.schema import cluster_schema
 
     committed = json.loads((Path(__file__).parents[2] / "config/cluster.schema.json").read_text())
-    assert committed == cluster_schema(), "run `clusterctl schema` and commit the result"
+    assert committed == cluster_schema(), (
+        "run `clusterctl schema --out config/cluster.schema.json` and commit it"
+    )
     assert committed["additionalProperties"] is False
     assert "partitions" in committed["required"]
 

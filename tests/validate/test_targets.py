@@ -131,5 +131,5 @@ def test_host_and_kubeconfig_need_sizes() -> None:
 
 
 def test_sandbox_without_a_sandbox_is_a_clear_error(tmp_path) -> None:
-    with pytest.raises(UserError, match="no sandbox there"):
+    with pytest.raises(UserError, match="no sandbox running in"):
         resolve(sandbox=str(tmp_path))

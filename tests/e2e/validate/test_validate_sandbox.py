@@ -39,7 +39,7 @@ def cluster():
 
 def validate(workdir, *args: str, timeout: float = 500) -> subprocess.CompletedProcess[str]:
     argv = [sys.executable, "-m", "clusterctl.cli.validate", "validate", "--nccl",
-            "--sandbox", str(workdir), *args]  # fmt: skip
+            "--sandbox-dir", str(workdir), *args]  # fmt: skip
     return subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
 
 

@@ -7,9 +7,10 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from clusterctl.cli.report import nccl_table
 from clusterctl.nccl.judge import Thresholds, Verdict, judge
 from clusterctl.nccl.parse import parse_all_reduce
-from clusterctl.nccl.report import render_table, to_json, to_junit
+from clusterctl.nccl.report import render_plain, to_json, to_junit
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "nccl"
 GIB = 1 << 30
@@ -29,7 +30,7 @@ def verdicts() -> list[Verdict]:
 
 
 def test_plain_table_groups_by_partition_and_size() -> None:
-    text = render_table(verdicts(), plain=True)
+    text = render_plain(verdicts())
     assert isinstance(text, str)
     lines = text.splitlines()
     assert lines[0].split() == ["group", "size", "busbw", "oop", "busbw", "ip", "floor", "margin",
@@ -44,13 +45,13 @@ def test_plain_table_groups_by_partition_and_size() -> None:
 
 
 def test_all_sizes_lists_every_row() -> None:
-    text = render_table(verdicts()[:1], plain=True, all_sizes=True)
+    text = render_plain(verdicts()[:1], all_sizes=True)
     assert isinstance(text, str)
     assert sum(line.startswith("gpu-a") for line in text.splitlines()) == 32
 
 
 def test_rich_table_renders() -> None:
-    table = render_table(verdicts())
+    table = nccl_table(verdicts())
     assert isinstance(table, Table)
     assert table.row_count == 3 + 1 + 1  # gpu-a: 3 gated sizes; gpu-b: 16 GiB; debug: last size
     console = Console(record=True, width=140)

@@ -1,0 +1,115 @@
+"""How `clusterctl validate` shows an outcome: rich tables, JSON, JUnit.
+
+The rows come from clusterctl.nccl.report (standard library only); drawing them is the CLI's job.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rich.table import Table
+
+from clusterctl.cli.common import out
+from clusterctl.nccl.report import HEADERS, reasons, table_lines, to_json, to_junit
+
+if TYPE_CHECKING:
+    from clusterctl.nccl.judge import Verdict
+    from clusterctl.validate.run import Outcome
+
+_STYLE = {"pass": "green", "warn": "yellow", "fail": "bold red", "inconclusive": "magenta"}
+
+
+def nccl_table(verdicts: Sequence[Verdict], *, all_sizes: bool = False) -> Table:
+    """Busbw per group and message size (gated sizes only unless `all_sizes`), then reasons."""
+    table = Table(title="NCCL all_reduce bus bandwidth (GB/s)")
+    for h in HEADERS:
+        table.add_column(h, justify="left" if h in ("group", "status") else "right")
+    for row in table_lines(verdicts, all_sizes=all_sizes):
+        status = row[-1]
+        table.add_row(*row[:-1], f"[{_STYLE.get(status, '')}]{status}[/]" if status else "")
+    table.caption = "\n".join(f"{g}: {r}" for g, r in reasons(verdicts)) or None
+    return table
+
+
+def outcome_json(outcome: Outcome) -> dict[str, Any]:
+    data = to_json(outcome.verdicts)
+    data["status"] = outcome.status
+    data["exit_code"] = outcome.exit_code
+    data["notes"] = list(outcome.notes)
+    data["drained"] = list(outcome.drained)
+    if outcome.sweep is not None:
+        loc = outcome.sweep.localization
+        data["sweep"] = {
+            "floor_gbps": outcome.sweep.floor_gbps,
+            "calibration": outcome.sweep.calibration,
+            "rounds": loc.rounds,
+            "pairs_measured": loc.pairs_measured,
+            "good": list(loc.good),
+            "suspects": [
+                {
+                    "node": s.node,
+                    "status": s.status,
+                    "reason": s.reason,
+                    "figures": [
+                        {
+                            "round": f.round,
+                            "pair": list(f.pair),
+                            "busbw_gbps": f.busbw_gbps,
+                            "passed": f.passed,
+                        }
+                        for f in s.figures
+                    ],
+                }
+                for s in loc.suspects
+            ],
+            "peer_suspects": [
+                {
+                    "pair": list(p.pair),
+                    "busbw_gbps": p.busbw_gbps,
+                    "peer_median_gbps": p.peer_median_gbps,
+                }
+                for p in outcome.sweep.peers
+            ],
+        }
+    return data
+
+
+def report(outcome: Outcome, *, as_json: bool, junit: Path | None) -> None:
+    """The outcome on stdout (a table, or JSON) and, if asked, as JUnit XML in a file."""
+    if junit is not None:
+        junit.parent.mkdir(parents=True, exist_ok=True)
+        junit.write_text(to_junit(outcome.verdicts))
+    if as_json:
+        sys.stdout.write(json.dumps(outcome_json(outcome), indent=2) + "\n")
+        return
+    out.print(nccl_table(outcome.verdicts))
+    if outcome.sweep is not None:
+        loc = outcome.sweep.localization
+        table = Table(title=f"2-node pairs: {loc.rounds} round(s), {loc.pairs_measured} pairs")
+        for col in ("round", "pair", "busbw GB/s", "floor", "result"):
+            table.add_column(col)
+        for m in loc.measurements:
+            table.add_row(
+                str(m.round), " + ".join(m.pair), f"{m.busbw_gbps:.3g}",
+                f"{outcome.sweep.floor_gbps:.3g}", "pass" if m.passed else "[red]fail[/]",
+            )  # fmt: skip
+        out.print(table)
+        if outcome.sweep.calibration:
+            out.print(f"floor: {outcome.sweep.calibration}")
+        for s in loc.suspects:
+            out.print(f"[bold red]suspect[/] {s.node}: {s.status} ({s.reason})")
+        for p in outcome.sweep.peers:
+            out.print(
+                f"[yellow]peer check[/] {' + '.join(p.pair)}: {p.busbw_gbps:.3g} GB/s is "
+                f"{p.ratio:.0%} of the other pairs' median {p.peer_median_gbps:.3g}"
+            )
+    for note in outcome.notes:
+        out.print(f"note: {note}")
+    if outcome.drained:
+        out.print(f"drained: {', '.join(outcome.drained)}")
+    colour = {"pass": "green", "warn": "yellow", "fail": "bold red"}.get(outcome.status, "magenta")
+    out.print(f"[{colour}]NCCL validation: {outcome.status}[/] (exit {outcome.exit_code})")

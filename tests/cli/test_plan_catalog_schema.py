@@ -1,0 +1,58 @@
+"""`clusterctl plan --json` is stable, `catalog` refuses unknown clouds, `schema` writes nowhere
+it was not told to."""
+
+from __future__ import annotations
+
+import json
+import random
+
+from clusterctl.plan.mockengine import RecordedResource, in_tree_order
+from tests.cli.conftest import error_lines, run_cli
+
+
+def test_plan_json_is_byte_identical_across_runs() -> None:
+    # Different hash seeds and a fresh event loop each time: what varied before (registration
+    # order of resources, key order of their inputs) must not show in the output.
+    runs = [run_cli("plan", "-s", "aks-h100", "--json", PYTHONHASHSEED=s) for s in ("1", "2")]
+    for run in runs:
+        assert run.returncode == 0, run.stderr
+    assert runs[0].stdout == runs[1].stdout
+    names = [r["name"] for r in json.loads(runs[0].stdout)["resources"]]
+    assert len(names) > 10
+
+
+def _res(name: str, parent: str | None) -> RecordedResource:
+    return RecordedResource(
+        type="t:m:T", name=name, parent=parent, custom=True, inputs={},
+        urn=f"urn:{name}", parent_urn=f"urn:{parent}" if parent else "urn:stack",
+    )  # fmt: skip
+
+
+def test_tree_order_parents_first_siblings_by_name() -> None:
+    tree = [_res("c", None), _res("a", None), _res("a-2", "a"), _res("a-1", "a"), _res("b", None)]
+    want = ["a", "a-1", "a-2", "b", "c"]
+    for seed in range(5):
+        shuffled = tree[:]
+        random.Random(seed).shuffle(shuffled)
+        assert [r.name for r in in_tree_order(shuffled)] == want
+
+
+def test_catalog_unknown_cloud_is_one_line_exit_2(cli) -> None:
+    res = cli("catalog", "--cloud", "gcp")
+    assert res.exit_code == 2
+    lines = error_lines(res.stderr)
+    assert len(lines) == 1 and "--cloud gcp" in lines[0] and "azure, aws" in lines[0], lines
+    assert res.stdout == ""
+    assert cli("catalog", "--cloud", "aws", "--json").exit_code == 0
+
+
+def test_schema_goes_to_stdout_and_writes_only_where_told(tmp_path) -> None:
+    run = run_cli("schema", cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout)["title"] == "gpu-clusters:cluster"
+    assert list(tmp_path.iterdir()) == []  # nothing in ./config/ or anywhere else
+
+    run = run_cli("schema", "--out", "my.schema.json", cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == "" and "wrote my.schema.json" in run.stderr
+    assert json.loads((tmp_path / "my.schema.json").read_text())["title"] == "gpu-clusters:cluster"

@@ -1,0 +1,147 @@
+"""Every setting the spec accepts does what it says: flipping it changes the plan (resources,
+inputs, outputs, cost, findings), the rendered files, or what `clusterctl validate` does. A field
+that only another consumer reads names that consumer's test (issue 15).
+
+A new spec field with no row here fails test_every_field_is_listed.
+"""
+
+from __future__ import annotations
+
+import json
+import typing
+
+import pytest
+from pydantic import BaseModel
+
+from clusterctl.errors import SpecError
+from clusterctl.plan.program import make_plan
+from clusterctl.spec.model import ClusterSpec
+from clusterctl.validate.run import Options, with_stack_overrides
+
+SLURM, EKS, AKS = "azure-h100", "aws-p5", "aks-h100"
+# field -> (stack, --set value)
+FLIPS: dict[str, tuple[str, str]] = {
+    "name": (SLURM, "h100b"),
+    "region": (SLURM, "westeurope"),
+    "ssh.adminUser": (SLURM, "ops"),
+    "ssh.publicKey": (
+        SLURM,
+        "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHfzWqYVbd3mvBqb8Y7uT7hDyK2oGxPx3lqC5nYh7Zx1 me@h",
+    ),
+    "ssh.allowedCidrs": (SLURM, "[198.18.0.0/24]"),
+    "ssh.allowWorldOpen": (SLURM, "false"),
+    "ssh.access": (SLURM, "jumphost"),
+    "network.addressSpace": (SLURM, "10.50.0.0/16"),
+    "network.schedulerSubnet": (SLURM, "10.40.1.0/24"),
+    "network.computeSubnet": (SLURM, "10.40.64.0/18"),
+    "headNode.sku": (SLURM, "Standard_D4s_v5"),
+    "headNode.accounting": (SLURM, "true"),
+    "partitions[0].name": (SLURM, "train"),
+    "partitions[0].sku": (SLURM, "Standard_ND96amsr_A100_v4"),
+    "partitions[0].nodes": (SLURM, "3"),
+    "partitions[0].spot": (SLURM, "true"),
+    "partitions[0].image": (SLURM, "microsoft-dsvm:ubuntu-hpc:2404:latest"),
+    "partitions[0].fabric": (SLURM, "none"),
+    # the field as written on the second partition: it moves the default there
+    "partitions[0].default": (SLURM, "partitions[1].default=true"),
+    "partitions[0].zones": (EKS, "[us-east-1b]"),
+    "partitions[0].capacityReservationId": (EKS, "cr-0123456789abcdef0"),
+    "partitions[0].capacityBlock": (EKS, "true"),
+    "storage.kind": (SLURM, "azure-files-nfs"),
+    "storage.sizeGib": (SLURM, "2048"),
+    "storage.keepOnDestroy": (SLURM, "false"),
+    "healthChecks.enabled": (SLURM, "false"),
+    "healthChecks.intervalSeconds": (SLURM, "600"),
+    "healthChecks.drainPrefix": (SLURM, "'ours:'"),
+    "validation.nccl.onDeploy": (SLURM, "true"),
+    "validation.nccl.minBytes": (SLURM, "1M"),
+    "validation.nccl.maxBytes": (SLURM, "8G"),
+    "validation.nccl.failBelowGbps": (SLURM, "300"),
+    "validation.nccl.warnBelowGbps": (SLURM, "500"),
+    "validation.nccl.containerImage": (SLURM, "nvcr.io/nvidia/pytorch:24.05-py3"),
+    "validation.nccl.timeoutMinutes": (SLURM, "45"),
+    "kubernetes.version": (AKS, "'1.34'"),
+    "kubernetes.gpuDriver": (AKS, "managed"),
+    "kubernetes.kueue": (AKS, "true"),
+    "kubernetes.dcgmExporter": (EKS, "false"),
+    "kubernetes.systemNodes": (AKS, "3"),
+    "tags": (SLURM, "{team: ml}"),
+}
+# Fields with no effect a plan can show, and the test that proves what they do.
+ELSEWHERE = {
+    "cloud": "the cloud picks the program: every stack test (a flip alone is refused by rules)",
+    "scheduler": "the scheduler picks the program: every stack test (a flip alone is refused)",
+    "validation.nccl.onFailure": "tests/validate/test_hook.py (the hook passes, warns or fails)",
+}
+# Fields whose effect is to let a value through that is refused without them.
+REFUSED_WITHOUT = {"ssh.allowWorldOpen"}
+# Values accepted by the schema but refused on this stack, rather than silently ignored.
+REFUSED = {"partitions[0].fabric", "storage.kind"}
+# Settings a second, combined change needs before the plan may change.
+WITH = {
+    "ssh.allowWorldOpen": ["ssh.allowedCidrs=[0.0.0.0/0]", "ssh.allowWorldOpen=true"],
+    "partitions[0].default": [
+        "partitions=[{name: a, sku: Standard_ND96isr_H100_v5, nodes: 1},"
+        " {name: b, sku: Standard_ND96isr_H100_v5, nodes: 1}]"
+    ],
+    "validation.nccl.warnBelowGbps": ["validation.nccl.failBelowGbps=300"],
+    "partitions[0].capacityBlock": ["partitions[0].capacityReservationId=cr-0123456789abcdef0"],
+}
+VALIDATE_FIELDS = {
+    k for k in FLIPS if k.startswith("validation.nccl.") and k != "validation.nccl.onDeploy"
+}
+
+
+def leaf_fields(model: type[BaseModel] = ClusterSpec, prefix: str = "") -> list[str]:
+    out = []
+    for name, f in model.model_fields.items():
+        alias = f.alias or name
+        sub = next(
+            (
+                c
+                for a in (f.annotation, *typing.get_args(f.annotation))
+                for c in (a, *typing.get_args(a))
+                if isinstance(c, type) and issubclass(c, BaseModel)
+            ),
+            None,
+        )
+        if sub is None:
+            out.append(prefix + alias)
+        else:
+            many = "tuple" in str(f.annotation)
+            out += leaf_fields(sub, f"{prefix}{alias}{'[0].' if many else '.'}")
+    return out
+
+
+def test_every_field_is_listed() -> None:
+    missing = set(leaf_fields()) - set(FLIPS) - set(ELSEWHERE)
+    assert not missing, f"spec fields with no effect test: {sorted(missing)}"
+
+
+def _fingerprint(stack: str, overrides: list[str]) -> str:
+    plan = make_plan(stack, overrides)
+    doc = plan.as_json()
+    doc["resources"] = sorted(doc["resources"], key=lambda r: (r["type"], r["name"]))
+    doc["files"] = plan.files
+    opts = with_stack_overrides(Options(), plan.spec.validation.nccl, "here")
+    doc["validate"] = repr({k: v for k, v in vars(opts).items() if k != "say"})
+    return json.dumps(doc, sort_keys=True, default=str)
+
+
+@pytest.mark.parametrize("field", sorted(FLIPS))
+def test_flipping_a_field_changes_what_it_should(field: str) -> None:
+    stack, value = FLIPS[field]
+    flip = value if "=" in value else f"{field}={value}"
+    base = WITH.get(field, [])
+    before = _fingerprint(stack, base)
+    if field in REFUSED_WITHOUT or field in REFUSED:
+        with pytest.raises(SpecError):
+            _fingerprint(stack, [*base, flip])
+        return
+    after = _fingerprint(stack, [*base, flip])
+    assert before != after, f"{flip} changed nothing on {stack}"
+
+
+def test_the_fingerprint_is_stable() -> None:
+    """Else every flip would look like a change."""
+    assert _fingerprint(SLURM, []) == _fingerprint(SLURM, [])

@@ -1,0 +1,84 @@
+"""The import rules import-linter cannot say alone (the contracts are in pyproject.toml and run
+by `lint-imports` in .ci/run): nccl/ and probe/ import nothing outside the standard library, and
+the CLI starts without Pulumi or pydantic."""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+STDLIB_ONLY = ("clusterctl.nccl", "clusterctl.probe")
+
+
+def imported_modules(path: Path) -> list[tuple[int, str]]:
+    """(line, module) for every import in the file, in functions too; relative ones resolved."""
+    package = ".".join(path.relative_to(ROOT).with_suffix("").parts[:-1])
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = package.rsplit(".", node.level - 1)[0] if node.level else ""
+            name = ".".join(p for p in (base, node.module or "") if p)
+            found.append((node.lineno, name))
+    return found
+
+
+@pytest.mark.parametrize("package", STDLIB_ONLY)
+def test_standard_library_only(package: str) -> None:
+    folder = ROOT.joinpath(*package.split("."))
+    files = sorted(folder.rglob("*.py"))
+    assert files
+    outside = [
+        f"{path.relative_to(ROOT)}:{line}: {name}"
+        for path in files
+        for line, name in imported_modules(path)
+        if name.split(".")[0] not in sys.stdlib_module_names
+        and not any(name == p or name.startswith(p + ".") for p in STDLIB_ONLY)
+    ]
+    assert outside == []
+
+
+def test_the_check_sees_imports_inside_functions() -> None:
+    probe = ROOT / "clusterctl" / "probe" / "__main__.py"
+    names = [name for _, name in imported_modules(probe)]
+    assert "clusterctl.nccl.emit" in names  # imported inside a function there
+
+
+# yaml is left out on purpose: clusterctl.project (imported for its defaults) may read YAML.
+HEAVY = {"pulumi", "pydantic", "jinja2", "components"}
+
+
+def loaded_after(code: str) -> set[str]:
+    """Top-level packages in sys.modules after `code` runs in a fresh interpreter."""
+    probe = (
+        f"import json, sys\n{code}\n"
+        "sys.__stdout__.write('\\n' + json.dumps(sorted({m.split('.')[0] for m in sys.modules})))"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, timeout=60
+    )
+    assert run.returncode == 0, run.stderr
+    return set(json.loads(run.stdout.splitlines()[-1]))
+
+
+def test_import_cli_leaves_pulumi_and_pydantic_out() -> None:
+    loaded = loaded_after("import clusterctl.cli")
+    assert "clusterctl" in loaded and "typer" in loaded  # it did import the CLI
+    assert loaded.isdisjoint(HEAVY), sorted(loaded & HEAVY)
+
+
+def test_help_leaves_pulumi_and_pydantic_out() -> None:
+    code = (
+        "sys.argv = ['clusterctl', '--help']\n"
+        "from clusterctl.cli import main\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass"
+    )
+    loaded = loaded_after(code)
+    assert loaded.isdisjoint(HEAVY), sorted(loaded & HEAVY)
