@@ -15,6 +15,7 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    Strict,
     StringConstraints,
     WithJsonSchema,
 )
@@ -75,7 +76,7 @@ class SshSpec(Model):
     """OpenSSH public key. Unset: the program makes a key pair (private key: a secret output)."""
     allowed_cidrs: tuple[Cidr, ...] = ()
     """Who may reach SSH on the scheduler (or the jump host)."""
-    allow_world_open: bool = False
+    allow_world_open: Annotated[bool, Strict()] = False
     """Must be true to accept 0.0.0.0/0 or ::/0 in allowedCidrs."""
     access: Literal["direct", "jumphost"] = "direct"
     """direct: the scheduler has a public IP; jumphost: only a small jump VM has one."""
@@ -92,49 +93,49 @@ class NetworkSpec(Model):
 class PartitionSpec(Model):
     name: Name
     sku: str
-    nodes: int = Field(ge=1, le=4096)
-    spot: bool = False
+    nodes: Annotated[int, Strict()] = Field(ge=1, le=4096)
+    spot: Annotated[bool, Strict()] = False
     image: str | None = None
     """Override of the node image: an Azure URN publisher:offer:sku:version, or an AMI id."""
     fabric: Literal["auto", "infiniband", "efa", "none"] = "auto"
     """auto: the SKU's own fabric; naming one the SKU lacks is an error."""
-    default: bool = False
+    default: Annotated[bool, Strict()] = False
     zones: tuple[str, ...] = ()
     capacity_reservation_id: str | None = None
-    capacity_block: bool = False
+    capacity_block: Annotated[bool, Strict()] = False
 
 
 class HeadNodeSpec(Model):
     sku: str | None = None
     """Default: Standard_D8s_v5 on Azure, m6i.2xlarge on AWS."""
-    accounting: bool = False
+    accounting: Annotated[bool, Strict()] = False
     """Run slurmdbd (+ MariaDB) for job accounting."""
 
 
 class StorageSpec(Model):
     kind: Literal["scheduler-nfs", "azure-files-nfs", "none"] = "scheduler-nfs"
-    size_gib: int = Field(default=1024, ge=32, le=65536)
-    keep_on_destroy: bool = True
+    size_gib: Annotated[int, Strict()] = Field(default=1024, ge=32, le=65536)
+    keep_on_destroy: Annotated[bool, Strict()] = True
     """Protect the disk holding /home and /sched: `pulumi destroy` keeps it unless false."""
 
 
 class HealthChecksSpec(Model):
-    enabled: bool = True
-    interval_seconds: int = Field(default=300, ge=30, le=86400)
+    enabled: Annotated[bool, Strict()] = True
+    interval_seconds: Annotated[int, Strict()] = Field(default=300, ge=30, le=86400)
     drain_prefix: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_-]{1,16}:$")] = "gpucl:"
     """Drain reasons start with this; only such drains are resumed automatically."""
 
 
 class NcclValidationSpec(Model):
-    on_deploy: bool = False
+    on_deploy: Annotated[bool, Strict()] = False
     on_failure: Literal["fail", "warn"] = "fail"
     min_bytes: ByteSize = "8"
     max_bytes: ByteSize = "16G"
-    fail_below_gbps: float | None = Field(default=None, gt=0)
-    warn_below_gbps: float | None = Field(default=None, gt=0)
+    fail_below_gbps: Annotated[float, Strict()] | None = Field(default=None, gt=0)
+    warn_below_gbps: Annotated[float, Strict()] | None = Field(default=None, gt=0)
     container_image: str | None = None
     """Run nccl-tests in this container through pyxis (Slurm) instead of the host build."""
-    timeout_minutes: int = Field(default=30, ge=1, le=720)
+    timeout_minutes: Annotated[int, Strict()] = Field(default=30, ge=1, le=720)
 
 
 class ValidationSpec(Model):
@@ -145,9 +146,9 @@ class KubernetesSpec(Model):
     version: str | None = None
     gpu_driver: Literal["managed", "gpu-operator"] = "gpu-operator"
     """managed: the cloud's GPU driver on the node image; gpu-operator: NVIDIA's operator."""
-    kueue: bool = False
-    dcgm_exporter: bool = True
-    system_nodes: int = Field(default=2, ge=1, le=20)
+    kueue: Annotated[bool, Strict()] = False
+    dcgm_exporter: Annotated[bool, Strict()] = True
+    system_nodes: Annotated[int, Strict()] = Field(default=2, ge=1, le=20)
 
 
 class ClusterSpec(Model):

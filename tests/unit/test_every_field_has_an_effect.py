@@ -145,3 +145,21 @@ def test_flipping_a_field_changes_what_it_should(field: str) -> None:
 def test_the_fingerprint_is_stable() -> None:
     """Else every flip would look like a change."""
     assert _fingerprint(SLURM, []) == _fingerprint(SLURM, [])
+
+
+def test_the_readme_reference_lists_every_field() -> None:
+    from pathlib import Path
+
+    text = Path(__file__).resolve().parents[2].joinpath("README.md").read_text()
+    start = text.index("## Configuration reference")
+    table = text[start : text.index("\n## ", start + 5)]
+    rows = [line for line in table.splitlines() if line.startswith("| `")]
+    missing = []
+    for field in leaf_fields():
+        last = field.replace("[0]", "[]").rsplit(".", 1)[-1]
+        full = field.replace("[0]", "[]")
+        if not any(
+            f"`{full}`" in r or (f"`{last}`" in r and full.split(".")[0] in r) for r in rows
+        ):
+            missing.append(field)
+    assert not missing, f"README configuration reference lacks {missing}"

@@ -82,3 +82,18 @@ def test_good_values_pass() -> None:
         [f"ssh.publicKey={_key('ssh-ed25519')}", "tags={team: ml, cost-center: '42'}"],
     )
     assert spec.tags["team"] == "ml"
+
+
+@pytest.mark.parametrize(
+    "override",
+    [
+        "partitions[0].nodes=true",
+        "storage.sizeGib=false",
+        "partitions[0].spot=1",
+        "healthChecks.enabled=0",
+        "validation.nccl.failBelowGbps=true",
+    ],
+)
+def test_yaml_booleans_are_not_numbers_and_numbers_not_booleans(override: str) -> None:
+    field = override.split("=")[0]
+    refused("azure-a100", [override], field, "valid")
