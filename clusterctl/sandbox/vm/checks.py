@@ -1,0 +1,126 @@
+"""What must hold once the sandbox's nodes have booted, checked the way an operator would.
+
+Each check runs commands on the nodes through `run(node, argv)` and returns Problems naming the
+node, the stage and the lines that show it, so `sandbox up` can fail with them. Pure over that
+callable: the tests drive them with recorded outputs, the sandbox with nsenter.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import subprocess
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+Run = Callable[[str, list[str]], subprocess.CompletedProcess[str]]
+
+SLURM_LOGS = "/var/log/slurm"
+# Log lines that say "error" but are not one, each with its reason. Keep this list short.
+ALLOWED_LOG_LINES: tuple[tuple[str, str], ...] = (
+    (
+        r"slurmd: error: Node configuration differs from hardware",
+        "the sandbox's nodes are smaller than the ND VMs they pose as (config_overrides)",
+    ),
+)
+
+
+@dataclass(frozen=True)
+class Problem:
+    node: str
+    stage: str
+    lines: tuple[str, ...]
+
+    def line(self) -> str:
+        shown = "; ".join(x.strip() for x in self.lines[-5:] if x.strip())
+        return f"{self.node}: {self.stage}: {shown}"
+
+
+def boot_problems(reports: dict[str, dict]) -> list[Problem]:
+    """cloud-init finished cleanly, no failed units, the system running, on every node."""
+    out = []
+    for node, rep in sorted(reports.items()):
+        if rep.get("cloud_init") != "done" or rep.get("errors"):
+            lines = [f"cloud-init {rep.get('cloud_init')}", *map(str, rep.get("errors") or [])]
+            out.append(Problem(node, "cloud-init", tuple(lines)))
+        if rep.get("failed_units"):
+            out.append(Problem(node, "systemd", tuple(f"failed: {u}" for u in rep["failed_units"])))
+        if rep.get("system") not in ("running",):
+            out.append(Problem(node, "systemd", (f"is-system-running: {rep.get('system')}",)))
+    return out
+
+
+def log_errors(text: str, allowed: Sequence[tuple[str, str]] = ALLOWED_LOG_LINES) -> list[str]:
+    """Lines of a Slurm log that report an error or a fatal condition and are not allowed."""
+    bad = []
+    for line in text.splitlines():
+        if not re.search(r"\b(error|fatal)\b", line, re.I):
+            continue
+        if any(re.search(pattern, line) for pattern, _ in allowed):
+            continue
+        bad.append(line)
+    return bad
+
+
+def slurm_log_problems(run: Run, nodes: Sequence[str]) -> list[Problem]:
+    out = []
+    for node in nodes:
+        listing = run(node, ["sh", "-c", f"ls {SLURM_LOGS}/*.log 2>/dev/null"]).stdout.split()
+        for path in listing:
+            bad = log_errors(run(node, ["cat", path]).stdout)
+            if bad:
+                out.append(Problem(node, f"log {path}", tuple(bad)))
+    return out
+
+
+def parse_sinfo(text: str) -> dict[str, tuple[str, str]]:
+    """`sinfo -N -h -o '%N %T %G'` -> {node: (state, gres)}."""
+    nodes = {}
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) >= 3:
+            nodes[parts[0]] = (parts[1], parts[2])
+    return nodes
+
+
+def slurm_problems(run: Run, scheduler: str, names: Sequence[str], gres: str) -> list[Problem]:
+    """Every node idle with its GRES, a job across all of them, munge across nodes."""
+    got = parse_sinfo(run(scheduler, ["sinfo", "-N", "-h", "-o", "%N %T %G"]).stdout)
+    out = []
+    for name in names:
+        state, node_gres = got.get(name, ("missing", ""))
+        if state != "idle" or gres not in node_gres:
+            out.append(Problem(name, "slurm", (f"state {state}, gres {node_gres or '-'}",)))
+    if out:
+        return out
+    n = len(names)
+    srun = run(scheduler, ["srun", f"-N{n}", "--time=1", "hostname"])
+    answered = set(srun.stdout.split())
+    if srun.returncode != 0 or len(answered) != n:
+        out.append(Problem(scheduler, f"srun -N{n} hostname", (srun.stdout, srun.stderr)))
+    return out
+
+
+def sbatch_problems(run: Run, scheduler: str, user: str) -> list[Problem]:
+    """A batch job submitted by the admin user on the scheduler runs to completion."""
+    cmd = "sbatch --wait --time=1 -o /tmp/gpucl-check.out --wrap hostname"
+    proc = run(scheduler, ["su", "-", user, "-c", cmd])
+    if proc.returncode != 0:
+        return [Problem(scheduler, f"sbatch as {user}", (proc.stdout, proc.stderr))]
+    return []
+
+
+def munge_problems(run: Run, nodes: Sequence[str]) -> list[Problem]:
+    """A credential made on each node decodes on the next one (one shared key)."""
+    out = []
+    for i, node in enumerate(nodes):
+        other = nodes[(i + 1) % len(nodes)]
+        cred = run(node, ["munge", "-n"])
+        if cred.returncode != 0:
+            out.append(Problem(node, "munge -n", (cred.stderr,)))
+            continue
+        script = f"printf %s {shlex.quote(cred.stdout.strip())} | unmunge"
+        dec = run(other, ["sh", "-c", script])
+        if dec.returncode != 0:
+            out.append(Problem(other, f"unmunge a credential from {node}", (dec.stderr,)))
+    return out

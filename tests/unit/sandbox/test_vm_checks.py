@@ -1,0 +1,68 @@
+"""The after-boot checks read real command output and name the node and the stage."""
+
+from __future__ import annotations
+
+import subprocess
+
+from clusterctl.sandbox.vm import checks
+
+
+def done(stdout: str = "", rc: int = 0, stderr: str = ""):
+    return subprocess.CompletedProcess([], rc, stdout, stderr)
+
+
+def test_boot_problems_name_each_failure() -> None:
+    reports = {
+        "sched": {"cloud_init": "done", "errors": [], "failed_units": [], "system": "running"},
+        "gpu1": {
+            "cloud_init": "error",
+            "errors": ["('scripts_user', RuntimeError('runcmd failed'))"],
+            "failed_units": ["slurmd.service"],
+            "system": "degraded",
+        },
+    }
+    lines = [p.line() for p in checks.boot_problems(reports)]
+    assert lines[0].startswith("gpu1: cloud-init: cloud-init error; ('scripts_user'")
+    assert "gpu1: systemd: failed: slurmd.service" in lines
+    assert "gpu1: systemd: is-system-running: degraded" in lines
+    assert not any(x.startswith("sched") for x in lines)
+
+
+def test_log_errors_keep_real_errors_only() -> None:
+    log = (
+        "[2026-11-22T09:00:00] slurmctld version 24.11.5 started\n"
+        "[2026-11-22T09:00:01] error: Invalid SlurmctldParameters: cloud_reg_addrs\n"
+        "[2026-11-22T09:00:02] slurmd: error: Node configuration differs from hardware: x\n"
+        "[2026-11-22T09:00:03] fatal: Unable to determine this slurmd's NodeName\n"
+    )
+    bad = checks.log_errors(log)
+    assert bad == [log.splitlines()[1], log.splitlines()[3]]
+
+
+def test_slurm_problems_need_idle_nodes_with_gres_then_an_srun_from_all() -> None:
+    sinfo = "gpu-pg0-1 idle gpu:h100:8\ngpu-pg0-2 drained gpu:h100:8\n"
+
+    def run(node, argv):
+        assert node == "sched"
+        return done(sinfo)
+
+    (p,) = checks.slurm_problems(run, "sched", ["gpu-pg0-1", "gpu-pg0-2"], "gpu:h100:8")
+    assert p.line() == "gpu-pg0-2: slurm: state drained, gres gpu:h100:8"
+
+    def run_ok(node, argv):
+        if argv[0] == "sinfo":
+            return done("a idle gpu:h100:8\nb idle gpu:h100:8\n")
+        return done("a\nb\n")
+
+    assert checks.slurm_problems(run_ok, "sched", ["a", "b"], "gpu:h100:8") == []
+
+
+def test_munge_credential_must_decode_on_the_next_node() -> None:
+    def run(node, argv):
+        if argv == ["munge", "-n"]:
+            return done(f"MUNGE:{node}:")
+        ok = node == "a"  # b cannot decode a's credential: another key
+        return done(rc=0 if ok else 1, stderr="" if ok else "unmunge: Error: Invalid credential")
+
+    (p,) = checks.munge_problems(run, ["a", "b"])
+    assert p.node == "b" and "Invalid credential" in p.line()
