@@ -101,7 +101,7 @@ def sandbox_runs(sizes: list[int], runs: int) -> list[dict[str, object]]:
                 sandbox.slow_link(workdir, slow, delay_ms=30, rate="20mbit")
                 start = time.monotonic()
                 proc = subprocess.run(
-                    [sys.executable, "-m", "clusterctl.cli.validate", "validate", "--nccl",
+                    [sys.executable, "-m", "clusterctl", "validate", "--nccl",
                      "--sandbox-dir", str(workdir), "--json"],
                     capture_output=True, text=True, timeout=900,
                 )  # fmt: skip

@@ -212,19 +212,3 @@ def _run(
         where = f"stack {stack} {field_path('validation', 'nccl')}"
         opts = with_stack_overrides(opts, spec.validation.nccl, where)
     return validate(target, opts)
-
-
-def main() -> None:
-    """`python -m clusterctl.cli.validate validate --nccl ...`, until cli.py registers it."""
-    app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
-    register(app)
-
-    @app.callback()
-    def _root() -> None:
-        pass
-
-    app()
-
-
-if __name__ == "__main__":
-    main()

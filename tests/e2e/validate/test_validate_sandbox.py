@@ -38,7 +38,7 @@ def cluster():
 
 
 def validate(workdir, *args: str, timeout: float = 500) -> subprocess.CompletedProcess[str]:
-    argv = [sys.executable, "-m", "clusterctl.cli.validate", "validate", "--nccl",
+    argv = [sys.executable, "-m", "clusterctl", "validate", "--nccl",
             "--sandbox-dir", str(workdir), *args]  # fmt: skip
     return subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
 
