@@ -118,6 +118,7 @@ ENROOT_RUNTIME = f"{SCRATCH}/enroot/runtime"
 # Fixed ids of the service users on every node (Azure/cyclecloud-slurm install.py setup_users).
 SERVICE_IDS = {"slurm": 11100, "munge": 11101}
 HEALTH_ENV = "/etc/gpu-clusters/health.env"
+NCCL_CONF_OURS = "/etc/gpu-clusters/nccl.conf"
 
 
 def scheduler_host(spec: ClusterSpec) -> str:
@@ -157,6 +158,7 @@ def node_scripts(spec: ClusterSpec, site: SlurmSite, sku: Sku | None) -> dict[st
         "gpus": sku.gpus if sku else 0,
         "cluster": spec.name,
         "etc_dir": site.etc_dir,
+        "nccl_conf_ours": NCCL_CONF_OURS,
         "pyxis_tag": node_versions(catalog())["pyxis"],
         "pyxis_library": PYXIS_LIBRARY,
         "pyxis_conf": render_template(
@@ -165,7 +167,7 @@ def node_scripts(spec: ClusterSpec, site: SlurmSite, sku: Sku | None) -> dict[st
     }
     names = ["prolog.sh", "epilog.sh", "resume.sh", "suspend.sh", "gpucl-pyxis.sh"]
     if sku is not None:
-        names += ["gpucl-scratch.sh", "node-name.sh", "gpu-node-setup.sh"]
+        names += ["gpucl-scratch.sh", "node-name.sh", "gpu-node-setup.sh", "gpucl-nccl-conf.sh"]
     files = {name: render_template(f"scripts/{name}.j2", **ctx) for name in names}
     files["gpucl-health.sh"] = health_script(spec, site)
     return dict(sorted(files.items()))
@@ -242,6 +244,7 @@ def render_cloud_init(
         "health_env": HEALTH_ENV,
         "scratch": SCRATCH,
         "ids": SERVICE_IDS,
+        "nccl_conf_ours": NCCL_CONF_OURS,
     }
     if sku is None:
         return render_template("cloud-init/scheduler.yaml.j2", **ctx)

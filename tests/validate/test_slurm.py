@@ -72,6 +72,15 @@ def test_sbatch_for_the_h100_stack() -> None:
     assert "-b 8 -e 16G -f 2 -g 1 -c 1" in text
 
 
+def test_host_nccl_tests_load_hpcx_before_srun_and_containers_do_not() -> None:
+    lines = render_sbatch(h100_job(), "o.out").splitlines()
+    load = lines.index("module load mpi/hpcx")
+    srun = next(i for i, line in enumerate(lines) if line.startswith("srun"))
+    assert lines.index(". /etc/profile.d/modules.sh") < load < srun
+    boxed = render_sbatch(h100_job(container_image="nvcr.io/nvidia/pytorch:24.07-py3"), "o")
+    assert "module load" not in boxed  # the image brings its own MPI
+
+
 def test_single_node_has_no_ring_override_and_no_image_by_default() -> None:
     from dataclasses import replace
 
