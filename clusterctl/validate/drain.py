@@ -1,7 +1,10 @@
 """Take suspect nodes out of service: drain in Slurm, cordon in Kubernetes.
 
-The reason starts with the stack's drain prefix (healthChecks.drainPrefix, "gpucl:"), so the
-health agent resumes only drains it owns and never someone else's."""
+Drains are owned: the health check owns reasons starting with the stack's drain prefix
+(healthChecks.drainPrefix, "gpucl:") and resumes them once its single-node checks pass; a drain
+from this validation carries its own prefix ("gpucl-nccl:"), which the health check never resumes,
+because a fabric fault between two nodes does not show in one node's checks. A node someone else
+drained already is left as it is."""
 
 from __future__ import annotations
 
@@ -14,16 +17,24 @@ from clusterctl.validate.transport import Ssh
 DEFAULT_PREFIX = "gpucl:"
 
 
+def validation_prefix(health_prefix: str) -> str:
+    """The owner prefix of validation drains: "gpucl:" -> "gpucl-nccl:"."""
+    return f"{health_prefix.rstrip(':')}-nccl:"
+
+
 def drain_reason(prefix: str, suspect: Suspect, floor_gbps: float) -> str:
     worst = min((f.busbw_gbps for f in suspect.figures if not f.passed), default=None)
-    figure = f"busbw {worst:.3g} GB/s < {floor_gbps:.3g}" if worst is not None else "no result"
+    figure = f"{worst:.3g} GB/s < {floor_gbps:.3g}" if worst is not None else "no result"
     partners = sorted({n for f in suspect.figures if not f.passed for n in f.pair} - {suspect.node})
-    text = f"{prefix} nccl: {figure} with {','.join(partners) or 'no partner'} ({suspect.reason})"
+    with_ = ",".join(partners) or "no partner"
+    text = f"{validation_prefix(prefix)} busbw {figure} with {with_} ({suspect.reason})"
     return text[:200]  # keep it readable in sinfo -R
 
 
 def slurm_drain_commands(reasons: dict[str, str]) -> list[str]:
+    """One command per node; a node already drained (by anyone) keeps its drain and reason."""
     return [
+        f"sinfo -h -N -n {shlex.quote(node)} -o %T | grep -qi drain || "
         f"scontrol update nodename={shlex.quote(node)} state=drain reason={shlex.quote(reason)}"
         for node, reason in sorted(reasons.items())
     ]

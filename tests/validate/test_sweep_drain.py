@@ -63,6 +63,28 @@ def test_drain_reason_carries_prefix_and_figures() -> None:
     res = run_sweep([f"node{i}" for i in range(1, 5)], run_pairs, gate_bytes=MIB)
     reasons = reasons_for(res.localization.suspects, "gpucl:", res.floor_gbps)
     assert list(reasons) == ["node3"]
-    assert reasons["node3"].startswith("gpucl: nccl: busbw 0.1 GB/s < 0.5 with ")
+    assert reasons["node3"].startswith("gpucl-nccl: busbw 0.1 GB/s < 0.5 with ")
+    # the health check resumes only reasons starting with its own "gpucl:": never this one
+    assert not reasons["node3"].startswith("gpucl:")
     (cmd,) = slurm_drain_commands(reasons)
-    assert cmd.startswith("scontrol update nodename=node3 state=drain reason='gpucl: nccl:")
+    assert "scontrol update nodename=node3 state=drain reason='gpucl-nccl:" in cmd
+
+
+@pytest.mark.parametrize(
+    ("state", "drains"), [("idle", True), ("drained", False), ("mixed+drain", False)]
+)
+def test_drain_command_leaves_a_drained_node_alone(tmp_path, state: str, drains: bool) -> None:
+    import os
+    import subprocess
+
+    bin_ = tmp_path / "bin"
+    bin_.mkdir()
+    (bin_ / "sinfo").write_text(f"#!/bin/sh\necho {state}\n")
+    (bin_ / "scontrol").write_text(f'#!/bin/sh\necho "$@" >> {tmp_path}/calls\n')
+    for tool in ("sinfo", "scontrol"):
+        (bin_ / tool).chmod(0o755)
+    (cmd,) = slurm_drain_commands({"node3": "gpucl-nccl: busbw 0.1 GB/s < 0.5"})
+    env = {**os.environ, "PATH": f"{bin_}:{os.environ['PATH']}"}
+    subprocess.run(["sh", "-c", cmd], env=env, check=True)
+    calls = (tmp_path / "calls").read_text() if (tmp_path / "calls").exists() else ""
+    assert ("state=drain" in calls) is drains

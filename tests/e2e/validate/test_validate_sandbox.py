@@ -68,9 +68,9 @@ def test_slow_link_fails_names_the_node_and_drain_drains_it(cluster):
     assert data["sweep"]["rounds"] <= 3 and data["drained"] == ["node3"]
     info = sandbox.node_info(cluster)
     assert "DRAIN" in info["node3"]["State"]
-    assert info["node3"]["Reason"].startswith("gpucl: nccl: busbw")
+    assert info["node3"]["Reason"].startswith("gpucl-nccl: busbw")
     assert all("DRAIN" not in info[n]["State"] for n in ("node1", "node2", "node4"))
-    assert sandbox.resume_our_drains(cluster, "gpucl:") == ["node3"]
+    assert sandbox.resume_our_drains(cluster, "gpucl-nccl:") == ["node3"]
 
 
 def test_unreachable_controller_exits_2_with_one_line(cluster):
