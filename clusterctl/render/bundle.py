@@ -17,6 +17,7 @@ from clusterctl.spec.catalog import catalog
 from clusterctl.spec.model import ClusterSpec
 
 MUNGE_PLACEHOLDER = base64.b64encode(b"munge key: a Pulumi secret made at deploy time").decode()
+DB_PASSWORD_PLACEHOLDER = "a-Pulumi-secret-made-at-deploy-time"
 
 
 def render_bundle(spec: ClusterSpec, stack: str) -> dict[str, str]:
@@ -27,8 +28,13 @@ def render_bundle(spec: ClusterSpec, stack: str) -> dict[str, str]:
         for rel, text in render_slurm(spec, site, stack, cat).items():
             files[f"slurm/{rel}"] = text
         files["cloud-init/scheduler.yaml"] = render_cloud_init(
-            spec, stack, munge_key_b64=MUNGE_PLACEHOLDER, cat=cat
+            spec,
+            stack,
+            munge_key_b64=MUNGE_PLACEHOLDER,
+            cat=cat,
+            db_password=DB_PASSWORD_PLACEHOLDER,
         )
+        files.update({f"scripts/{n}": text for n, text in node_scripts(spec, site, None).items()})
         for part in spec.partitions:
             sku = partition_sku(part, cat)
             files[f"cloud-init/{part.name}.yaml"] = render_cloud_init(

@@ -119,6 +119,19 @@ ENROOT_RUNTIME = f"{SCRATCH}/enroot/runtime"
 SERVICE_IDS = {"slurm": 11100, "munge": 11101}
 HEALTH_ENV = "/etc/gpu-clusters/health.env"
 NCCL_CONF_OURS = "/etc/gpu-clusters/nccl.conf"
+ACCOUNTING_DB = {"db_name": "slurm_acct_db", "db_user": "slurm"}
+ACCOUNTING_DATADIR = "/shared/mysql"  # on the scheduler's data disk
+
+
+def render_slurmdbd_conf(spec: ClusterSpec, site: SlurmSite, stack: str, db_password: str) -> str:
+    return render_template(
+        "slurm/slurmdbd.conf.j2",
+        cluster=spec.name,
+        stack=stack,
+        site=site,
+        db_password=db_password,
+        **ACCOUNTING_DB,
+    )
 
 
 def scheduler_host(spec: ClusterSpec) -> str:
@@ -168,6 +181,9 @@ def node_scripts(spec: ClusterSpec, site: SlurmSite, sku: Sku | None) -> dict[st
     names = ["prolog.sh", "epilog.sh", "resume.sh", "suspend.sh", "gpucl-pyxis.sh"]
     if sku is not None:
         names += ["gpucl-scratch.sh", "node-name.sh", "gpu-node-setup.sh", "gpucl-nccl-conf.sh"]
+    if sku is None and spec.head_node.accounting:
+        names.append("gpucl-accounting.sh")
+        ctx.update(ACCOUNTING_DB, db_datadir=ACCOUNTING_DATADIR)
     files = {name: render_template(f"scripts/{name}.j2", **ctx) for name in names}
     files["gpucl-health.sh"] = health_script(spec, site)
     return dict(sorted(files.items()))
@@ -218,6 +234,7 @@ def render_cloud_init(
     munge_key_b64: str,
     partition: PartitionSpec | None = None,
     cat: Catalog | None = None,
+    db_password: str | None = None,
 ) -> str:
     """User-data for the scheduler (partition None) or a GPU node of `partition`."""
     from clusterctl.spec.addressing import subnet_plan
@@ -247,6 +264,10 @@ def render_cloud_init(
         "nccl_conf_ours": NCCL_CONF_OURS,
     }
     if sku is None:
+        if spec.head_node.accounting:
+            if not db_password:
+                raise ValueError("headNode.accounting needs the database password")
+            ctx["slurmdbd_conf"] = render_slurmdbd_conf(spec, site, stack, db_password)
         return render_template("cloud-init/scheduler.yaml.j2", **ctx)
     return render_template(
         "cloud-init/compute.yaml.j2",

@@ -24,4 +24,15 @@ class ClusterSecrets(pulumi.ComponentResource):
             key = tls.PrivateKey(f"{name}-admin-ssh", algorithm="ED25519", opts=child)
             self.public_key = key.public_key_openssh
             self.private_key = pulumi.Output.secret(key.private_key_openssh)
+        # slurmdbd's MariaDB password: a secret in the state and inside the (secret) customData.
+        self.db_password: pulumi.Output[str] | None = None
+        if spec.head_node.accounting:
+            db = random.RandomPassword(f"{name}-slurmdbd-db", length=32, special=False, opts=child)
+            self.db_password = pulumi.Output.secret(db.result)
         self.register_outputs({"publicKey": self.public_key})
+
+    def scheduler_inputs(self) -> pulumi.Output[dict[str, str | None]]:
+        """What the scheduler's user-data needs of these secrets, as render_cloud_init keywords."""
+        return pulumi.Output.all(self.munge_key_b64, self.db_password).apply(
+            lambda v: {"munge_key_b64": v[0], "db_password": v[1]}
+        )

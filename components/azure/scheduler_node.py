@@ -74,10 +74,8 @@ class SchedulerNode(pulumi.ComponentResource):
             tags=storage_tags,
             opts=pulumi.ResourceOptions(parent=self, protect=spec.storage.keep_on_destroy),
         )
-        custom_data = secrets.munge_key_b64.apply(
-            lambda key: base64.b64encode(
-                render_cloud_init(spec, stack, munge_key_b64=key).encode()
-            ).decode()
+        custom_data = secrets.scheduler_inputs().apply(
+            lambda keys: base64.b64encode(render_cloud_init(spec, stack, **keys).encode()).decode()
         )
         self.vm = azure.compute.VirtualMachine(
             f"{name}-vm",

@@ -10,15 +10,17 @@ from tests.conftest import need_tool, plan_stack
 
 pytestmark = pytest.mark.integration
 
-STACKS = ["azure-h100", "azure-a100"]
+STACKS = ["azure-h100", "azure-a100", "azure-h100+accounting"]
+OVERRIDES = {"accounting": ["headNode.accounting=true"]}
 
 
 @pytest.fixture(scope="module", params=STACKS)
 def bundle(request, tmp_path_factory):
-    from clusterctl.plan.program import write_plan
+    from clusterctl.plan.program import make_plan, write_plan
 
-    out = tmp_path_factory.mktemp(request.param)
-    plan = plan_stack(request.param)
+    stack, _, variant = request.param.partition("+")
+    out = tmp_path_factory.mktemp(request.param.replace("+", "-"))
+    plan = make_plan(stack, OVERRIDES.get(variant, [])) if variant else plan_stack(stack)
     write_plan(plan, out)
     return out
 
