@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from clusterctl.cli.common import bail, err
+from clusterctl.cli.common import bail, err, out
 from clusterctl.errors import UserError
 
 FLAGS = {
@@ -21,6 +21,7 @@ FLAGS = {
     "drain": "--drain",
     "min_bytes": "-b/--min-bytes",
     "max_bytes": "-e/--max-bytes",
+    "resume": "--resume",
 }
 # Options a target has no use for, and why: refused (exit 2), never silently dropped.
 IGNORED: dict[str, dict[str, str]] = {
@@ -30,6 +31,7 @@ IGNORED: dict[str, dict[str, str]] = {
         "partition": "the log is judged as a whole",
         "min_bytes": "the log's sizes are what was run",
         "max_bytes": "the log's sizes are what was run",
+        "resume": "a log cannot re-test a node",
     },
     "sandbox": {
         "sku": "the sandbox probe has no catalog baseline; it calibrates on its own pairs",
@@ -39,6 +41,7 @@ IGNORED: dict[str, dict[str, str]] = {
     "kubeconfig": {
         "partition": "Kubernetes has no Slurm partitions",
         "drain": "cordoning Kubernetes nodes is not implemented yet",
+        "resume": "Kubernetes nodes are not drained by validate",
     },
     "stack": {"sku": "the stack's outputs name its SKU"},
     "host": {},
@@ -117,6 +120,14 @@ SweepOpt = Annotated[
 DrainOpt = Annotated[
     bool, typer.Option("--drain", help="Drain (Slurm) the bad nodes a sweep finds.")
 ]
+ResumeOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--resume",
+        help="Return a node that `--drain` took out, once a 2-node test with a healthy partner "
+        "passes (inside a maintenance reservation); else it is drained again. Repeatable.",
+    ),
+]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
 JunitOpt = Annotated[Path | None, typer.Option("--junit", help="Write a JUnit XML report here.")]
 FailBelowOpt = Annotated[
@@ -144,6 +155,7 @@ def register(app: typer.Typer) -> None:
         partition: PartitionOpt = None,
         sweep: SweepOpt = False,
         drain: DrainOpt = False,
+        resume: ResumeOpt = None,
         as_json: JsonOpt = False,
         junit: JunitOpt = None,
         fail_below: FailBelowOpt = None,
@@ -162,10 +174,15 @@ def register(app: typer.Typer) -> None:
         given = dict(
             stack=stack, host=host, kubeconfig=kubeconfig, sandbox=sandbox or sandbox_dir,
             from_log=from_log, sku=sku, partition=partition, sweep=sweep, drain=drain,
-            min_bytes=min_bytes, max_bytes=max_bytes,
+            min_bytes=min_bytes, max_bytes=max_bytes, resume=resume or None,
         )  # fmt: skip
         try:
             refuse_ignored(given)
+            if resume:
+                if sweep or drain:
+                    raise UserError("--resume re-tests named nodes: leave out --sweep and --drain")
+                code = _resume(stack, host, _sandbox_workdir(sandbox, sandbox_dir), resume)
+                raise typer.Exit(code)
             min_bytes, max_bytes = sizes(min_bytes, max_bytes)
             outcome = _run(
                 stack, host, kubeconfig, _sandbox_workdir(sandbox, sandbox_dir), from_log,
@@ -178,6 +195,21 @@ def register(app: typer.Typer) -> None:
 
         report(outcome, as_json=as_json, junit=junit)
         raise typer.Exit(outcome.exit_code)
+
+
+def _resume(stack, host, sandbox, nodes: list[str]) -> int:
+    from clusterctl.validate.run import Options, recheck_slurm
+    from clusterctl.validate.targets import SlurmTarget, resolve
+
+    target = resolve(stack=stack, host=host, sandbox=sandbox, nodes=2)
+    if not isinstance(target, SlurmTarget):
+        raise UserError("--resume works on Slurm clusters")
+    say = lambda m: err.print(f"[dim]{m}[/]", highlight=False)  # noqa: E731
+    names = [n for item in nodes for n in item.split(",") if n]
+    results = recheck_slurm(target, Options(say=say), names)
+    for r in results:
+        out.print(("[green]" if r.passed else "[bold red]") + r.line() + "[/]", highlight=False)
+    return 0 if all(r.passed for r in results) else 1
 
 
 def _sandbox_workdir(sandbox: bool, sandbox_dir: Path | None) -> str | None:

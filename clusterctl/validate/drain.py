@@ -31,17 +31,19 @@ def drain_reason(prefix: str, suspect: Suspect, floor_gbps: float) -> str:
     return text[:200]  # keep it readable in sinfo -R
 
 
-def slurm_drain_commands(reasons: dict[str, str]) -> list[str]:
-    """One command per node; a node already drained (by anyone) keeps its drain and reason."""
+def slurm_drain_commands(reasons: dict[str, str], user: str | None = None) -> list[str]:
+    """One command per node; a node already drained (by anyone) keeps its drain and reason.
+    Slurm admin commands run through `sudo -n` unless the SSH user is root."""
+    sudo = "" if user in (None, "root") else "sudo -n "
     return [
-        f"sinfo -h -N -n {shlex.quote(node)} -o %T | grep -qi drain || "
+        f"sinfo -h -N -n {shlex.quote(node)} -o %T | grep -qi drain || {sudo}"
         f"scontrol update nodename={shlex.quote(node)} state=drain reason={shlex.quote(reason)}"
         for node, reason in sorted(reasons.items())
     ]
 
 
 def drain_slurm(ssh: Ssh, reasons: dict[str, str]) -> list[str]:
-    for command in slurm_drain_commands(reasons):
+    for command in slurm_drain_commands(reasons, ssh.target.user):
         ssh.run(command)
     return sorted(reasons)
 

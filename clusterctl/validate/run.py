@@ -144,9 +144,9 @@ def _profile_env(sku: str | None) -> dict[str, str]:
     return dict(profile.env) if profile else {}
 
 
-def validate_slurm(target: SlurmTarget, opts: Options, *, launcher: Any = None) -> Outcome:
-    from clusterctl.validate.drain import drain_slurm, reasons_for
-    from clusterctl.validate.slurm_launcher import SlurmJob, SlurmLauncher, pair_job
+def _slurm_setup(target: SlurmTarget, opts: Options, launcher: Any = None) -> tuple[Any, Any]:
+    """The launcher (ssh checked) and the job every Slurm validation starts from."""
+    from clusterctl.validate.slurm_launcher import SlurmJob, SlurmLauncher
     from clusterctl.validate.transport import Ssh
 
     probe = target.benchmark == "probe"
@@ -172,6 +172,35 @@ def validate_slurm(target: SlurmTarget, opts: Options, *, launcher: Any = None) 
         python=target.python,
         pythonpath=target.pythonpath,
     )
+    return launcher, job
+
+
+def recheck_slurm(target: SlurmTarget, opts: Options, nodes: list[str], *, launcher: Any = None):
+    """`--resume NODE...`: pair-test nodes validate drained; back in service or drained again."""
+    from clusterctl.validate.recheck import recheck_nodes
+
+    launcher, job = _slurm_setup(target, opts, launcher)
+    probe = target.benchmark == "probe"
+    pair = None if probe else catalog_thresholds(target.sku, 2, opts)
+    return recheck_nodes(
+        launcher.ssh,
+        launcher,
+        job,
+        nodes,
+        health_prefix=target.drain_prefix,
+        floor_gbps=opts.fail_below or (pair.fail_below_gbps if pair else None),
+        gate_bytes=pair.message_bytes if pair else size_bytes(job.max_bytes),
+        reference_ratio=PROBE_RATIO,
+        say=opts.say,
+    )
+
+
+def validate_slurm(target: SlurmTarget, opts: Options, *, launcher: Any = None) -> Outcome:
+    from clusterctl.validate.drain import drain_slurm, reasons_for
+    from clusterctl.validate.slurm_launcher import pair_job
+
+    probe = target.benchmark == "probe"
+    launcher, job = _slurm_setup(target, opts, launcher)
     timeout_s = opts.timeout_minutes * 60
 
     def run_pairs(pairs: list[tuple[str, str]]) -> list[str]:

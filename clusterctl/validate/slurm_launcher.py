@@ -42,6 +42,7 @@ class SlurmJob:
     probe_timeout_s: int = 30
     probe_max_seconds: int = 240
     name: str = "clusterctl-nccl"
+    reservation: str | None = None
 
 
 def _shquote(value: object) -> str:
@@ -76,6 +77,7 @@ def render_sbatch(job: SlurmJob, output: str) -> str:
         probe_timeout_s=job.probe_timeout_s,
         probe_max_seconds=job.probe_max_seconds,
         sku=job.sku,
+        reservation=job.reservation,
     )
 
 

@@ -45,6 +45,11 @@ ELSEWHERE: list[tuple[str, str]] = [
     ),
     (r"validate --nccl --host\b", "tests/validate/test_slurm.py::test_submit_wait_collect"),
     (
+        r"validate --nccl -s \S+ --resume\b",
+        "tests/e2e/validate/test_validate_sandbox.py::"
+        "test_slow_link_fails_names_the_node_and_drain_drains_it",
+    ),
+    (
         r"validate --nccl --kubeconfig\b",
         "tests/validate/test_k8s.py::test_succeeded_run_is_judged_and_cleaned_up",
     ),

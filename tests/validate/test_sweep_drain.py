@@ -67,7 +67,9 @@ def test_drain_reason_carries_prefix_and_figures() -> None:
     # the health check resumes only reasons starting with its own "gpucl:": never this one
     assert not reasons["node3"].startswith("gpucl:")
     (cmd,) = slurm_drain_commands(reasons)
-    assert "scontrol update nodename=node3 state=drain reason='gpucl-nccl:" in cmd
+    assert "|| scontrol update nodename=node3 state=drain reason='gpucl-nccl:" in cmd
+    (as_admin,) = slurm_drain_commands(reasons, "azureuser")  # not root: through sudo
+    assert "|| sudo -n scontrol update nodename=node3 state=drain" in as_admin
 
 
 @pytest.mark.parametrize(

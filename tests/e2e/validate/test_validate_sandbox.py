@@ -70,7 +70,34 @@ def test_slow_link_fails_names_the_node_and_drain_drains_it(cluster):
     assert "DRAIN" in info["node3"]["State"]
     assert info["node3"]["Reason"].startswith("gpucl-nccl: busbw")
     assert all("DRAIN" not in info[n]["State"] for n in ("node1", "node2", "node4"))
-    assert sandbox.resume_our_drains(cluster, "gpucl-nccl:") == ["node3"]
+
+    # Still slow: --resume re-tests it in a reservation and drains it again.
+    sandbox.slow_link(cluster, "node3", delay_ms=30, rate="20mbit")
+    try:
+        again = validate(cluster, "--resume", "node3")
+    finally:
+        sandbox.clear_link(cluster, "node3")
+    assert again.returncode == 1, again.stderr
+    assert "node3: still failing, drained again" in again.stdout
+    info = sandbox.node_info(cluster)
+    assert "DRAIN" in info["node3"]["State"] and "recheck" in info["node3"]["Reason"]
+    # Fixed: the recheck passes and the node is back; no reservation is left.
+    back = validate(cluster, "--resume", "node3")
+    assert back.returncode == 0, back.stderr + back.stdout
+    assert "node3: back in service" in back.stdout
+    assert "DRAIN" not in sandbox.node_info(cluster)["node3"]["State"]
+    assert "gpucl-recheck" not in sandbox.exec(cluster, ["scontrol", "show", "res"]).stdout
+
+
+def test_resume_refuses_a_node_validate_did_not_drain(cluster):
+    sandbox.exec(cluster, ["scontrol", "update", "nodename=node2", "state=drain",
+                           "reason=admin: maintenance"], check=True)  # fmt: skip
+    try:
+        proc = validate(cluster, "--resume", "node2")
+        assert proc.returncode == 2 and "not drained by validate" in proc.stderr
+        assert sandbox.node_info(cluster)["node2"]["Reason"] == "admin: maintenance"
+    finally:
+        sandbox.exec(cluster, ["scontrol", "update", "nodename=node2", "state=resume"])
 
 
 def test_unreachable_controller_exits_2_with_one_line(cluster):
