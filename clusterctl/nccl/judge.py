@@ -15,7 +15,7 @@ from clusterctl.nccl.parse import NcclRow, NcclRun
 from clusterctl.nccl.units import fmt_bytes
 
 __all__ = [
-    "Finding",
+    "Observation",
     "SizeFigure",
     "SuspectPair",
     "Thresholds",
@@ -53,7 +53,7 @@ class Thresholds:
 
 
 @dataclass(frozen=True)
-class Finding:
+class Observation:
     level: Level
     kind: Kind
     message: str
@@ -78,7 +78,7 @@ class Verdict:
     measured_busbw_gbps: float | None  # worst gated busbw; None when nothing could be gated
     margin_pct: float | None  # (measured - floor) / floor * 100
     sizes: tuple[SizeFigure, ...]
-    findings: tuple[Finding, ...]
+    findings: tuple[Observation, ...]
     group: str = ""
     n_ranks: int = 0
     hosts: tuple[str, ...] = field(default=())
@@ -92,13 +92,13 @@ class Verdict:
         return tuple(s.size_bytes for s in self.sizes if s.gated)
 
 
-def _correctness(run: NcclRun, error_tolerance: float) -> list[Finding]:
-    findings: list[Finding] = []
+def _correctness(run: NcclRun, error_tolerance: float) -> list[Observation]:
+    findings: list[Observation] = []
     for row in run.rows:
         for side, m in (("out-of-place", row.out_of_place), ("in-place", row.in_place)):
             if m.wrong:
                 findings.append(
-                    Finding(
+                    Observation(
                         "fail",
                         "correctness",
                         f"{m.wrong} wrong elements at {fmt_bytes(row.size_bytes)} ({side})",
@@ -106,7 +106,7 @@ def _correctness(run: NcclRun, error_tolerance: float) -> list[Finding]:
                 )
             if m.error is not None and m.error > error_tolerance:
                 findings.append(
-                    Finding(
+                    Observation(
                         "fail",
                         "correctness",
                         f"error {m.error:g} above tolerance {error_tolerance:g} at "
@@ -115,11 +115,11 @@ def _correctness(run: NcclRun, error_tolerance: float) -> list[Finding]:
                 )
     if run.oob_failed:
         findings.append(
-            Finding("fail", "correctness", f"Out of bounds values: {run.oob_count} FAILED")
+            Observation("fail", "correctness", f"Out of bounds values: {run.oob_count} FAILED")
         )
     if not run.checked:
         findings.append(
-            Finding("warn", "correctness", "data check was off (-c 0): results not verified")
+            Observation("warn", "correctness", "data check was off (-c 0): results not verified")
         )
     return findings
 
@@ -167,60 +167,9 @@ def judge(
     sizes = _size_figures(run.rows, gate_from)
     gated = [s for s in sizes if s.gated]
 
-    measured: float | None = None
-    margin: float | None = None
+    measured, margin, verdict_notes = _bandwidth(run, thresholds, gated, gate_from, min_gate_bytes)
+    findings += verdict_notes
     floor = thresholds.fail_below_gbps
-    if not gated:
-        findings.append(
-            Finding(
-                "warn",
-                "coverage",
-                f"largest message {fmt_bytes(max_size)} is below "
-                f"{fmt_bytes(min(want, min_gate_bytes))}: bandwidth not judged (baseline is for "
-                f"{fmt_bytes(want)}; rerun with -e {want})",
-            )
-        )
-    else:
-        measured = min(s.busbw_gbps for s in gated)
-        margin = (measured - floor) / floor * 100.0
-        at = ", ".join(fmt_bytes(s.size_bytes) for s in gated)
-        short = gate_from != want
-        if short:
-            findings.append(
-                Finding(
-                    "warn",
-                    "coverage",
-                    f"baseline is for {fmt_bytes(want)} but the run stopped at "
-                    f"{fmt_bytes(max_size)}; judged at {at} instead",
-                )
-            )
-        if measured < floor:
-            findings.append(
-                Finding(
-                    "warn" if short else "fail",
-                    "bandwidth",
-                    f"busbw {measured:.2f} GB/s at {at} is below the floor {floor:g} GB/s"
-                    f" ({margin:+.1f}%; {thresholds.source})",
-                )
-            )
-        elif thresholds.warn_below_gbps is not None and measured < thresholds.warn_below_gbps:
-            findings.append(
-                Finding(
-                    "warn",
-                    "bandwidth",
-                    f"busbw {measured:.2f} GB/s at {at} is below the warning level "
-                    f"{thresholds.warn_below_gbps:g} GB/s ({thresholds.source})",
-                )
-            )
-        else:
-            findings.append(
-                Finding(
-                    "info",
-                    "bandwidth",
-                    f"busbw {measured:.2f} GB/s at {at} >= {floor:g} GB/s ({margin:+.1f}%)",
-                )
-            )
-
     below = measured is not None and measured < floor
     status = _status(findings, gated=bool(gated), short=gate_from != want, below=below)
     return Verdict(
@@ -236,7 +185,75 @@ def judge(
     )
 
 
-def _status(findings: list[Finding], *, gated: bool, short: bool, below: bool) -> Status:
+def _bandwidth(
+    run: NcclRun,
+    thresholds: Thresholds,
+    gated: list[SizeFigure],
+    gate_from: int | None,
+    min_gate_bytes: int,
+) -> tuple[float | None, float | None, list[Observation]]:
+    """The gated busbw against the floor: (worst busbw, margin %, what was observed)."""
+    notes: list[Observation] = []
+    max_size = run.max_size_bytes
+    want = thresholds.message_bytes
+    measured: float | None = None
+    margin: float | None = None
+    floor = thresholds.fail_below_gbps
+    if not gated:
+        notes.append(
+            Observation(
+                "warn",
+                "coverage",
+                f"largest message {fmt_bytes(max_size)} is below "
+                f"{fmt_bytes(min(want, min_gate_bytes))}: bandwidth not judged (baseline is for "
+                f"{fmt_bytes(want)}; rerun with -e {want})",
+            )
+        )
+    else:
+        measured = min(s.busbw_gbps for s in gated)
+        margin = (measured - floor) / floor * 100.0
+        at = ", ".join(fmt_bytes(s.size_bytes) for s in gated)
+        short = gate_from != want
+        if short:
+            notes.append(
+                Observation(
+                    "warn",
+                    "coverage",
+                    f"baseline is for {fmt_bytes(want)} but the run stopped at "
+                    f"{fmt_bytes(max_size)}; judged at {at} instead",
+                )
+            )
+        if measured < floor:
+            notes.append(
+                Observation(
+                    "warn" if short else "fail",
+                    "bandwidth",
+                    f"busbw {measured:.2f} GB/s at {at} is below the floor {floor:g} GB/s"
+                    f" ({margin:+.1f}%; {thresholds.source})",
+                )
+            )
+        elif thresholds.warn_below_gbps is not None and measured < thresholds.warn_below_gbps:
+            notes.append(
+                Observation(
+                    "warn",
+                    "bandwidth",
+                    f"busbw {measured:.2f} GB/s at {at} is below the warning level "
+                    f"{thresholds.warn_below_gbps:g} GB/s ({thresholds.source})",
+                )
+            )
+        else:
+            notes.append(
+                Observation(
+                    "info",
+                    "bandwidth",
+                    f"busbw {measured:.2f} GB/s at {at} >= {floor:g} GB/s ({margin:+.1f}%)",
+                )
+            )
+
+    return measured, margin, notes
+
+
+def _status(findings: list[Observation], *, gated: bool, short: bool, below: bool) -> Status:
     if any(f.level == "fail" for f in findings):
         return "fail"
     if not gated or (short and below):

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import pairwise
 
 __all__ = [
@@ -278,101 +278,115 @@ def _check_sizes(rows: list[NcclRow]) -> None:
             )
 
 
-def parse_all_reduce(text: str) -> NcclRun:
-    """Parse one all_reduce_perf run; raise NcclParseError if it is not whole and well formed."""
+@dataclass
+class _State:
     layout: _Layout | None = None
-    rows: list[NcclRow] = []
-    ranks: list[RankInfo] = []
-    info: dict[str, object] = {}
+    rows: list[NcclRow] = field(default_factory=list)
+    ranks: list[RankInfo] = field(default_factory=list)
+    info: dict[str, object] = field(default_factory=dict)
     footer_line: int | None = None
     started: str | None = None
-    concluded = False
+    concluded: bool = False
 
+
+def parse_all_reduce(text: str) -> NcclRun:
+    """Parse one all_reduce_perf run; raise NcclParseError if it is not whole and well formed."""
+    st = _State()
     for line_no, raw in enumerate(text.splitlines(), start=1):
         line = _PREFIX.sub("", raw, count=1).strip()
         if not line:
             continue
         if line.startswith("#"):
-            if m := _RANK.match(line):
-                ranks.append(
-                    RankInfo(
-                        rank=int(m["rank"]),
-                        host=m["host"],
-                        device=int(m["device"]),
-                        gpu_name=m["name"],
-                        pid=int(m["pid"]),
-                        group=int(m["group"]) if m["group"] is not None else None,
-                        bus_id=m["bus"],
-                    )
-                )
-            elif m := _NTHREAD.match(line):
-                info.update(
-                    n_threads=int(m["nt"]),
-                    n_gpus=int(m["ng"]),
-                    min_bytes=int(m["minb"]),
-                    max_bytes=int(m["maxb"]),
-                )
-                if v := _VALIDATION.search(line):
-                    info["validation"] = v.group(1) != "0"
-            elif m := _OOB.match(line):
-                if not rows:
-                    raise NcclParseError("footer before any result row", line_no)
-                info.update(oob_count=int(m["n"]), oob_failed=m["state"] == "FAILED")
-                footer_line = line_no
-            elif m := _AVG.match(line):
-                info["avg_busbw_gbps"] = _number(m["bw"], "Avg bus bandwidth", line_no)
-                if m["state"]:
-                    info["avg_busbw_failed"] = m["state"] == "FAILED"
-            elif m := _TESTS_VERSION.match(line):
-                info["tests_version"] = m.group(1)
-            elif m := _STARTING.match(line):
-                started = m.group(1)
-                if "all_reduce" not in started:
-                    raise NcclParseError(f"this is a {started} run, not all_reduce_perf", line_no)
-            elif _CONCLUDED.match(line):
-                concluded = True
-            else:
-                tokens = line.lstrip("#").split()
-                if "size" in tokens and "count" in tokens:
-                    if rows:
-                        raise NcclParseError(
-                            "a second result table starts here; pass one run at a time", line_no
-                        )
-                    layout = _layout_from_header(tokens, line_no)
-            continue
+            _comment_line(st, line, line_no)
+        else:
+            _data_line(st, line, line_no)
+    return _finish(st)
 
-        if m := _NCCL_VERSION.search(line):
-            info.setdefault("nccl_version", m.group(1))
-        fields = line.split()
-        if not re.fullmatch(r"\d+", fields[0]):
-            continue  # MPI, Slurm and NCCL INFO chatter
-        if footer_line is not None:
-            raise NcclParseError("result row after the footer; pass one run at a time", line_no)
-        if layout is None:
-            layout = _layout_from_width(len(fields))
-            if layout is None:
+
+def _comment_line(st: _State, line: str, line_no: int) -> None:
+    """The preamble, rank lines, column headers and footer: all start with '#'."""
+    if m := _RANK.match(line):
+        st.ranks.append(
+            RankInfo(
+                rank=int(m["rank"]),
+                host=m["host"],
+                device=int(m["device"]),
+                gpu_name=m["name"],
+                pid=int(m["pid"]),
+                group=int(m["group"]) if m["group"] is not None else None,
+                bus_id=m["bus"],
+            )
+        )
+    elif m := _NTHREAD.match(line):
+        st.info.update(
+            n_threads=int(m["nt"]),
+            n_gpus=int(m["ng"]),
+            min_bytes=int(m["minb"]),
+            max_bytes=int(m["maxb"]),
+        )
+        if v := _VALIDATION.search(line):
+            st.info["validation"] = v.group(1) != "0"
+    elif m := _OOB.match(line):
+        if not st.rows:
+            raise NcclParseError("footer before any result row", line_no)
+        st.info.update(oob_count=int(m["n"]), oob_failed=m["state"] == "FAILED")
+        st.footer_line = line_no
+    elif m := _AVG.match(line):
+        st.info["avg_busbw_gbps"] = _number(m["bw"], "Avg bus bandwidth", line_no)
+        if m["state"]:
+            st.info["avg_busbw_failed"] = m["state"] == "FAILED"
+    elif m := _TESTS_VERSION.match(line):
+        st.info["tests_version"] = m.group(1)
+    elif m := _STARTING.match(line):
+        st.started = m.group(1)
+        if "all_reduce" not in st.started:
+            raise NcclParseError(f"this is a {st.started} run, not all_reduce_perf", line_no)
+    elif _CONCLUDED.match(line):
+        st.concluded = True
+    else:
+        tokens = line.lstrip("#").split()
+        if "size" in tokens and "count" in tokens:
+            if st.rows:
                 raise NcclParseError(
-                    f"row of {len(fields)} fields before any column header", line_no
+                    "a second result table starts here; pass one run at a time", line_no
                 )
-        rows.append(_row(fields, layout, line_no))
+            st.layout = _layout_from_header(tokens, line_no)
 
+
+def _data_line(st: _State, line: str, line_no: int) -> None:
+    if m := _NCCL_VERSION.search(line):
+        st.info.setdefault("nccl_version", m.group(1))
+    fields = line.split()
+    if not re.fullmatch(r"\d+", fields[0]):
+        return  # MPI, Slurm and NCCL INFO chatter
+    if st.footer_line is not None:
+        raise NcclParseError("result row after the footer; pass one run at a time", line_no)
+    if st.layout is None:
+        st.layout = _layout_from_width(len(fields))
+        if st.layout is None:
+            raise NcclParseError(f"row of {len(fields)} fields before any column header", line_no)
+    st.rows.append(_row(fields, st.layout, line_no))
+
+
+def _finish(st: _State) -> NcclRun:
+    rows, layout = st.rows, st.layout
     if not rows:
         raise NcclParseError("no all_reduce_perf result rows found")
-    if footer_line is None:
+    if st.footer_line is None:
         raise NcclParseError(
             "output is truncated: no '# Out of bounds values' footer after the last row",
             rows[-1].line_no,
         )
-    if started and not concluded:
+    if st.started and not st.concluded:
         raise NcclParseError("output is truncated: no '# Collective test concluded' line")
     _check_sizes(rows)
     assert layout is not None
     return NcclRun(
         rows=tuple(rows),
-        ranks=tuple(ranks),
+        ranks=tuple(st.ranks),
         layout="current" if "root" in layout.prefix and layout.side[3] == "#wrong" else "legacy",
         time_label=layout.side[0],
         side_columns=layout.side,
-        concluded=concluded,
-        **info,  # type: ignore[arg-type]
+        concluded=st.concluded,
+        **st.info,  # type: ignore[arg-type]
     )
