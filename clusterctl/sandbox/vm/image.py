@@ -24,7 +24,7 @@ FILES = Path(__file__).parent / "files"
 IMAGE_PACKAGES = (
     "systemd", "systemd-sysv", "dbus", "cloud-init", "python3", "curl", "ca-certificates",
     "openssh-server", "iproute2", "iputils-ping", "kmod", "procps", "rsync", "git", "make",
-    "gpg", "netbase", "less", "systemd-resolved", "ifupdown",
+    "gpg", "netbase", "less", "systemd-resolved",
 )
 # Downloaded (with their dependencies) into the local repository; installed only by the user-data.
 # Debian's Slurm binaries are repackaged as the slurm-smd* stand-ins (see repo.py).
@@ -82,7 +82,7 @@ def mmdebstrap_argv(recipe: Recipe, rootfs: Path, debs: Path) -> list[str]:
         "--customize-hook=" + f'chroot "$1" apt-get install --download-only -y -q {download}',
         "--customize-hook=" + f'cp "$1"/var/cache/apt/archives/*.deb {debs}/',
         "--customize-hook=" + f'tar -C {FILES}/rootfs -cf - . | tar -C "$1" --no-same-owner -xf -',
-        "--customize-hook=" + 'chroot "$1" systemctl enable gpucl-sandbox-devices.service',
+        "--customize-hook=" + 'chroot "$1" systemctl enable gpucl-sandbox-devices.service systemd-networkd',
         "--customize-hook=" + 'rm -f "$1"/etc/apt/sources.list',
         recipe.suite, str(rootfs), recipe.mirror,
     ]

@@ -213,6 +213,9 @@ def build_repo(debs_dir: Path, repo_dir: Path, log=print) -> Path:
         write_index(ms, "stable", smd)
         sign(repo_dir / "debian", "sandbox", repo_dir / "gnupg")
         sign(ms, "stable", repo_dir / "gnupg")
+        # The image's entry for the same archive (see the image's gpucl-sandbox.sources).
+        (repo_dir / "hpc-image").mkdir()
+        (repo_dir / "hpc-image" / "microsoft").symlink_to("../microsoft")
     (repo_dir / "READY").write_text("ok\n")
     log(f"repo: {len(debian)} packages in debian/, {len(smd)} slurm-smd stand-ins in microsoft/")
     return repo_dir

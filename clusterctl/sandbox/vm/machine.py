@@ -1,0 +1,174 @@
+"""One node: an overlay root over the image, a NoCloud seed, GPU device nodes, systemd-nspawn.
+
+The container boots the image's systemd as PID 1 in its own network namespace and in its own subtree
+of every cgroup hierarchy (the host is hybrid v1; Slurm's cgroup/v2 plugin refuses hybrid).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..cgroups import make_dir, v1_hierarchies
+from .vmstate import VmState
+
+CGROUP_ROOT = Path("/sys/fs/cgroup")
+NFS_DIR = "/run/gpucl-sandbox/nfs"
+NVIDIA_MAJOR = 195
+
+
+@dataclass
+class MachineSpec:
+    name: str
+    """The VM's hostname as Azure sets it (computerName), e.g. h100-scheduler, gpu-pg0-000000."""
+    role: str
+    user_data: str
+    address: str
+    netns: str
+    hosts: dict[str, str] = field(default_factory=dict)
+    """/etc/hosts: name -> address (the lab's stand-in for Azure DNS)."""
+    gpus: int = 0
+    nfs_servers: dict[str, Path] = field(default_factory=dict)
+    """NFS server hostname -> its root filesystem on the host (bound at NFS_DIR/<server>)."""
+    admin_user: str = "azureuser"
+
+
+def node_dir(state: VmState, name: str) -> Path:
+    return Path(state.workdir) / "nodes" / name
+
+
+def mount_root(state: VmState, spec: MachineSpec, lower: Path) -> Path:
+    """Overlay: the cached image (read-only lower) + this node's upper directory."""
+    d = node_dir(state, spec.name)
+    state.record("dir", str(d))
+    for sub in ("upper", "work", "root"):
+        (d / sub).mkdir(parents=True, exist_ok=True)
+    root = d / "root"
+    state.record("mount", str(root))
+    opts = f"lowerdir={lower},upperdir={d / 'upper'},workdir={d / 'work'}"
+    subprocess.run(["mount", "-t", "overlay", "overlay", "-o", opts, str(root)], check=True)
+    return root
+
+
+def seed_files(spec: MachineSpec, gateway: str) -> dict[str, str]:
+    """The NoCloud seed and the per-node files the cloud's platform provides (path -> text)."""
+    meta = f"instance-id: {spec.name}\nlocal-hostname: {spec.name}\n"
+    network = (
+        "version: 2\nethernets:\n  eth0:\n"
+        f"    addresses: [{spec.address}/24]\n"
+        f"    routes:\n      - to: 0.0.0.0/0\n        via: {gateway}\n"
+    )
+    hosts = "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n"
+    hosts += "".join(f"{addr}\t{name}\n" for name, addr in spec.hosts.items())
+    azure = ("# gpucl sandbox: what Azure's osProfile gives the VM (adminUsername)\n"
+             f"system_info:\n  default_user:\n    name: {spec.admin_user}\n"
+             "    lock_passwd: true\n    groups: [adm, sudo]\n    shell: /bin/bash\n")
+    return {
+        "var/lib/cloud/seed/nocloud/user-data": spec.user_data,
+        "var/lib/cloud/seed/nocloud/meta-data": meta,
+        "var/lib/cloud/seed/nocloud/network-config": network,
+        "etc/hosts": hosts,
+        "etc/cloud/cloud.cfg.d/91-gpucl-azure-osprofile.cfg": azure,
+    }
+
+
+def write_seed(root: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    (root / "var/lib/cloud/seed/nocloud/user-data").chmod(0o600)
+
+
+def make_gpu_nodes(state: VmState, spec: MachineSpec) -> list[tuple[Path, str]]:
+    """Real char devices /dev/nvidia0..N-1 (195:N) and /dev/nvidiactl (195:255), made on the host."""
+    d = node_dir(state, spec.name) / "dev"
+    d.mkdir(parents=True, exist_ok=True)
+    pairs = []
+    for i in [*range(spec.gpus), 255] if spec.gpus else []:
+        name = "nvidiactl" if i == 255 else f"nvidia{i}"
+        path = d / name
+        if not path.exists():
+            os.mknod(path, 0o666 | 0o020000, os.makedev(NVIDIA_MAJOR, i))
+        pairs.append((path, f"/dev/{name}"))
+    return pairs
+
+
+def cgroup_dirs(state: VmState, name: str) -> list[Path]:
+    """This node's subtree in every v1 hierarchy and in the unified one, created and recorded."""
+    out = []
+    for hierarchy in [*v1_hierarchies(), CGROUP_ROOT / "unified"]:
+        if not hierarchy.is_dir():
+            continue
+        base = hierarchy / f"gpucl-{state.sid}"
+        if not any(r.kind == "cgroup" and r.name == str(base) for r in state.resources):
+            state.record("cgroup", str(base))
+        if not base.exists():
+            make_dir(base)
+        make_dir(base / name)
+        out.append(base / name)
+    return out
+
+
+def nspawn_argv(spec: MachineSpec, root: Path, binds: list[tuple[Path, str]]) -> list[str]:
+    argv = [
+        "systemd-nspawn", "--boot", "--register=no", "--keep-unit", "--quiet",
+        f"--directory={root}", f"--machine={spec.name}",
+        f"--network-namespace-path=/run/netns/{spec.netns}", "--capability=CAP_NET_ADMIN",
+        "--setenv=LANG=C.UTF-8", "--resolv-conf=off", "--timezone=off", "--link-journal=no",
+        "--console=read-only",
+    ]
+    argv += [f"--bind={src}:{dst}" for src, dst in binds]
+    return argv
+
+
+def start(state: VmState, spec: MachineSpec, lower: Path, gateway: str) -> int:
+    """Mount, seed and boot one node; returns the PID of its systemd-nspawn."""
+    root = mount_root(state, spec, lower)
+    write_seed(root, seed_files(spec, gateway))
+    binds = make_gpu_nodes(state, spec)
+    binds += [(srv_root, f"{NFS_DIR}/{server}") for server, srv_root in spec.nfs_servers.items()]
+    cgroups = cgroup_dirs(state, spec.name)
+    join = "".join(f"echo $$ > {c}/cgroup.procs; " for c in cgroups)
+    argv = ["sh", "-c", f'{join}exec "$@"', "sh", *nspawn_argv(spec, root, binds)]
+    res = state.record("process", f"nspawn@{spec.name}")
+    log = node_dir(state, spec.name) / "console.log"
+    with open(log, "ab") as out:
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=out,
+                                start_new_session=True)
+    state.set_pid(res, proc.pid)
+    state.nodes[spec.name].update(pid=proc.pid, root=str(root))
+    state.save()
+    return proc.pid
+
+
+def init_pid(nspawn_pid: int, timeout: float = 30.0) -> int:
+    """The container's PID 1 as the host sees it: the child of systemd-nspawn that lives in a new
+    PID namespace (nspawn's short-lived "outer child" comes first and shares the host's)."""
+    deadline = time.monotonic() + timeout
+    host_ns = os.readlink("/proc/self/ns/pid")
+    while time.monotonic() < deadline:
+        try:
+            children = Path(f"/proc/{nspawn_pid}/task/{nspawn_pid}/children").read_text().split()
+        except OSError as e:
+            raise RuntimeError(f"systemd-nspawn {nspawn_pid} exited") from e
+        for child in children:
+            try:
+                if os.readlink(f"/proc/{child}/ns/pid") != host_ns:
+                    return int(child)
+            except OSError:
+                continue
+        time.sleep(0.05)
+    raise TimeoutError(f"systemd-nspawn {nspawn_pid} started no container in {timeout:.0f} s")
+
+
+def exec_argv(init: int, cmd: list[str]) -> list[str]:
+    return ["nsenter", "-t", str(init), "-a", "--", "env", "-i", "LANG=C.UTF-8",
+            "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", *cmd]
+
+
+def run_in(init: int, cmd: list[str], timeout: float = 60.0) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(exec_argv(init, cmd), capture_output=True, text=True, timeout=timeout)
