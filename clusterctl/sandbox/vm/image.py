@@ -82,7 +82,7 @@ def mmdebstrap_argv(recipe: Recipe, rootfs: Path, debs: Path) -> list[str]:
         "--customize-hook=" + f'chroot "$1" apt-get install --download-only -y -q {download}',
         "--customize-hook=" + f'cp "$1"/var/cache/apt/archives/*.deb {debs}/',
         "--customize-hook=" + f'tar -C {FILES}/rootfs -cf - . | tar -C "$1" --no-same-owner -xf -',
-        "--customize-hook=" + 'chroot "$1" systemctl enable gpucl-sandbox-devices.service systemd-networkd',
+        "--customize-hook=" + 'chroot "$1" systemctl enable gpucl-sandbox-platform.service systemd-networkd',
         "--customize-hook=" + 'rm -f "$1"/etc/apt/sources.list',
         recipe.suite, str(rootfs), recipe.mirror,
     ]

@@ -113,6 +113,14 @@ def cgroup_dirs(state: VmState, name: str) -> list[Path]:
     return out
 
 
+def controller_binds(cgroups: list[Path]) -> list[tuple[Path, str]]:
+    """nspawn mounts the v1 controller hierarchies read-only; slurmd (proctrack/cgroup, task/cgroup)
+    must create its own cgroups. Each node gets its own subtree, writable, bound at
+    /run/gpucl-sandbox/cgroup/<controller>; the image's platform.sh mounts it over /sys/fs/cgroup/<controller>."""
+    return [(c, f"/run/gpucl-sandbox/cgroup/{c.parent.parent.name}") for c in cgroups
+            if c.parent.parent.name not in ("systemd", "unified")]
+
+
 def nspawn_argv(spec: MachineSpec, root: Path, binds: list[tuple[Path, str]]) -> list[str]:
     argv = [
         "systemd-nspawn", "--boot", "--register=no", "--keep-unit", "--quiet",
@@ -132,6 +140,7 @@ def start(state: VmState, spec: MachineSpec, lower: Path, gateway: str) -> int:
     binds = make_gpu_nodes(state, spec)
     binds += [(srv_root, f"{NFS_DIR}/{server}") for server, srv_root in spec.nfs_servers.items()]
     cgroups = cgroup_dirs(state, spec.name)
+    binds += controller_binds(cgroups)
     join = "".join(f"echo $$ > {c}/cgroup.procs; " for c in cgroups)
     argv = ["sh", "-c", f'{join}exec "$@"', "sh", *nspawn_argv(spec, root, binds)]
     res = state.record("process", f"nspawn@{spec.name}")

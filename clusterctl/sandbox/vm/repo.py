@@ -12,6 +12,7 @@ Two archives, served by the lab server (labserver.py) and signed with a local ke
 
 from __future__ import annotations
 
+import email.utils
 import gzip
 import hashlib
 import re
@@ -167,6 +168,7 @@ def write_index(archive: Path, suite: str, debs: list[Path]) -> None:
     (binary / "Packages").write_bytes(packages)
     (binary / "Packages.gz").write_bytes(gzip.compress(packages, mtime=0))
     lines = [f"Origin: gpucl-sandbox\nLabel: gpucl-sandbox\nSuite: {suite}\nCodename: {suite}\n"
+             f"Date: {email.utils.formatdate(usegmt=True)}\n"
              f"Architectures: {ARCH}\nComponents: main\nSHA256:\n"]
     for rel in (f"main/binary-{ARCH}/Packages", f"main/binary-{ARCH}/Packages.gz"):
         blob = (archive / "dists" / suite / rel).read_bytes()
