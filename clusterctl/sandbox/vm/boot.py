@@ -1,15 +1,16 @@
 """Boot a cluster of VM-like nodes from rendered user-data, report how each booted, tear it down.
 
-    specs = cluster_from_plan(Path("/tmp/plan-h100"))      # or build NodeSpec by hand
-    reports = up(specs, Path("/tmp/sbx"), timeout=600)      # boots, waits for cloud-init, reports
-    run(Path("/tmp/sbx"), "h100-scheduler", ["sinfo"])      # nsenter into a node
-    down(Path("/tmp/sbx"))                                  # idempotent; works after a SIGKILL of up
+specs = cluster_from_plan(Path("/tmp/plan-h100"))      # or build NodeSpec by hand
+reports = up(specs, Path("/tmp/sbx"), timeout=600)      # boots, waits for cloud-init, reports
+run(Path("/tmp/sbx"), "h100-scheduler", ["sinfo"])      # nsenter into a node
+down(Path("/tmp/sbx"))                                  # idempotent; works after a SIGKILL of up
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import subprocess
 import time
 from dataclasses import dataclass
@@ -30,7 +31,7 @@ class BootError(RuntimeError):
 @dataclass(frozen=True)
 class NodeSpec:
     name: str
-    """Hostname as Azure sets it: the scheduler's computerName, a scale-set VM's prefix + base36 id."""
+    """Hostname as Azure sets it: scheduler's computerName, scale-set VM prefix + base36 id."""
     role: str
     """"scheduler" or "gpu"."""
     user_data: str
@@ -42,7 +43,7 @@ class NodeSpec:
 
 
 def cluster_from_plan(plan_dir: Path, nodes: int | None = None, gpus: int = 8) -> list[NodeSpec]:
-    """Scheduler + scale-set VMs of a `clusterctl plan --out` directory, with its rendered user-data."""
+    """Scheduler + scale-set VMs of a `clusterctl plan --out` directory, with their user-data."""
     plan = json.loads((plan_dir / "plan.json").read_text())
     cloud_init = plan_dir / "cloud-init"
     node_yamls = sorted(p for p in cloud_init.glob("*.yaml") if p.name != "scheduler.yaml")
@@ -51,17 +52,33 @@ def cluster_from_plan(plan_dir: Path, nodes: int | None = None, gpus: int = 8) -
         inputs = res.get("inputs", {})
         if res["type"] == "azure-native:compute:VirtualMachine":
             name = inputs["osProfile"]["computerName"]
-            specs.insert(0, NodeSpec(name, "scheduler", (cloud_init / "scheduler.yaml").read_text(),
-                                     vm_name=name, vm_size=inputs.get("hardwareProfile", {}).get("vmSize", "")))
+            specs.insert(
+                0,
+                NodeSpec(
+                    name,
+                    "scheduler",
+                    (cloud_init / "scheduler.yaml").read_text(),
+                    vm_name=name,
+                    vm_size=inputs.get("hardwareProfile", {}).get("vmSize", ""),
+                ),
+            )
         elif res["type"] == "azure-native:compute:VirtualMachineScaleSet":
             vmss = inputs["vmScaleSetName"]
             prefix = inputs["virtualMachineProfile"]["osProfile"]["computerNamePrefix"]
             yaml = next((p for p in node_yamls if p.stem in vmss), node_yamls[0])
             count = inputs["sku"]["capacity"] if nodes is None else nodes
             for i in range(count):
-                specs.append(NodeSpec(f"{prefix}{_base36(i, 6)}", "gpu", yaml.read_text(),
-                                      vm_name=f"{vmss}_{i}", scale_set=vmss,
-                                      vm_size=inputs["sku"]["name"], gpus=gpus))
+                specs.append(
+                    NodeSpec(
+                        f"{prefix}{_base36(i, 6)}",
+                        "gpu",
+                        yaml.read_text(),
+                        vm_name=f"{vmss}_{i}",
+                        scale_set=vmss,
+                        vm_size=inputs["sku"]["name"],
+                        gpus=gpus,
+                    )
+                )
     return specs
 
 
@@ -95,14 +112,25 @@ def up(specs: list[NodeSpec], workdir: Path, timeout: float = 900.0, log=print) 
     t1 = time.monotonic()
     _start_lab(state, lab, repo_dir, specs)
     key = (repo_dir / "gpucl-sandbox.asc").read_text()
-    sched_root = {s.name: machine.node_dir(state, s.name) / "root" for s in specs if s.role == "scheduler"}
+    (workdir / "logs").mkdir(exist_ok=True)
+    (workdir / "logs" / "repo-key.asc").write_text(key)
+    sched_root = {
+        s.name: machine.node_dir(state, s.name) / "root" for s in specs if s.role == "scheduler"
+    }
     for spec in specs:
         ms = machine.MachineSpec(
-            name=spec.name, role=spec.role, user_data=substitutions.rewrite_user_data(spec.user_data, key),
-            address=state.nodes[spec.name]["address"], netns=state.nodes[spec.name]["netns"],
-            hosts={**{s.name: state.nodes[s.name]["address"] for s in specs},
-                   substitutions.MIRROR_HOST: lab.gateway},
-            gpus=spec.gpus, nfs_servers=sched_root if spec.role != "scheduler" else {})
+            name=spec.name,
+            role=spec.role,
+            user_data=substitutions.rewrite_user_data(spec.user_data, key),
+            address=state.nodes[spec.name]["address"],
+            netns=state.nodes[spec.name]["netns"],
+            hosts={
+                **{s.name: state.nodes[s.name]["address"] for s in specs},
+                substitutions.MIRROR_HOST: lab.gateway,
+            },
+            gpus=spec.gpus,
+            nfs_servers=sched_root if spec.role != "scheduler" else {},
+        )
         (workdir / "logs" / spec.name).mkdir(parents=True, exist_ok=True)
         (workdir / "logs" / spec.name / "user-data").write_text(ms.user_data)
         machine.start(state, ms, img.rootfs, lab.gateway)
@@ -116,7 +144,9 @@ def up(specs: list[NodeSpec], workdir: Path, timeout: float = 900.0, log=print) 
     state.phase = "up"
     state.save()
     reports = {name: report_node(state, name, done.get(name, {})) for name in state.nodes}
-    (workdir / "report.json").write_text(json.dumps({"stages_s": stages, "nodes": reports}, indent=1))
+    (workdir / "report.json").write_text(
+        json.dumps({"stages_s": stages, "nodes": reports}, indent=1)
+    )
     log("up: " + ", ".join(f"{k} {v:.1f} s" for k, v in stages.items()))
     return reports
 
@@ -126,15 +156,24 @@ def _start_lab(state: VmState, lab: lab_mod.Lab, repo_dir: Path, specs: list[Nod
     vms = {}
     for index, spec in enumerate(specs):
         addr = lab.address(index)
-        state.nodes[spec.name] = {"role": spec.role, "address": addr, "index": index,
-                                  "netns": lab.node_netns(spec.name)}
+        state.nodes[spec.name] = {
+            "role": spec.role,
+            "address": addr,
+            "index": index,
+            "netns": lab.node_netns(spec.name),
+        }
         lab_mod.attach_node(state, lab, spec.name, index)
-        vms[addr] = {"compute": lab_mod.imds_compute(spec.vm_name, spec.scale_set, spec.name, spec.vm_size)}
+        vms[addr] = {
+            "compute": lab_mod.imds_compute(spec.vm_name, spec.scale_set, spec.name, spec.vm_size)
+        }
     vm_map = Path(state.workdir) / "imds-vms.json"
     lab_mod.write_vm_map(vm_map, vms)
     cgroups = machine.cgroup_dirs(state, "lab-server")
-    state.lab = {"netns": lab.netns, "gateway": lab.gateway,
-                 "pid": lab_mod.start_server(state, lab, repo_dir, vm_map, cgroups)}
+    state.lab = {
+        "netns": lab.netns,
+        "gateway": lab.gateway,
+        "pid": lab_mod.start_server(state, lab, repo_dir, vm_map, cgroups),
+    }
     state.save()
 
 
@@ -159,8 +198,11 @@ def wait_cloud_init(state: VmState, deadline: float, log=print) -> dict[str, dic
             stage = st.get("stage") or ""
             key = f"{st.get('status')}|{st.get('extended_status')}|{stage}"
             if last.get(name) != key:
-                log(f"  {time.monotonic() - t0:6.1f} s  {name}: {st.get('extended_status') or st.get('status')}"
-                    + (f" ({stage})" if stage else ""))
+                log(
+                    f"  {time.monotonic() - t0:6.1f} s  {name}: "
+                    f"{st.get('extended_status') or st.get('status')}"
+                    + (f" ({stage})" if stage else "")
+                )
                 last[name] = key
             if st.get("status") in TERMINAL and "running" not in st.get("extended_status", ""):
                 final[name] = st
@@ -182,16 +224,22 @@ def report_node(state: VmState, name: str, status: dict) -> dict:
     for path in ("/var/log/cloud-init-output.log", "/var/log/cloud-init.log"):
         out = machine.run_in(init, ["cat", path]).stdout
         (logs / Path(path).name).write_text(out)
-    (logs / "journal.txt").write_text(machine.run_in(init, ["journalctl", "-b", "--no-pager"]).stdout)
-    return {"cloud_init": status.get("status", "unfinished"),
-            "extended_status": status.get("extended_status", ""),
-            "errors": status.get("errors", []),
-            "recoverable_errors": status.get("recoverable_errors", {}),
-            "failed_units": [line.split()[0] for line in failed.splitlines() if line.strip()],
-            "system": running}
+    (logs / "journal.txt").write_text(
+        machine.run_in(init, ["journalctl", "-b", "--no-pager"]).stdout
+    )
+    return {
+        "cloud_init": status.get("status", "unfinished"),
+        "extended_status": status.get("extended_status", ""),
+        "errors": status.get("errors", []),
+        "recoverable_errors": status.get("recoverable_errors", {}),
+        "failed_units": [line.split()[0] for line in failed.splitlines() if line.strip()],
+        "system": running,
+    }
 
 
-def run(workdir: Path, node: str, cmd: list[str], timeout: float = 120.0) -> subprocess.CompletedProcess[str]:
+def run(
+    workdir: Path, node: str, cmd: list[str], timeout: float = 120.0
+) -> subprocess.CompletedProcess[str]:
     state = vmstate.load(workdir)
     if state is None or node not in state.nodes:
         raise BootError(f"no node {node} in the sandbox at {workdir}")
@@ -209,11 +257,43 @@ def down(workdir: Path, log=print) -> bool:
     return True
 
 
+def leftovers(workdir: Path) -> list[str]:
+    """What of the sandbox at `workdir` still exists (empty after a clean `down`): processes whose
+    command line names the workdir, its namespaces, mounts under it, its cgroups, its state file."""
+    workdir = workdir.resolve()
+    sid = sandbox_id(workdir)
+    found = []
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                cmd = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            except OSError:
+                continue
+            if str(workdir) in cmd and int(proc.name) != os.getpid():
+                found.append(f"process {proc.name}: {cmd[:120]}")
+    netns = Path("/run/netns")
+    found += [
+        f"netns {p.name}"
+        for p in (netns.iterdir() if netns.is_dir() else [])
+        if p.name.startswith(f"gpucl-{sid}-")
+    ]
+    with open("/proc/self/mountinfo") as f:
+        found += [
+            f"mount {line.split()[4]}" for line in f if line.split()[4].startswith(str(workdir))
+        ]
+    found += [f"cgroup {p}" for p in Path("/sys/fs/cgroup").glob(f"*/gpucl-{sid}")]
+    if (workdir / vmstate.STATE_FILE).exists():
+        found.append(f"file {workdir / vmstate.STATE_FILE}")
+    return found
+
+
 def summary(reports: dict[str, dict]) -> str:
     lines = []
     for name, r in reports.items():
-        lines.append(f"{name}: cloud-init {r['extended_status'] or r['cloud_init']}, system {r['system']}, "
-                     f"failed units: {', '.join(r['failed_units']) or 'none'}")
+        lines.append(
+            f"{name}: cloud-init {r['extended_status'] or r['cloud_init']}, system {r['system']}, "
+            f"failed units: {', '.join(r['failed_units']) or 'none'}"
+        )
         lines += [f"    error: {e}" for e in r["errors"]]
         for level, msgs in (r["recoverable_errors"] or {}).items():
             lines += [f"    {level.lower()}: {m}" for m in msgs]

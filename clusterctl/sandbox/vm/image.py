@@ -1,9 +1,9 @@
 """The node image: an mmdebstrap'ed Debian trixie root filesystem, cached by the hash of its recipe.
 
 The image stands in for Azure's HPC image (microsoft-dsvm:ubuntu-hpc): systemd, cloud-init, python3,
-curl, openssh, iproute2 and the GPU stand-ins are preinstalled; Slurm and munge are NOT (the user-data
-installs them). The .debs the user-data will install are downloaded once, at build time, next to the
-root filesystem, so booting needs no network.
+curl, openssh, iproute2 and the GPU stand-ins are preinstalled; Slurm and munge are NOT (the
+user-data installs them). The .debs the user-data will install are downloaded once, at build time,
+next to the root filesystem, so booting needs no network.
 """
 
 from __future__ import annotations
@@ -22,15 +22,38 @@ FILES = Path(__file__).parent / "files"
 
 # What Azure's HPC image ships that the node scripts use (or a Debian stand-in for it).
 IMAGE_PACKAGES = (
-    "systemd", "systemd-sysv", "dbus", "cloud-init", "python3", "curl", "ca-certificates",
-    "openssh-server", "iproute2", "iputils-ping", "kmod", "procps", "rsync", "git", "make",
-    "gpg", "netbase", "less", "systemd-resolved",
+    "systemd",
+    "systemd-sysv",
+    "dbus",
+    "cloud-init",
+    "python3",
+    "curl",
+    "ca-certificates",
+    "openssh-server",
+    "iproute2",
+    "iputils-ping",
+    "kmod",
+    "procps",
+    "rsync",
+    "git",
+    "make",
+    "gpg",
+    "netbase",
+    "less",
+    "systemd-resolved",
 )
 # Downloaded (with their dependencies) into the local repository; installed only by the user-data.
 # Debian's Slurm binaries are repackaged as the slurm-smd* stand-ins (see repo.py).
 REPO_PACKAGES = (
-    "munge", "mdadm", "xfsprogs", "mariadb-server",
-    "slurmd", "slurmctld", "slurm-client", "libslurm-dev", "slurm-wlm-basic-plugins-dev",
+    "munge",
+    "mdadm",
+    "xfsprogs",
+    "mariadb-server",
+    "slurmd",
+    "slurmctld",
+    "slurm-client",
+    "libslurm-dev",
+    "slurm-wlm-basic-plugins-dev",
 )
 
 
@@ -42,12 +65,15 @@ class Recipe:
     repo_packages: tuple[str, ...] = REPO_PACKAGES
 
     def digest(self) -> str:
-        """Hash of everything that shapes the image: the recipe, the stand-in files, this module."""
+        """Hash of everything that shapes the image: recipe, mmdebstrap command, files."""
         h = hashlib.sha256(json.dumps(self.__dict__, sort_keys=True, default=list).encode())
+        argv = "\0".join(mmdebstrap_argv(self, Path("ROOTFS"), Path("DEBS")))
+        h.update(argv.replace(str(FILES), "FILES").encode())  # not where the checkout lives
         for path in sorted((FILES / "rootfs").rglob("*")):
             if path.is_file():
-                h.update(str(path.relative_to(FILES / "rootfs")).encode() + b"\0" + path.read_bytes())
-        h.update(Path(__file__).read_bytes())
+                h.update(
+                    str(path.relative_to(FILES / "rootfs")).encode() + b"\0" + path.read_bytes()
+                )
         return h.hexdigest()[:16]
 
 
@@ -76,15 +102,21 @@ def mmdebstrap_argv(recipe: Recipe, rootfs: Path, debs: Path) -> list[str]:
     """The mmdebstrap command line: base system, then the repo .debs downloaded into `debs`."""
     download = " ".join(recipe.repo_packages)
     return [
-        "mmdebstrap", "--mode=root", "--variant=apt", "--verbose",
+        "mmdebstrap",
+        "--mode=root",
+        "--variant=apt",
+        "--verbose",
         "--include=" + ",".join(recipe.packages),
-        "--aptopt=Acquire::Retries \"3\"",
+        '--aptopt=Acquire::Retries "3"',
         "--customize-hook=" + f'chroot "$1" apt-get install --download-only -y -q {download}',
         "--customize-hook=" + f'cp "$1"/var/cache/apt/archives/*.deb {debs}/',
         "--customize-hook=" + f'tar -C {FILES}/rootfs -cf - . | tar -C "$1" --no-same-owner -xf -',
-        "--customize-hook=" + 'chroot "$1" systemctl enable gpucl-sandbox-platform.service systemd-networkd',
+        "--customize-hook="
+        + 'chroot "$1" systemctl enable gpucl-sandbox-platform.service systemd-networkd',
         "--customize-hook=" + 'rm -f "$1"/etc/apt/sources.list',
-        recipe.suite, str(rootfs), recipe.mirror,
+        recipe.suite,
+        str(rootfs),
+        recipe.mirror,
     ]
 
 
@@ -94,8 +126,10 @@ def build(recipe: Recipe = Recipe(), cache_root: Path = CACHE_ROOT, log=print) -
     if img.ready:
         log(f"image: cached {img.dir}")
         return img
-    if img.dir.exists():
-        shutil.rmtree(img.dir)
+    mounts = Path("/proc/self/mountinfo").read_text()
+    for stale in cache_root.glob("*"):  # an old recipe's image is never used again, unless booted
+        if str(stale) not in mounts:
+            shutil.rmtree(stale)
     tmp = img.dir.with_name(img.dir.name + ".partial")
     shutil.rmtree(tmp, ignore_errors=True)
     (tmp / "debs").mkdir(parents=True)

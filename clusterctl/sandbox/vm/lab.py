@@ -1,4 +1,4 @@
-"""The lab network: one namespace with a bridge (the lab server lives there), one namespace per node.
+"""The lab network: a namespace with a bridge (and the lab server), one namespace per node.
 
 Addresses exist only inside namespaces created here; the host's own namespace gets nothing, and
 nothing routes out of the lab (a new namespace does not forward, and it has no uplink).
@@ -94,11 +94,23 @@ def start_server(state: VmState, lab: Lab, root: Path, vm_map: Path, cgroups: li
     log.parent.mkdir(parents=True, exist_ok=True)
     res = state.record("process", "lab-server")
     join = "".join(f"echo $$ > {c}/cgroup.procs; " for c in cgroups)
-    argv = ["sh", "-c", f'{join}exec nsenter --net=/run/netns/{lab.netns} -- "$@"', "sh",
-            sys.executable, "-I", labserver.__file__, "--root", str(root), "--vm-map", str(vm_map)]
+    argv = [
+        "sh",
+        "-c",
+        f'{join}exec nsenter --net=/run/netns/{lab.netns} -- "$@"',
+        "sh",
+        sys.executable,
+        "-I",
+        labserver.__file__,
+        "--root",
+        str(root),
+        "--vm-map",
+        str(vm_map),
+    ]
     with open(log, "ab") as out:
-        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=out,
-                                start_new_session=True)
+        proc = subprocess.Popen(
+            argv, stdin=subprocess.DEVNULL, stdout=out, stderr=out, start_new_session=True
+        )
     state.set_pid(res, proc.pid)
     return proc.pid
 
@@ -109,13 +121,21 @@ def write_vm_map(path: Path, vms: dict[str, dict]) -> None:
     os.replace(tmp, path)
 
 
-def imds_compute(vm_name: str, scale_set: str, computer_name: str, vm_size: str,
-                 location: str = "eastus") -> dict:
+def imds_compute(
+    vm_name: str, scale_set: str, computer_name: str, vm_size: str, location: str = "eastus"
+) -> dict:
     """The fields of Azure's /metadata/instance/compute the node scripts read (and a few more)."""
     return {
-        "name": vm_name, "vmScaleSetName": scale_set, "osProfile": {"computerName": computer_name},
-        "vmSize": vm_size, "location": location, "azEnvironment": "AzurePublicCloud",
+        "name": vm_name,
+        "vmScaleSetName": scale_set,
+        "osProfile": {"computerName": computer_name},
+        "vmSize": vm_size,
+        "location": location,
+        "azEnvironment": "AzurePublicCloud",
         "vmId": "00000000-0000-4000-8000-" + hashlib.sha256(vm_name.encode()).hexdigest()[:12],
-        "resourceGroupName": "gpucl-sandbox", "subscriptionId": "00000000-0000-0000-0000-000000000000",
-        "osType": "Linux", "tags": "", "zone": "",
+        "resourceGroupName": "gpucl-sandbox",
+        "subscriptionId": "00000000-0000-0000-0000-000000000000",
+        "osType": "Linux",
+        "tags": "",
+        "zone": "",
     }

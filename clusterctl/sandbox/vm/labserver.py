@@ -1,4 +1,4 @@
-"""The lab's HTTP server, run by the host inside the lab network namespace (stdlib only, run by path).
+"""The lab's HTTP server, run by the host in the lab network namespace (stdlib only, run by path).
 
 - 169.254.169.254: the Azure IMDS stand-in. The caller's source address picks its VM from the
   JSON map file (address -> compute document); Azure's `Metadata: true` header is required.
@@ -24,12 +24,13 @@ class LabHandler(SimpleHTTPRequestHandler):
     server_version = "gpucl-sandbox-lab/1"
     vm_map: Path  # set by main()
 
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 (stdlib name)
-        sys.stderr.write(f"{self.client_address[0]} -> {self.connection.getsockname()[0]} "
-                         f"{format % args}\n")
+    def log_message(self, format: str, *args: object) -> None:
+        sys.stderr.write(
+            f"{self.client_address[0]} -> {self.connection.getsockname()[0]} {format % args}\n"
+        )
         sys.stderr.flush()
 
-    def do_GET(self) -> None:  # noqa: N802 (stdlib name)
+    def do_GET(self) -> None:
         if self.connection.getsockname()[0] == IMDS_ADDR:
             self._imds()
         else:
@@ -54,7 +55,9 @@ class LabHandler(SimpleHTTPRequestHandler):
         if path == "/metadata/instance":
             return self._json(200, {"compute": vm["compute"], "network": vm.get("network", {})})
         if path == "/metadata/scheduledevents":
-            return self._json(200, vm.get("scheduledevents", {"DocumentIncarnation": 0, "Events": []}))
+            return self._json(
+                200, vm.get("scheduledevents", {"DocumentIncarnation": 0, "Events": []})
+            )
         return self._json(404, {"error": "Not found"})
 
     def _json(self, status: int, body: object) -> None:

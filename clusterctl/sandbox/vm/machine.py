@@ -63,9 +63,11 @@ def seed_files(spec: MachineSpec, gateway: str) -> dict[str, str]:
     )
     hosts = "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n"
     hosts += "".join(f"{addr}\t{name}\n" for name, addr in spec.hosts.items())
-    azure = ("# gpucl sandbox: what Azure's osProfile gives the VM (adminUsername)\n"
-             f"system_info:\n  default_user:\n    name: {spec.admin_user}\n"
-             "    lock_passwd: true\n    groups: [adm, sudo]\n    shell: /bin/bash\n")
+    azure = (
+        "# gpucl sandbox: what Azure's osProfile gives the VM (adminUsername)\n"
+        f"system_info:\n  default_user:\n    name: {spec.admin_user}\n"
+        "    lock_passwd: true\n    groups: [adm, sudo]\n    shell: /bin/bash\n"
+    )
     return {
         "var/lib/cloud/seed/nocloud/user-data": spec.user_data,
         "var/lib/cloud/seed/nocloud/meta-data": meta,
@@ -84,7 +86,7 @@ def write_seed(root: Path, files: dict[str, str]) -> None:
 
 
 def make_gpu_nodes(state: VmState, spec: MachineSpec) -> list[tuple[Path, str]]:
-    """Real char devices /dev/nvidia0..N-1 (195:N) and /dev/nvidiactl (195:255), made on the host."""
+    """Real char devices /dev/nvidia0..N-1 (195:N), /dev/nvidiactl (195:255), made on the host."""
     d = node_dir(state, spec.name) / "dev"
     d.mkdir(parents=True, exist_ok=True)
     pairs = []
@@ -116,17 +118,30 @@ def cgroup_dirs(state: VmState, name: str) -> list[Path]:
 def controller_binds(cgroups: list[Path]) -> list[tuple[Path, str]]:
     """nspawn mounts the v1 controller hierarchies read-only; slurmd (proctrack/cgroup, task/cgroup)
     must create its own cgroups. Each node gets its own subtree, writable, bound at
-    /run/gpucl-sandbox/cgroup/<controller>; the image's platform.sh mounts it over /sys/fs/cgroup/<controller>."""
-    return [(c, f"/run/gpucl-sandbox/cgroup/{c.parent.parent.name}") for c in cgroups
-            if c.parent.parent.name not in ("systemd", "unified")]
+    /run/gpucl-sandbox/cgroup/<controller>; the image's platform.sh mounts it over
+    /sys/fs/cgroup/<controller>."""
+    return [
+        (c, f"/run/gpucl-sandbox/cgroup/{c.parent.parent.name}")
+        for c in cgroups
+        if c.parent.parent.name not in ("systemd", "unified")
+    ]
 
 
 def nspawn_argv(spec: MachineSpec, root: Path, binds: list[tuple[Path, str]]) -> list[str]:
     argv = [
-        "systemd-nspawn", "--boot", "--register=no", "--keep-unit", "--quiet",
-        f"--directory={root}", f"--machine={spec.name}",
-        f"--network-namespace-path=/run/netns/{spec.netns}", "--capability=CAP_NET_ADMIN",
-        "--setenv=LANG=C.UTF-8", "--resolv-conf=off", "--timezone=off", "--link-journal=no",
+        "systemd-nspawn",
+        "--boot",
+        "--register=no",
+        "--keep-unit",
+        "--quiet",
+        f"--directory={root}",
+        f"--machine={spec.name}",
+        f"--network-namespace-path=/run/netns/{spec.netns}",
+        "--capability=CAP_NET_ADMIN",
+        "--setenv=LANG=C.UTF-8",
+        "--resolv-conf=off",
+        "--timezone=off",
+        "--link-journal=no",
         "--console=read-only",
     ]
     argv += [f"--bind={src}:{dst}" for src, dst in binds]
@@ -146,8 +161,9 @@ def start(state: VmState, spec: MachineSpec, lower: Path, gateway: str) -> int:
     res = state.record("process", f"nspawn@{spec.name}")
     log = node_dir(state, spec.name) / "console.log"
     with open(log, "ab") as out:
-        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=out,
-                                start_new_session=True)
+        proc = subprocess.Popen(
+            argv, stdin=subprocess.DEVNULL, stdout=out, stderr=out, start_new_session=True
+        )
     state.set_pid(res, proc.pid)
     state.nodes[spec.name].update(pid=proc.pid, root=str(root))
     state.save()
@@ -175,8 +191,18 @@ def init_pid(nspawn_pid: int, timeout: float = 30.0) -> int:
 
 
 def exec_argv(init: int, cmd: list[str]) -> list[str]:
-    return ["nsenter", "-t", str(init), "-a", "--", "env", "-i", "LANG=C.UTF-8",
-            "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", *cmd]
+    return [
+        "nsenter",
+        "-t",
+        str(init),
+        "-a",
+        "--",
+        "env",
+        "-i",
+        "LANG=C.UTF-8",
+        "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+        *cmd,
+    ]
 
 
 def run_in(init: int, cmd: list[str], timeout: float = 60.0) -> subprocess.CompletedProcess[str]:

@@ -6,8 +6,8 @@ Two archives, served by the lab server (labserver.py) and signed with a local ke
               the cloud), plus the nfs-common / nfs-kernel-server stand-ins (no NFS in this kernel).
   microsoft/  stands in for packages.microsoft.com/repos/slurm-ubuntu-jammy: slurm-smd* packages
               that repackage Debian's Slurm 24.11 binaries WITHOUT Debian's maintainer scripts, so
-              (like Microsoft's) they create no `slurm` user and start no daemon, and ship upstream's
-              unit files. They are versioned 25.11.5-... so the user-data's "25.11.5*" pins match.
+              (like Microsoft's) they create no `slurm` user and start no daemon, and ship
+              upstream's unit files. Versioned 25.11.5-..., so user-data pins "25.11.5*" match.
 """
 
 from __future__ import annotations
@@ -31,7 +31,12 @@ SMD_PACKAGES: dict[str, tuple[str, ...]] = {
     "slurm-smd-client": (r"slurm-client",),
     "slurm-smd-slurmd": (r"slurmd",),
     "slurm-smd-slurmctld": (r"slurmctld",),
-    "slurm-smd-dev": (r"libslurm-dev", r"slurm-wlm-basic-plugins-dev", r"libpmi0-dev", r"libpmi2-0-dev"),
+    "slurm-smd-dev": (
+        r"libslurm-dev",
+        r"slurm-wlm-basic-plugins-dev",
+        r"libpmi0-dev",
+        r"libpmi2-0-dev",
+    ),
 }
 SLURM_DEB = re.compile(r"^(libslurm|slurm|libpmi0|libpmi2-0)")
 NFS_VERSION = "1:2.8.3-1gpucl"
@@ -49,7 +54,9 @@ def repo_digest() -> str:
 
 def control(deb: Path) -> dict[str, str]:
     """The control fields of a .deb, as an ordered dict (continuation lines kept)."""
-    text = subprocess.run(["dpkg-deb", "-f", str(deb)], check=True, capture_output=True, text=True).stdout
+    text = subprocess.run(
+        ["dpkg-deb", "-f", str(deb)], check=True, capture_output=True, text=True
+    ).stdout
     fields: dict[str, str] = {}
     key = ""
     for line in text.splitlines():
@@ -74,18 +81,27 @@ def _build_deb(tree: Path, fields: dict[str, str], out_dir: Path) -> Path:
     debian = tree / "DEBIAN"
     debian.mkdir(exist_ok=True)
     debian.joinpath("control").write_text("".join(f"{k}: {v}\n" for k, v in fields.items()))
-    conffiles = sorted("/" + str(p.relative_to(tree)) for p in (tree / "etc").rglob("*")
-                       if p.is_file()) if (tree / "etc").is_dir() else []
+    conffiles = (
+        sorted("/" + str(p.relative_to(tree)) for p in (tree / "etc").rglob("*") if p.is_file())
+        if (tree / "etc").is_dir()
+        else []
+    )
     if conffiles:
         debian.joinpath("conffiles").write_text("".join(c + "\n" for c in conffiles))
-    out = out_dir / f"{fields['Package']}_{fields['Version'].split(':')[-1]}_{fields['Architecture']}.deb"
-    subprocess.run(["dpkg-deb", "--root-owner-group", "-Zxz", "-z1", "-b", str(tree), str(out)],
-                   check=True, capture_output=True)
+    out = (
+        out_dir
+        / f"{fields['Package']}_{fields['Version'].split(':')[-1]}_{fields['Architecture']}.deb"
+    )
+    subprocess.run(
+        ["dpkg-deb", "--root-owner-group", "-Zxz", "-z1", "-b", str(tree), str(out)],
+        check=True,
+        capture_output=True,
+    )
     return out
 
 
 def build_smd(debs: list[Path], out_dir: Path, work: Path) -> list[Path]:
-    """Repackage Debian's Slurm .debs as Microsoft-named stand-ins: files only, no maintainer scripts."""
+    """Repackage Debian's Slurm .debs as Microsoft-named stand-ins: files, no maintainer scripts."""
     by_name = {control(d)["Package"]: d for d in debs if SLURM_DEB.match(d.name)}
     debian_version = control(by_name["slurmd"])["Version"]
     version = SMD_VERSION.format(debian=debian_version.replace("~", "."))
@@ -102,11 +118,15 @@ def build_smd(debs: list[Path], out_dir: Path, work: Path) -> list[Path]:
                     depends.append(dep)
         _microsoftify(tree)
         _overlay(STANDINS / smd, tree)
-        fields = {"Package": smd, "Version": version, "Architecture": ARCH,
-                  "Maintainer": "gpu-clusters sandbox <sandbox@localhost>",
-                  "Depends": ", ".join(depends),
-                  "Description": f"gpucl sandbox stand-in for Microsoft's {smd} (Debian Slurm "
-                                 f"{debian_version} files: {', '.join(sorted(members))})"}
+        fields = {
+            "Package": smd,
+            "Version": version,
+            "Architecture": ARCH,
+            "Maintainer": "gpu-clusters sandbox <sandbox@localhost>",
+            "Depends": ", ".join(depends),
+            "Description": f"gpucl sandbox stand-in for Microsoft's {smd} (Debian Slurm "
+            f"{debian_version} files: {', '.join(sorted(members))})",
+        }
         if not depends:
             del fields["Depends"]
         built.append(_build_deb(tree, fields, out_dir))
@@ -116,11 +136,15 @@ def build_smd(debs: list[Path], out_dir: Path, work: Path) -> list[Path]:
 def _microsoftify(tree: Path) -> None:
     """Make a Debian Slurm tree look like SchedMD's: plain daemon names (Debian installs
     slurmd-wlm and points /usr/sbin/slurmd at it from its postinst), no sysusers.d entry (it would
-    create `slurm`), and upstream's unit files (files/standins) instead of Debian's units and sysv scripts."""
+    create `slurm`), upstream's unit files (files/standins) for Debian's units and sysv scripts."""
     for wlm in tree.glob("usr/sbin/*-wlm"):
         wlm.rename(wlm.with_name(wlm.name.removesuffix("-wlm")))
-    for pattern in ("usr/lib/sysusers.d/*", "usr/lib/tmpfiles.d/*", "etc/init.d/*",
-                    "usr/lib/systemd/system/*"):
+    for pattern in (
+        "usr/lib/sysusers.d/*",
+        "usr/lib/tmpfiles.d/*",
+        "etc/init.d/*",
+        "usr/lib/systemd/system/*",
+    ):
         for path in tree.glob(pattern):
             path.unlink()
 
@@ -130,10 +154,14 @@ def build_nfs(out_dir: Path, work: Path) -> list[Path]:
     for name, depends in NFS_PACKAGES.items():
         tree = work / name
         _overlay(STANDINS / name, tree)
-        fields = {"Package": name, "Version": NFS_VERSION, "Architecture": ARCH,
-                  "Maintainer": "gpu-clusters sandbox <sandbox@localhost>",
-                  "Depends": depends,
-                  "Description": f"gpucl sandbox stand-in for {name} (this kernel has no NFS: bind mounts)"}
+        fields = {
+            "Package": name,
+            "Version": NFS_VERSION,
+            "Architecture": ARCH,
+            "Maintainer": "gpu-clusters sandbox <sandbox@localhost>",
+            "Depends": depends,
+            "Description": f"gpucl sandbox stand-in for {name} (no NFS here: bind mounts)",
+        }
         if not depends:
             del fields["Depends"]
         built.append(_build_deb(tree, fields, out_dir))
@@ -158,18 +186,25 @@ def write_index(archive: Path, suite: str, debs: list[Path]) -> None:
             shutil.copy2(deb, target)
         data = target.read_bytes()
         fields = control(target)
-        fields.update({"Filename": f"pool/{deb.name}", "Size": str(len(data)),
-                       "MD5sum": hashlib.md5(data).hexdigest(),
-                       "SHA256": hashlib.sha256(data).hexdigest()})
+        fields.update(
+            {
+                "Filename": f"pool/{deb.name}",
+                "Size": str(len(data)),
+                "MD5sum": hashlib.md5(data).hexdigest(),
+                "SHA256": hashlib.sha256(data).hexdigest(),
+            }
+        )
         stanzas.append("".join(f"{k}: {v}\n" for k, v in fields.items()))
     binary = archive / "dists" / suite / "main" / f"binary-{ARCH}"
     binary.mkdir(parents=True, exist_ok=True)
     packages = "\n".join(stanzas).encode()
     (binary / "Packages").write_bytes(packages)
     (binary / "Packages.gz").write_bytes(gzip.compress(packages, mtime=0))
-    lines = [f"Origin: gpucl-sandbox\nLabel: gpucl-sandbox\nSuite: {suite}\nCodename: {suite}\n"
-             f"Date: {email.utils.formatdate(usegmt=True)}\n"
-             f"Architectures: {ARCH}\nComponents: main\nSHA256:\n"]
+    lines = [
+        f"Origin: gpucl-sandbox\nLabel: gpucl-sandbox\nSuite: {suite}\nCodename: {suite}\n"
+        f"Date: {email.utils.formatdate(usegmt=True)}\n"
+        f"Architectures: {ARCH}\nComponents: main\nSHA256:\n"
+    ]
     for rel in (f"main/binary-{ARCH}/Packages", f"main/binary-{ARCH}/Packages.gz"):
         blob = (archive / "dists" / suite / rel).read_bytes()
         lines.append(f" {hashlib.sha256(blob).hexdigest()} {len(blob)} {rel}\n")
@@ -178,17 +213,41 @@ def write_index(archive: Path, suite: str, debs: list[Path]) -> None:
 
 def sign(archive: Path, suite: str, gnupg: Path) -> None:
     release = archive / "dists" / suite / "Release"
-    subprocess.run(["gpg", "--homedir", str(gnupg), "--batch", "--yes", "--clearsign",
-                    "-o", str(release.with_name("InRelease")), str(release)], check=True,
-                   capture_output=True)
+    subprocess.run(
+        [
+            "gpg",
+            "--homedir",
+            str(gnupg),
+            "--batch",
+            "--yes",
+            "--clearsign",
+            "-o",
+            str(release.with_name("InRelease")),
+            str(release),
+        ],
+        check=True,
+        capture_output=True,
+    )
 
 
 def make_key(gnupg: Path, out: Path) -> None:
-    """A throwaway signing key; out/gpucl-sandbox.gpg (binary) and .asc (armored) are its public half."""
+    """A throwaway signing key; its public half goes to out/gpucl-sandbox.{gpg,asc}."""
     gnupg.mkdir(mode=0o700, parents=True, exist_ok=True)
     gpg = ["gpg", "--homedir", str(gnupg), "--batch", "--yes"]
-    subprocess.run([*gpg, "--passphrase", "", "--quick-gen-key", "gpucl sandbox repository",
-                    "ed25519", "sign", "never"], check=True, capture_output=True)
+    subprocess.run(
+        [
+            *gpg,
+            "--passphrase",
+            "",
+            "--quick-gen-key",
+            "gpucl sandbox repository",
+            "ed25519",
+            "sign",
+            "never",
+        ],
+        check=True,
+        capture_output=True,
+    )
     asc = subprocess.run([*gpg, "--armor", "--export"], check=True, capture_output=True).stdout
     (out / "gpucl-sandbox.asc").write_bytes(asc)
     binary = subprocess.run([*gpg, "--export"], check=True, capture_output=True).stdout

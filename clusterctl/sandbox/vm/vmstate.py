@@ -22,7 +22,7 @@ KINDS = ("process", "cgroup", "mount", "loop", "netns", "dir")
 class Resource:
     kind: str
     name: str
-    """process: a role ("nspawn@node"); mount/dir/cgroup: a path; netns: a name; loop: a /dev path."""
+    """process: a role ("nspawn@node"); mount/dir/cgroup: a path; netns: a name; loop: /dev path."""
     pid: int | None = None
     start_time: str | None = None
     backing: str | None = None
@@ -35,7 +35,7 @@ class VmState:
     sid: str
     phase: str = "starting"
     nodes: dict[str, dict] = field(default_factory=dict)
-    """node name -> {"role", "address", "netns", "root", "pid" (nspawn), "init" (container PID 1)}."""
+    """node name -> {"role", "address", "netns", "root", "pid" (nspawn), "init" (its PID 1)}."""
     lab: dict = field(default_factory=dict)
     resources: list[Resource] = field(default_factory=list)
 
@@ -112,8 +112,9 @@ def release(res: Resource, grace: float = 10.0) -> None:
             if subprocess.run(["umount", res.name], capture_output=True).returncode != 0:
                 subprocess.run(["umount", "-l", res.name], capture_output=True)
     elif res.kind == "loop":
-        out = subprocess.run(["losetup", "-n", "-O", "BACK-FILE", res.name],
-                             capture_output=True, text=True).stdout.strip()
+        out = subprocess.run(
+            ["losetup", "-n", "-O", "BACK-FILE", res.name], capture_output=True, text=True
+        ).stdout.strip()
         if out and res.backing and out.startswith(res.backing):
             subprocess.run(["losetup", "-d", res.name], capture_output=True)
     elif res.kind == "netns":
@@ -127,15 +128,17 @@ def release(res: Resource, grace: float = 10.0) -> None:
         shutil.rmtree(res.name, ignore_errors=True)
 
 
-def teardown(state: VmState, log=print) -> None:
-    """Release every recorded resource (processes in parallel), then drop the state file."""
+def teardown(state: VmState, log=print, grace: float = 5.0) -> None:
+    """Release every recorded resource, then drop the state file. Every process gets SIGTERM at
+    once (containers power off in parallel), SIGKILL after `grace` seconds in all."""
     procs = [r for r in state.resources if r.kind == "process"]
-    for r in procs:  # SIGTERM all first: containers power off in parallel
+    for r in procs:
         if _alive(r):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(r.pid, signal.SIGTERM)  # type: ignore[arg-type]
+    deadline = time.monotonic() + grace
     for r in procs:
-        stop_process(r, grace=10.0)
+        stop_process(r, grace=max(0.0, deadline - time.monotonic()))
     for kind in KINDS[1:]:
         for res in reversed([r for r in state.resources if r.kind == kind]):
             try:
