@@ -8,6 +8,7 @@ down(Path("/tmp/sbx"))                                  # idempotent; works afte
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -40,9 +41,12 @@ class NodeSpec:
     scale_set: str = ""
     vm_size: str = ""
     gpus: int = 0
+    nvme_disks: int = 0
 
 
-def cluster_from_plan(plan_dir: Path, nodes: int | None = None, gpus: int = 8) -> list[NodeSpec]:
+def cluster_from_plan(
+    plan_dir: Path, nodes: int | None = None, gpus: int = 8, nvme_disks: int = 1
+) -> list[NodeSpec]:
     """Scheduler + scale-set VMs of a `clusterctl plan --out` directory, with their user-data."""
     plan = json.loads((plan_dir / "plan.json").read_text())
     cloud_init = plan_dir / "cloud-init"
@@ -77,6 +81,7 @@ def cluster_from_plan(plan_dir: Path, nodes: int | None = None, gpus: int = 8) -
                         scale_set=vmss,
                         vm_size=inputs["sku"]["name"],
                         gpus=gpus,
+                        nvme_disks=nvme_disks,
                     )
                 )
     return specs
@@ -129,6 +134,7 @@ def up(specs: list[NodeSpec], workdir: Path, timeout: float = 900.0, log=print) 
                 substitutions.MIRROR_HOST: lab.gateway,
             },
             gpus=spec.gpus,
+            nvme_disks=spec.nvme_disks,
             nfs_servers=sched_root if spec.role != "scheduler" else {},
         )
         (workdir / "logs" / spec.name).mkdir(parents=True, exist_ok=True)
@@ -185,13 +191,17 @@ def cloud_init_status(init: int) -> dict:
         return {"status": "unknown", "raw": (proc.stdout + proc.stderr)[-300:]}
 
 
-def wait_cloud_init(state: VmState, deadline: float, log=print) -> dict[str, dict]:
+def wait_cloud_init(
+    state: VmState, deadline: float, log=print, only: list[str] | None = None
+) -> dict[str, dict]:
     """Poll every node's `cloud-init status` until all are final; print each stage change."""
     last: dict[str, str] = {}
     final: dict[str, dict] = {}
     t0 = time.monotonic()
-    while len(final) < len(state.nodes):
-        for name, node in state.nodes.items():
+    names = only or list(state.nodes)
+    while len(final) < len(names):
+        for name in names:
+            node = state.nodes[name]
             if name in final:
                 continue
             st = cloud_init_status(node["init"])
@@ -207,7 +217,7 @@ def wait_cloud_init(state: VmState, deadline: float, log=print) -> dict[str, dic
             if st.get("status") in TERMINAL and "running" not in st.get("extended_status", ""):
                 final[name] = st
         if time.monotonic() > deadline:
-            missing = sorted(set(state.nodes) - set(final))
+            missing = sorted(set(names) - set(final))
             log(f"up: cloud-init not finished on {', '.join(missing)} before the deadline")
             break
         time.sleep(2)
@@ -244,6 +254,36 @@ def run(
     if state is None or node not in state.nodes:
         raise BootError(f"no node {node} in the sandbox at {workdir}")
     return machine.run_in(state.nodes[node]["init"], cmd, timeout=timeout)
+
+
+def reboot(workdir: Path, node: str, timeout: float = 300.0, log=print) -> dict:
+    """`systemctl reboot` inside the node; nspawn exits, and the node boots again from the same
+    upper layer (what a VM keeps across a reboot), as systemd-nspawn@.service would restart it.
+    Returns the node's report once booted (cloud-init reruns nothing on a known instance)."""
+    state = vmstate.load(workdir.resolve())
+    if state is None or node not in state.nodes:
+        raise BootError(f"no node {node} in the sandbox at {workdir}")
+    old = state.nodes[node]["pid"]
+    machine.run_in(state.nodes[node]["init"], ["systemctl", "reboot"])
+    deadline = time.monotonic() + 60
+    while vmstate.proc_start_time(old) is not None and time.monotonic() < deadline:
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(old, os.WNOHANG)
+        time.sleep(0.2)
+    if vmstate.proc_start_time(old) is not None:
+        raise BootError(f"{node} did not shut down within 60 s of `systemctl reboot`")
+    machine.launch(state, node)
+    state.nodes[node]["init"] = machine.init_pid(state.nodes[node]["pid"])
+    state.save()
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < timeout:
+        running = machine.run_in(state.nodes[node]["init"], ["systemctl", "is-system-running"])
+        if running.stdout.strip() not in ("", "initializing", "starting"):
+            break
+        time.sleep(1)
+    log(f"reboot: {node} up again in {time.monotonic() - t0:.1f} s")
+    done = wait_cloud_init(state, time.monotonic() + timeout, log=log, only=[node])
+    return report_node(state, node, done.get(node, {}))
 
 
 def down(workdir: Path, log=print) -> bool:

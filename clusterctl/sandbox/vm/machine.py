@@ -34,6 +34,9 @@ class MachineSpec:
     nfs_servers: dict[str, Path] = field(default_factory=dict)
     """NFS server hostname -> its root filesystem on the host (bound at NFS_DIR/<server>)."""
     admin_user: str = "azureuser"
+    nvme_disks: int = 0
+    """Loop devices that lsblk reports with Azure's local NVMe model (no md-raid here: use 1)."""
+    nvme_size_mib: int = 2048
 
 
 def node_dir(state: VmState, name: str) -> Path:
@@ -82,7 +85,8 @@ def write_seed(root: Path, files: dict[str, str]) -> None:
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
-    (root / "var/lib/cloud/seed/nocloud/user-data").chmod(0o600)
+        if rel.endswith("/user-data"):
+            path.chmod(0o600)
 
 
 def make_gpu_nodes(state: VmState, spec: MachineSpec) -> list[tuple[Path, str]]:
@@ -97,6 +101,25 @@ def make_gpu_nodes(state: VmState, spec: MachineSpec) -> list[tuple[Path, str]]:
             os.mknod(path, 0o666 | 0o020000, os.makedev(NVIDIA_MAJOR, i))
         pairs.append((path, f"/dev/{name}"))
     return pairs
+
+
+NVME_MODEL = "Microsoft_NVMe_Direct_Disk"  # platform.sh turns _ into spaces for the udev record
+
+
+def make_nvme(state: VmState, spec: MachineSpec) -> tuple[list[tuple[Path, str]], str]:
+    """Sparse files on loop devices standing in for local NVMe: (binds, devices file text)."""
+    binds, lines = [], ""
+    for i in range(spec.nvme_disks):
+        backing = node_dir(state, spec.name) / f"nvme{i}.img"
+        with open(backing, "wb") as f:
+            f.truncate(spec.nvme_size_mib << 20)
+        state.record("loop", str(backing))
+        dev = subprocess.run(
+            ["losetup", "-f", "--show", str(backing)], check=True, capture_output=True, text=True
+        ).stdout.strip()
+        binds.append((Path(dev), dev))
+        lines += f"- {dev} {NVME_MODEL}\n"
+    return binds, lines
 
 
 def cgroup_dirs(state: VmState, name: str) -> list[Path]:
@@ -153,19 +176,30 @@ def start(state: VmState, spec: MachineSpec, lower: Path, gateway: str) -> int:
     root = mount_root(state, spec, lower)
     write_seed(root, seed_files(spec, gateway))
     binds = make_gpu_nodes(state, spec)
+    nvme_binds, devices = make_nvme(state, spec)
+    if devices:
+        write_seed(root, {"etc/gpucl-sandbox/devices": devices})
+    binds += nvme_binds
     binds += [(srv_root, f"{NFS_DIR}/{server}") for server, srv_root in spec.nfs_servers.items()]
     cgroups = cgroup_dirs(state, spec.name)
     binds += controller_binds(cgroups)
     join = "".join(f"echo $$ > {c}/cgroup.procs; " for c in cgroups)
     argv = ["sh", "-c", f'{join}exec "$@"', "sh", *nspawn_argv(spec, root, binds)]
-    res = state.record("process", f"nspawn@{spec.name}")
-    log = node_dir(state, spec.name) / "console.log"
+    state.nodes[spec.name].update(argv=argv, root=str(root))
+    return launch(state, spec.name)
+
+
+def launch(state: VmState, name: str) -> int:
+    """Start (or, after a reboot, start again) a node's recorded systemd-nspawn command."""
+    argv = state.nodes[name]["argv"]
+    res = state.record("process", f"nspawn@{name}")
+    log = node_dir(state, name) / "console.log"
     with open(log, "ab") as out:
         proc = subprocess.Popen(
             argv, stdin=subprocess.DEVNULL, stdout=out, stderr=out, start_new_session=True
         )
     state.set_pid(res, proc.pid)
-    state.nodes[spec.name].update(pid=proc.pid, root=str(root))
+    state.nodes[name]["pid"] = proc.pid
     state.save()
     return proc.pid
 

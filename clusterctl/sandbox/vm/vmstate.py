@@ -22,11 +22,9 @@ KINDS = ("process", "cgroup", "mount", "loop", "netns", "dir")
 class Resource:
     kind: str
     name: str
-    """process: a role ("nspawn@node"); mount/dir/cgroup: a path; netns: a name; loop: /dev path."""
+    """process: a role ("nspawn@node"); mount/dir/cgroup: a path; netns: a name; loop: its file."""
     pid: int | None = None
     start_time: str | None = None
-    backing: str | None = None
-    """loop: its backing file, so a device re-used by someone else is never detached."""
 
 
 @dataclass
@@ -111,12 +109,12 @@ def release(res: Resource, grace: float = 10.0) -> None:
         while _mounted(res.name):
             if subprocess.run(["umount", res.name], capture_output=True).returncode != 0:
                 subprocess.run(["umount", "-l", res.name], capture_output=True)
-    elif res.kind == "loop":
+    elif res.kind == "loop":  # name: the backing file; detach every device still on it
         out = subprocess.run(
-            ["losetup", "-n", "-O", "BACK-FILE", res.name], capture_output=True, text=True
-        ).stdout.strip()
-        if out and res.backing and out.startswith(res.backing):
-            subprocess.run(["losetup", "-d", res.name], capture_output=True)
+            ["losetup", "-n", "-O", "NAME", "-j", res.name], capture_output=True, text=True
+        ).stdout.split()
+        for dev in out:
+            subprocess.run(["losetup", "-d", dev], capture_output=True)
     elif res.kind == "netns":
         if Path("/run/netns", res.name).exists():
             subprocess.run(["ip", "netns", "delete", res.name], capture_output=True)
