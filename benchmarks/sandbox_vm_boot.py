@@ -19,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from clusterctl.sandbox.vm import boot, image, repo, vmstate
+from clusterctl.sandbox.vm import boot, image, repo, report, vmstate
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -67,7 +67,7 @@ def one_boot(plan: Path, nodes: int, idle_s: float) -> tuple[float, float, list[
         t = time.perf_counter()
         boot.down(workdir, log=lambda _m: None)
         down_s = time.perf_counter() - t
-        left = boot.leftovers(workdir)
+        left = report.leftovers(workdir)
         assert not left, left
         return up_s, down_s, pss
     finally:

@@ -6,7 +6,19 @@ Modules, one concern each:
   repo           the local apt repository (Debian's .debs + slurm-smd/nfs stand-in packages)
   labserver      the HTTP server in the lab netns: apt repo + IMDS stand-in (stdlib only)
   lab            network namespaces, bridge, veths, the lab server process
-  machine        one node: overlay root, NoCloud seed, systemd-nspawn, nsenter
+  machine        one node: overlay root, NoCloud seed, GPU/NVMe stand-ins, systemd-nspawn, nsenter
   vmstate        the record-before-create state file that `down` walks
-  boot           up / report / down for a whole cluster
+  report         cloud-init status, failed units, system state per node; leftovers on the host
+  boot           up / status / run / reboot / down for a whole cluster
+
+Public API (what a CLI calls):
+  boot.cluster_from_plan(plan_dir, nodes=None, gpus=8, nvme_disks=1) -> list[boot.NodeSpec]
+  boot.up(specs, workdir, timeout=900.0, log=print) -> dict[node, report]
+  boot.status(workdir) -> dict[node, dict]
+  boot.run(workdir, node, cmd, timeout=120.0) -> subprocess.CompletedProcess
+  boot.reboot(workdir, node, timeout=300.0, log=print) -> report
+  boot.down(workdir, log=print) -> bool
+  report.summary(reports) -> str;  report.leftovers(workdir) -> list[str]
+  substitutions.explain() -> str;  substitutions.write(workdir) -> Path
+  image.build(recipe=Recipe(), log=print) -> Image;  repo.prepare(image, log=print) -> Path
 """

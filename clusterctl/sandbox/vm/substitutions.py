@@ -126,9 +126,11 @@ SUBSTITUTIONS: tuple[Substitution, ...] = (
     Substitution(
         "local-nvme",
         "8 local NVMe disks (model 'Microsoft NVMe Direct Disk'), md RAID0",
-        "none: nvme-raid.sh finds no disk and leaves /mnt/nvme on the root filesystem",
-        "this kernel has no md-raid; loop devices with a udev model record are prepared "
-        "(devices.sh) but not wired yet",
+        "one loop device per GPU node (2 GiB sparse file, kept across reboots) that lsblk reports "
+        "with model 'Microsoft NVMe Direct Disk' (udev-database record by the image's platform "
+        "unit): nvme-raid.sh takes its one-disk branch (mkfs.xfs, mount); the RAID0 branch is "
+        "not exercised",
+        "this kernel has no md-raid; one disk exercises discovery, mkfs, mount and reboot",
         "machine",
     ),
     Substitution(

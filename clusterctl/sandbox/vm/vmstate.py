@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import shutil
@@ -59,6 +60,11 @@ class VmState:
     def set_pid(self, res: Resource, pid: int) -> None:
         res.pid, res.start_time = pid, proc_start_time(pid)
         self.save()
+
+
+def sandbox_id(workdir: str | os.PathLike[str]) -> str:
+    """Short id of a workdir: names its namespaces and cgroups (gpucl-<sid>-...)."""
+    return hashlib.sha1(str(Path(workdir).resolve()).encode()).hexdigest()[:6]
 
 
 def load(workdir: str | os.PathLike[str]) -> VmState | None:

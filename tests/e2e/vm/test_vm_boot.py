@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from clusterctl.sandbox.vm import boot, substitutions
+from clusterctl.sandbox.vm import boot, report, substitutions
 
 pytestmark = pytest.mark.sandbox
 
@@ -50,7 +50,7 @@ def booted(tmp_path_factory):
         yield specs, workdir, reports
     finally:
         boot.down(workdir)
-        assert boot.leftovers(workdir) == []
+        assert report.leftovers(workdir) == []
 
 
 def test_cloud_init_ran_every_stage_on_both(booted):
