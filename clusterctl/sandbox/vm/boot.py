@@ -40,6 +40,16 @@ class NodeSpec:
     vm_size: str = ""
     gpus: int = 0
     nvme_disks: int = 0
+    data_disks: tuple[tuple[str, int], ...] = ()
+
+
+def _publish_inits(state: VmState) -> None:
+    """Tell the lab server each node's PID 1 (the NFS stand-in enters nodes by it)."""
+    vm_map = Path(state.lab["vm_map"])
+    vms = json.loads(vm_map.read_text())
+    for node in state.nodes.values():
+        vms[node["address"]]["init"] = node.get("init")
+    lab_mod.write_vm_map(vm_map, vms)
 
 
 def cluster_from_plan(
@@ -62,6 +72,7 @@ def cluster_from_plan(
                     (cloud_init / "scheduler.yaml").read_text(),
                     vm_name=name,
                     vm_size=inputs.get("hardwareProfile", {}).get("vmSize", ""),
+                    data_disks=(("/dev/disk/azure/scsi1/lun0", 4096),),
                 ),
             )
         elif res["type"] == "azure-native:compute:VirtualMachineScaleSet":
@@ -113,9 +124,6 @@ def up(specs: list[NodeSpec], workdir: Path, timeout: float = 900.0, log=print) 
     key = (repo_dir / "gpucl-sandbox.asc").read_text()
     (workdir / "logs").mkdir(exist_ok=True)
     (workdir / "logs" / "repo-key.asc").write_text(key)
-    sched_root = {
-        s.name: machine.node_dir(state, s.name) / "root" for s in specs if s.role == "scheduler"
-    }
     for spec in specs:
         ms = machine.MachineSpec(
             name=spec.name,
@@ -129,7 +137,7 @@ def up(specs: list[NodeSpec], workdir: Path, timeout: float = 900.0, log=print) 
             },
             gpus=spec.gpus,
             nvme_disks=spec.nvme_disks,
-            nfs_servers=sched_root if spec.role != "scheduler" else {},
+            data_disks=spec.data_disks,
         )
         (workdir / "logs" / spec.name).mkdir(parents=True, exist_ok=True)
         (workdir / "logs" / spec.name / "user-data").write_text(ms.user_data)
@@ -138,6 +146,7 @@ def up(specs: list[NodeSpec], workdir: Path, timeout: float = 900.0, log=print) 
     for name in state.nodes:
         state.nodes[name]["init"] = machine.init_pid(state.nodes[name]["pid"])
     state.save()
+    _publish_inits(state)
     stages["start"] = time.monotonic() - t1
     done = wait_cloud_init(state, deadline=time.monotonic() + timeout, log=log)
     stages["cloud-init"] = time.monotonic() - t1 - stages["start"]
@@ -164,12 +173,14 @@ def _start_lab(state: VmState, lab: lab_mod.Lab, repo_dir: Path, specs: list[Nod
         }
         lab_mod.attach_node(state, lab, spec.name, index)
         vms[addr] = {
-            "compute": lab_mod.imds_compute(spec.vm_name, spec.scale_set, spec.name, spec.vm_size)
+            "hostnames": [spec.name],
+            "compute": lab_mod.imds_compute(spec.vm_name, spec.scale_set, spec.name, spec.vm_size),
         }
     vm_map = Path(state.workdir) / "imds-vms.json"
     lab_mod.write_vm_map(vm_map, vms)
+    state.lab["vm_map"] = str(vm_map)
     cgroups = machine.cgroup_dirs(state, "lab-server")
-    state.lab = {
+    state.lab |= {
         "netns": lab.netns,
         "gateway": lab.gateway,
         "pid": lab_mod.start_server(state, lab, repo_dir, vm_map, cgroups),
@@ -225,6 +236,7 @@ def reboot(workdir: Path, node: str, timeout: float = 300.0, log=print) -> dict:
     machine.launch(state, node)
     state.nodes[node]["init"] = machine.init_pid(state.nodes[node]["pid"])
     state.save()
+    _publish_inits(state)
     t0 = time.monotonic()
     while time.monotonic() - t0 < timeout:
         running = machine.run_in(state.nodes[node]["init"], ["systemctl", "is-system-running"])

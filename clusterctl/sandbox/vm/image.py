@@ -38,6 +38,7 @@ IMAGE_PACKAGES = (
     "git",
     "make",
     "gpg",
+    "xfsprogs",  # Ubuntu's cloud images ship it; the scheduler's fs_setup needs it before packages
     "netbase",
     "less",
     "systemd-resolved",

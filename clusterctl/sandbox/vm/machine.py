@@ -16,7 +16,6 @@ from ..cgroups import make_dir, v1_hierarchies
 from .vmstate import VmState
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
-NFS_DIR = "/run/gpucl-sandbox/nfs"
 NVIDIA_MAJOR = 195
 
 
@@ -31,12 +30,13 @@ class MachineSpec:
     hosts: dict[str, str] = field(default_factory=dict)
     """/etc/hosts: name -> address (the lab's stand-in for Azure DNS)."""
     gpus: int = 0
-    nfs_servers: dict[str, Path] = field(default_factory=dict)
-    """NFS server hostname -> its root filesystem on the host (bound at NFS_DIR/<server>)."""
     admin_user: str = "azureuser"
     nvme_disks: int = 0
     """Loop devices that lsblk reports with Azure's local NVMe model (no md-raid here: use 1)."""
     nvme_size_mib: int = 2048
+    data_disks: tuple[tuple[str, int], ...] = ()
+    """(device link, size MiB): a loop device with one GPT partition, e.g. Azure's
+    /dev/disk/azure/scsi1/lun0 (the link and <link>-part1 are made by the image's platform unit)."""
 
 
 def node_dir(state: VmState, name: str) -> Path:
@@ -114,12 +114,39 @@ def make_nvme(state: VmState, spec: MachineSpec) -> tuple[list[tuple[Path, str]]
         with open(backing, "wb") as f:
             f.truncate(spec.nvme_size_mib << 20)
         state.record("loop", str(backing))
-        dev = subprocess.run(
-            ["losetup", "-f", "--show", str(backing)], check=True, capture_output=True, text=True
-        ).stdout.strip()
+        dev = _run(["losetup", "-f", "--show", str(backing)]).strip()
         binds.append((Path(dev), dev))
         lines += f"- {dev} {NVME_MODEL}\n"
     return binds, lines
+
+
+def make_data_disks(state: VmState, spec: MachineSpec) -> tuple[list[tuple[Path, str]], str]:
+    """Data disks: loop devices partitioned on the host (GPT, one partition) so the partition's
+    device node exists before boot; there is no udev in the node to make it later, and this
+    kernel reads no partition tables (partx adds the partition)."""
+    binds, lines = [], ""
+    for i, (link, size_mib) in enumerate(spec.data_disks):
+        backing = node_dir(state, spec.name) / f"data{i}.img"
+        with open(backing, "wb") as f:
+            f.truncate(size_mib << 20)
+        state.record("loop", str(backing))
+        dev = _run(["losetup", "-P", "-f", "--show", str(backing)]).strip()
+        _run(["sfdisk", "--quiet", dev], stdin="label: gpt\n,,L\n")
+        _run(["partx", "-a", dev])  # this kernel parses no partition tables: add it by hand
+        part = f"{dev}p1"
+        deadline = time.monotonic() + 5
+        while not Path(part).exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        binds += [(Path(dev), dev), (Path(part), part)]
+        lines += f"{link} {dev}\n{link}-part1 {part}\n"
+    return binds, lines
+
+
+def _run(argv: list[str], stdin: str | None = None) -> str:
+    proc = subprocess.run(argv, input=stdin, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(argv)}: {proc.stderr.strip()}")
+    return proc.stdout
 
 
 def cgroup_dirs(state: VmState, name: str) -> list[Path]:
@@ -176,11 +203,11 @@ def start(state: VmState, spec: MachineSpec, lower: Path, gateway: str) -> int:
     root = mount_root(state, spec, lower)
     write_seed(root, seed_files(spec, gateway))
     binds = make_gpu_nodes(state, spec)
-    nvme_binds, devices = make_nvme(state, spec)
-    if devices:
-        write_seed(root, {"etc/gpucl-sandbox/devices": devices})
-    binds += nvme_binds
-    binds += [(srv_root, f"{NFS_DIR}/{server}") for server, srv_root in spec.nfs_servers.items()]
+    nvme_binds, nvme_lines = make_nvme(state, spec)
+    disk_binds, disk_lines = make_data_disks(state, spec)
+    if nvme_lines or disk_lines:
+        write_seed(root, {"etc/gpucl-sandbox/devices": nvme_lines + disk_lines})
+    binds += nvme_binds + disk_binds
     cgroups = cgroup_dirs(state, spec.name)
     binds += controller_binds(cgroups)
     join = "".join(f"echo $$ > {c}/cgroup.procs; " for c in cgroups)

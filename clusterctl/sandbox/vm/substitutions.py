@@ -32,7 +32,7 @@ SUBSTITUTIONS: tuple[Substitution, ...] = (
         "os-image",
         "Azure HPC image microsoft-dsvm:ubuntu-hpc (Ubuntu 22.04)",
         "Debian trixie rootfs (systemd 257, cloud-init 25.x) built by mmdebstrap, with "
-        "python3, curl, openssh, iproute2, rsync, git, make, gpg preinstalled",
+        "python3, curl, openssh, iproute2, rsync, git, make, gpg, xfsprogs preinstalled",
         "the HPC image cannot be booted in a container; trixie is the Debian release "
         "nearest the cloud's userland and Slurm",
         "image",
@@ -75,11 +75,12 @@ SUBSTITUTIONS: tuple[Substitution, ...] = (
     Substitution(
         "nfs",
         "kernel NFS client and server (nfs-common, nfs-kernel-server)",
-        "stand-in packages: exportfs records exports in /var/lib/nfs/etab, mount.nfs "
-        "bind-mounts <server root><path> (the server's root filesystem is bound into "
-        "each node at /run/gpucl-sandbox/nfs/<server>) once exported",
+        "stand-in packages: exportfs records exports in /var/lib/nfs/etab; mount.nfs asks the lab "
+        "server, which (once the server node exports the path) clones the export's mount tree "
+        "inside the server's mount namespace (open_tree) and attaches it at the mount point inside "
+        "the client's (move_mount): the client sees the server's own view, data disk included",
         "this kernel has no NFS; fstab and user-data stay byte-same",
-        "repo+machine",
+        "repo+lab",
     ),
     Substitution(
         "imds",
@@ -117,10 +118,13 @@ SUBSTITUTIONS: tuple[Substitution, ...] = (
     ),
     Substitution(
         "data-disk",
-        "scheduler data disk /dev/disk/azure/scsi1/lun0 (xfs, /shared)",
-        "none: cloud-init's disk_setup/fs_setup find no device; /shared is a directory on "
-        "the root filesystem",
-        "not built yet (loop device + partition nodes inside nspawn)",
+        "scheduler data disk /dev/disk/azure/scsi1/lun0 (blank managed disk; cloud-init "
+        "partitions it, makes xfs labelled gpucl-shared, mounts /shared)",
+        "a 4 GiB loop device with ONE GPT partition made on the host (partx: this kernel parses no "
+        "partition tables), /dev/disk/azure/scsi1/lun0[-part1] links by the image's platform unit; "
+        "cloud-init's disk_setup refuses it (`is not a disk device`: lsblk TYPE is loop) and so is "
+        "NOT exercised; fs_setup (mkfs.xfs -L gpucl-shared) and mounts (LABEL=) are",
+        "no disk-typed block device can be made here without kernel modules",
         "machine",
     ),
     Substitution(
