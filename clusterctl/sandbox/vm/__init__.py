@@ -6,6 +6,7 @@ Modules, one concern each:
   repo           the local apt repository (Debian's .debs + slurm-smd/nfs stand-in packages)
   labserver      the HTTP server in the lab netns: apt repo + IMDS stand-in (stdlib only)
   lab            network namespaces, bridge, veths, the lab server process
+  nfsbind        the NFS stand-in's server side: attach a node's export inside another node
   machine        one node: overlay root, NoCloud seed, GPU/NVMe stand-ins, systemd-nspawn, nsenter
   vmstate        the record-before-create state file that `down` walks
   report         cloud-init status, failed units, system state per node; leftovers on the host

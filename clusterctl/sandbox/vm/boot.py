@@ -240,7 +240,7 @@ def reboot(workdir: Path, node: str, timeout: float = 300.0, log=print) -> dict:
     t0 = time.monotonic()
     while time.monotonic() - t0 < timeout:
         running = machine.run_in(state.nodes[node]["init"], ["systemctl", "is-system-running"])
-        if running.stdout.strip() not in ("", "initializing", "starting"):
+        if running.stdout.strip() not in ("", "offline", "initializing", "starting"):
             break
         time.sleep(1)
     log(f"reboot: {node} up again in {time.monotonic() - t0:.1f} s")
