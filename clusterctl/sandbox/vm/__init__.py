@@ -18,6 +18,7 @@ Public API (what a CLI calls):
   boot.status(workdir) -> dict[node, dict]
   boot.run(workdir, node, cmd, timeout=120.0) -> subprocess.CompletedProcess
   boot.reboot(workdir, node, timeout=300.0, log=print) -> report
+  boot.slow_link(workdir, node, rate="20mbit" | None) -> None
   boot.down(workdir, log=print) -> bool
   report.summary(reports) -> str;  report.leftovers(workdir) -> list[str]
   substitutions.explain() -> str;  substitutions.write(workdir) -> Path

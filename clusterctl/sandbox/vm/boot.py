@@ -217,6 +217,19 @@ def status(workdir: Path) -> dict[str, dict]:
     return out
 
 
+def slow_link(workdir: Path, node: str, rate: str | None = "20mbit") -> None:
+    """Slow a node's link on the lab bridge (`tbf`); rate None clears it."""
+    state = vmstate.load(workdir.resolve())
+    if state is None or node not in state.nodes:
+        raise BootError(f"no node {node} in the sandbox at {workdir}")
+    lab = lab_mod.Lab(state.sid)
+    index = state.nodes[node]["index"]
+    if rate is None:
+        lab_mod.clear_link(lab, index, node)
+    else:
+        lab_mod.slow_link(lab, index, node, rate)
+
+
 def reboot(workdir: Path, node: str, timeout: float = 300.0, log=print) -> dict:
     """`systemctl reboot` inside the node; nspawn exits, and the node boots again from the same
     upper layer (what a VM keeps across a reboot), as systemd-nspawn@.service would restart it.

@@ -88,6 +88,36 @@ def link_of(lab: Lab, index: int, node: str) -> tuple[str, str]:
     return lab.netns, f"v{index}-{node}"[:15]
 
 
+def slow_link(lab: Lab, index: int, node: str, rate: str = "20mbit") -> None:
+    """Slow the node's traffic from the bridge (this kernel has no netem: a token bucket)."""
+    ns, dev = link_of(lab, index, node)
+    ip_ = [
+        "tc",
+        "-n",
+        ns,
+        "qdisc",
+        "replace",
+        "dev",
+        dev,
+        "root",
+        "tbf",
+        "rate",
+        rate,
+        "burst",
+        "32kbit",
+        "latency",
+        "400ms",
+    ]
+    proc = subprocess.run(ip_, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise LabError(f"{' '.join(ip_)}: {proc.stderr.strip()}")
+
+
+def clear_link(lab: Lab, index: int, node: str) -> None:
+    ns, dev = link_of(lab, index, node)
+    subprocess.run(["tc", "-n", ns, "qdisc", "del", "dev", dev, "root"], capture_output=True)
+
+
 def start_server(state: VmState, lab: Lab, root: Path, vm_map: Path, cgroups: list[Path]) -> int:
     """Run labserver.py inside the lab namespace, in its own cgroups; returns its PID."""
     log = Path(state.workdir) / "logs" / "lab-server.log"
