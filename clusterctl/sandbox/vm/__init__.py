@@ -21,6 +21,9 @@ Public API (what a CLI calls):
   boot.slow_link(workdir, node, rate="20mbit" | None) -> None
   boot.down(workdir, log=print) -> bool
   report.summary(reports) -> str;  report.leftovers(workdir) -> list[str]
+  report.journal_grep(workdir, node, regex) -> list[str]
+  report.slurm_log_errors(workdir, node) -> list[str]
+  report.munge_crosscheck(workdir) -> {"a->b": unmunge verdict}
   substitutions.explain() -> str;  substitutions.write(workdir) -> Path
   image.build(recipe=Recipe(), log=print) -> Image;  repo.prepare(image, log=print) -> Path
 """
