@@ -138,6 +138,14 @@ SUBSTITUTIONS: tuple[Substitution, ...] = (
         "machine",
     ),
     Substitution(
+        "fstab-local-disks",
+        "systemd mounts fstab's local-disk entries (e.g. LABEL=gpucl-shared /shared) at boot",
+        "the image's platform unit runs `mount -a -O no_netdev -t xfs,ext4,...` early at boot",
+        "in a container systemd-fstab-generator ignores fstab device entries; without this a "
+        "rebooted node would lose mounts a VM keeps (network and bind entries stay systemd's)",
+        "image",
+    ),
+    Substitution(
         "github-downloads",
         "runcmd downloads from github.com (enroot .debs, pyxis clone, "
         "azurehpc-health-checks tarball)",

@@ -82,3 +82,14 @@ def test_node_name_from_imds_stand_in(booted):
     gpu = specs[1]
     name = boot.run(workdir, gpu.name, ["/usr/local/libexec/gpu-clusters/node-name.sh"])
     assert name.stdout.strip() == "gpu-pg0-1", name.stderr
+
+
+def test_reboot_brings_the_node_back_with_its_mounts(booted):
+    specs, workdir, _ = booted
+    scheduler, gpu = specs
+    boot.run(workdir, scheduler.name, ["sh", "-c", "echo kept > /shared/home/reboot-marker"])
+    report_after = boot.reboot(workdir, gpu.name, log=lambda _m: None)
+    assert report_after["cloud_init"] in ("done", "error")
+    assert boot.run(workdir, gpu.name, ["hostname"]).stdout.strip() == "gpu-pg0-1"
+    marker = boot.run(workdir, gpu.name, ["cat", "/home/reboot-marker"])  # NFS stand-in again
+    assert marker.stdout.strip() == "kept", marker.stderr
