@@ -1,0 +1,29 @@
+"""VM-like sandbox nodes: systemd-nspawn containers that boot systemd and cloud-init like cloud VMs.
+
+Modules, one concern each:
+  substitutions  the declared list of what stands in for what (and the one user-data rewrite)
+  image          the cached node image (mmdebstrap of Debian trixie + HPC-image stand-ins)
+  repo           the local apt repository (Debian's .debs + slurm-smd/nfs stand-in packages)
+  labserver      the HTTP server in the lab netns: apt repo + IMDS stand-in (stdlib only)
+  lab            network namespaces, bridge, veths, the lab server process
+  nfsbind        the NFS stand-in's server side: attach a node's export inside another node
+  machine        one node: overlay root, NoCloud seed, GPU/NVMe stand-ins, systemd-nspawn, nsenter
+  vmstate        the record-before-create state file that `down` walks
+  report         cloud-init status, failed units, system state per node; leftovers on the host
+  boot           up / status / run / reboot / down for a whole cluster
+
+Public API (what a CLI calls):
+  boot.cluster_from_plan(plan_dir, nodes=None, gpus=8, nvme_disks=1) -> list[boot.NodeSpec]
+  boot.up(specs, workdir, timeout=900.0, log=print) -> dict[node, report]
+  boot.status(workdir) -> dict[node, dict]
+  boot.run(workdir, node, cmd, timeout=120.0) -> subprocess.CompletedProcess
+  boot.reboot(workdir, node, timeout=300.0, log=print) -> report
+  boot.slow_link(workdir, node, rate="20mbit" | None) -> None
+  boot.down(workdir, log=print) -> bool
+  report.summary(reports) -> str;  report.leftovers(workdir) -> list[str]
+  report.journal_grep(workdir, node, regex) -> list[str]
+  report.slurm_log_errors(workdir, node) -> list[str]
+  report.munge_crosscheck(workdir) -> {"a->b": unmunge verdict}
+  substitutions.explain() -> str;  substitutions.write(workdir) -> Path
+  image.build(recipe=Recipe(), log=print) -> Image;  repo.prepare(image, log=print) -> Path
+"""

@@ -1,0 +1,297 @@
+"""Boot a cluster of VM-like nodes from rendered user-data, report how each booted, tear it down.
+
+specs = cluster_from_plan(Path("/tmp/plan-h100"))      # or build NodeSpec by hand
+reports = up(specs, Path("/tmp/sbx"), timeout=600)      # boots, waits for cloud-init, reports
+run(Path("/tmp/sbx"), "h100-scheduler", ["sinfo"])      # nsenter into a node
+down(Path("/tmp/sbx"))                                  # idempotent; works after a SIGKILL of up
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import image as image_mod
+from . import lab as lab_mod
+from . import machine, repo, substitutions, vmstate
+from .report import report_node, summary, wait_cloud_init
+from .vmstate import VmState
+
+
+class BootError(RuntimeError):
+    pass
+
+
+@dataclass(frozen=True)
+class NodeSpec:
+    name: str
+    """Hostname as Azure sets it: scheduler's computerName, scale-set VM prefix + base36 id."""
+    role: str
+    """"scheduler" or "gpu"."""
+    user_data: str
+    vm_name: str
+    """Azure's VM name, what IMDS returns as `name`: a scale-set VM is <scale set>_<instance id>."""
+    scale_set: str = ""
+    vm_size: str = ""
+    gpus: int = 0
+    nvme_disks: int = 0
+    data_disks: tuple[tuple[str, int], ...] = ()
+
+
+def _publish_inits(state: VmState) -> None:
+    """Tell the lab server each node's PID 1 (the NFS stand-in enters nodes by it)."""
+    vm_map = Path(state.lab["vm_map"])
+    vms = json.loads(vm_map.read_text())
+    for node in state.nodes.values():
+        vms[node["address"]]["init"] = node.get("init")
+    lab_mod.write_vm_map(vm_map, vms)
+
+
+def cluster_from_plan(
+    plan_dir: Path, nodes: int | None = None, gpus: int = 8, nvme_disks: int = 1
+) -> list[NodeSpec]:
+    """Scheduler + scale-set VMs of a `clusterctl plan --out` directory, with their user-data."""
+    plan = json.loads((plan_dir / "plan.json").read_text())
+    cloud_init = plan_dir / "cloud-init"
+    node_yamls = sorted(p for p in cloud_init.glob("*.yaml") if p.name != "scheduler.yaml")
+    specs: list[NodeSpec] = []
+    for res in plan["resources"]:
+        inputs = res.get("inputs", {})
+        if res["type"] == "azure-native:compute:VirtualMachine":
+            name = inputs["osProfile"]["computerName"]
+            specs.insert(
+                0,
+                NodeSpec(
+                    name,
+                    "scheduler",
+                    (cloud_init / "scheduler.yaml").read_text(),
+                    vm_name=name,
+                    vm_size=inputs.get("hardwareProfile", {}).get("vmSize", ""),
+                    data_disks=(("/dev/disk/azure/scsi1/lun0", 4096),),
+                ),
+            )
+        elif res["type"] == "azure-native:compute:VirtualMachineScaleSet":
+            vmss = inputs["vmScaleSetName"]
+            prefix = inputs["virtualMachineProfile"]["osProfile"]["computerNamePrefix"]
+            yaml = next((p for p in node_yamls if p.stem in vmss), node_yamls[0])
+            count = inputs["sku"]["capacity"] if nodes is None else nodes
+            for i in range(count):
+                specs.append(
+                    NodeSpec(
+                        f"{prefix}{_base36(i, 6)}",
+                        "gpu",
+                        yaml.read_text(),
+                        vm_name=f"{vmss}_{i}",
+                        scale_set=vmss,
+                        vm_size=inputs["sku"]["name"],
+                        gpus=gpus,
+                        nvme_disks=nvme_disks,
+                    )
+                )
+    return specs
+
+
+def _base36(n: int, width: int) -> str:
+    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+    out = ""
+    while n or not out:
+        n, r = divmod(n, 36)
+        out = digits[r] + out
+    return out.rjust(width, "0")
+
+
+def up(specs: list[NodeSpec], workdir: Path, timeout: float = 900.0, log=print) -> dict[str, dict]:
+    """Build/reuse the image, start the lab and every node, wait for cloud-init, return reports."""
+    workdir = workdir.resolve()
+    workdir.mkdir(parents=True, exist_ok=True)
+    if vmstate.load(workdir) is not None:
+        raise BootError(f"{workdir} has a sandbox already; run down first")
+    t0 = time.monotonic()
+    img = image_mod.build(log=log)
+    repo_dir = repo.prepare(img, log=log)
+    stages = {"image": time.monotonic() - t0}
+    state = VmState(workdir=str(workdir), sid=vmstate.sandbox_id(workdir))
+    state.save()
+    substitutions.write(workdir)
+    lab = lab_mod.Lab(state.sid)
+    t1 = time.monotonic()
+    _start_lab(state, lab, repo_dir, specs)
+    key = (repo_dir / "gpucl-sandbox.asc").read_text()
+    (workdir / "logs").mkdir(exist_ok=True)
+    (workdir / "logs" / "repo-key.asc").write_text(key)
+    for spec in specs:
+        ms = machine.MachineSpec(
+            name=spec.name,
+            role=spec.role,
+            user_data=substitutions.rewrite_user_data(spec.user_data, key),
+            address=state.nodes[spec.name]["address"],
+            netns=state.nodes[spec.name]["netns"],
+            hosts={
+                **{s.name: state.nodes[s.name]["address"] for s in specs},
+                substitutions.MIRROR_HOST: lab.gateway,
+            },
+            gpus=spec.gpus,
+            nvme_disks=spec.nvme_disks,
+            data_disks=spec.data_disks,
+        )
+        (workdir / "logs" / spec.name).mkdir(parents=True, exist_ok=True)
+        (workdir / "logs" / spec.name / "user-data").write_text(ms.user_data)
+        machine.start(state, ms, img.rootfs, lab.gateway)
+        log(f"up: {spec.name} ({spec.role}) booting at {ms.address}")
+    for name in state.nodes:
+        state.nodes[name]["init"] = machine.init_pid(state.nodes[name]["pid"])
+    state.save()
+    _publish_inits(state)
+    stages["start"] = time.monotonic() - t1
+    done = wait_cloud_init(state, deadline=time.monotonic() + timeout, log=log)
+    stages["cloud-init"] = time.monotonic() - t1 - stages["start"]
+    state.phase = "up"
+    state.save()
+    reports = {name: report_node(state, name, done.get(name, {})) for name in state.nodes}
+    (workdir / "report.json").write_text(
+        json.dumps({"stages_s": stages, "nodes": reports}, indent=1)
+    )
+    log("up: " + ", ".join(f"{k} {v:.1f} s" for k, v in stages.items()))
+    return reports
+
+
+def _start_lab(state: VmState, lab: lab_mod.Lab, repo_dir: Path, specs: list[NodeSpec]) -> None:
+    lab_mod.create_lab(state, lab)
+    vms = {}
+    for index, spec in enumerate(specs):
+        addr = lab.address(index)
+        state.nodes[spec.name] = {
+            "role": spec.role,
+            "address": addr,
+            "index": index,
+            "netns": lab.node_netns(spec.name),
+        }
+        lab_mod.attach_node(state, lab, spec.name, index)
+        vms[addr] = {
+            "hostnames": [spec.name],
+            "compute": lab_mod.imds_compute(spec.vm_name, spec.scale_set, spec.name, spec.vm_size),
+        }
+    vm_map = Path(state.workdir) / "imds-vms.json"
+    lab_mod.write_vm_map(vm_map, vms)
+    state.lab["vm_map"] = str(vm_map)
+    cgroups = machine.cgroup_dirs(state, "lab-server")
+    state.lab |= {
+        "netns": lab.netns,
+        "gateway": lab.gateway,
+        "pid": lab_mod.start_server(state, lab, repo_dir, vm_map, cgroups),
+    }
+    state.save()
+
+
+def run(
+    workdir: Path, node: str, cmd: list[str], timeout: float = 120.0
+) -> subprocess.CompletedProcess[str]:
+    state = vmstate.load(workdir)
+    if state is None or node not in state.nodes:
+        raise BootError(f"no node {node} in the sandbox at {workdir}")
+    return machine.run_in(state.nodes[node]["init"], cmd, timeout=timeout)
+
+
+def status(workdir: Path) -> dict[str, dict]:
+    """Per node: role, address, whether its container runs, and `is-system-running` inside."""
+    state = vmstate.load(workdir.resolve())
+    if state is None:
+        return {}
+    out = {}
+    for name, node in state.nodes.items():
+        alive = "init" in node and vmstate.proc_start_time(node["init"]) is not None
+        system = ""
+        if alive:
+            system = machine.run_in(node["init"], ["systemctl", "is-system-running"]).stdout.strip()
+        out[name] = {
+            "role": node["role"],
+            "address": node["address"],
+            "running": alive,
+            "system": system,
+        }
+    return out
+
+
+def slow_link(workdir: Path, node: str, rate: str | None = "20mbit") -> None:
+    """Slow a node's link on the lab bridge (`tbf`); rate None clears it."""
+    state = vmstate.load(workdir.resolve())
+    if state is None or node not in state.nodes:
+        raise BootError(f"no node {node} in the sandbox at {workdir}")
+    lab = lab_mod.Lab(state.sid)
+    index = state.nodes[node]["index"]
+    if rate is None:
+        lab_mod.clear_link(lab, index, node)
+    else:
+        lab_mod.slow_link(lab, index, node, rate)
+
+
+def reboot(workdir: Path, node: str, timeout: float = 300.0, log=print) -> dict:
+    """`systemctl reboot` inside the node; nspawn exits, and the node boots again from the same
+    upper layer (what a VM keeps across a reboot), as systemd-nspawn@.service would restart it.
+    Returns the node's report once booted (cloud-init reruns nothing on a known instance)."""
+    state = vmstate.load(workdir.resolve())
+    if state is None or node not in state.nodes:
+        raise BootError(f"no node {node} in the sandbox at {workdir}")
+    old = state.nodes[node]["pid"]
+    machine.run_in(state.nodes[node]["init"], ["systemctl", "reboot"])
+    deadline = time.monotonic() + 60
+    while vmstate.proc_start_time(old) is not None and time.monotonic() < deadline:
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(old, os.WNOHANG)
+        time.sleep(0.2)
+    if vmstate.proc_start_time(old) is not None:
+        raise BootError(f"{node} did not shut down within 60 s of `systemctl reboot`")
+    machine.launch(state, node)
+    state.nodes[node]["init"] = machine.init_pid(state.nodes[node]["pid"])
+    state.save()
+    _publish_inits(state)
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < timeout:
+        running = machine.run_in(state.nodes[node]["init"], ["systemctl", "is-system-running"])
+        if running.stdout.strip() not in ("", "offline", "initializing", "starting"):
+            break
+        time.sleep(1)
+    log(f"reboot: {node} up again in {time.monotonic() - t0:.1f} s")
+    done = wait_cloud_init(state, time.monotonic() + timeout, log=log, only=[node])
+    return report_node(state, node, done.get(node, {}))
+
+
+def down(workdir: Path, log=print) -> bool:
+    """Remove everything `up` recorded. False when there was nothing to remove."""
+    state = vmstate.load(workdir.resolve())
+    if state is None:
+        return False
+    t0 = time.monotonic()
+    vmstate.teardown(state, log=log)
+    log(f"down: {workdir} released in {time.monotonic() - t0:.1f} s")
+    return True
+
+
+def _main() -> int:
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="python -m clusterctl.sandbox.vm.boot")
+    ap.add_argument("action", choices=["up", "down", "explain"])
+    ap.add_argument("--plan", type=Path, help="a `clusterctl plan --out` directory")
+    ap.add_argument("--workdir", type=Path, default=Path("/tmp/gpucl-vm-sandbox"))
+    ap.add_argument("--nodes", type=int)
+    ap.add_argument("--timeout", type=float, default=900)
+    args = ap.parse_args()
+    if args.action == "explain":
+        print(substitutions.explain())
+        return 0
+    if args.action == "down":
+        down(args.workdir)
+        return 0
+    reports = up(cluster_from_plan(args.plan, args.nodes), args.workdir, timeout=args.timeout)
+    print(summary(reports))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(_main())

@@ -1,0 +1,169 @@
+"""The node image: an mmdebstrap'ed Debian trixie root filesystem, cached by the hash of its recipe.
+
+The image stands in for Azure's HPC image (microsoft-dsvm:ubuntu-hpc): systemd, cloud-init, python3,
+curl, openssh, iproute2 and the GPU stand-ins are preinstalled; Slurm and munge are NOT (the
+user-data installs them). The .debs the user-data will install are downloaded once, at build time,
+next to the root filesystem, so booting needs no network.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+CACHE_ROOT = Path("/var/cache/gpu-clusters/sandbox-image")
+FILES = Path(__file__).parent / "files"
+
+# What Azure's HPC image ships that the node scripts use (or a Debian stand-in for it).
+IMAGE_PACKAGES = (
+    "systemd",
+    "systemd-sysv",
+    "dbus",
+    "cloud-init",
+    "python3",
+    "curl",
+    "ca-certificates",
+    "openssh-server",
+    "iproute2",
+    "iputils-ping",
+    "kmod",
+    "procps",
+    "rsync",
+    "git",
+    "make",
+    "gpg",
+    "xfsprogs",  # Ubuntu's cloud images ship it; the scheduler's fs_setup needs it before packages
+    "netbase",
+    "less",
+    "systemd-resolved",
+)
+# Downloaded (with their dependencies) into the local repository; installed only by the user-data.
+# Debian's Slurm binaries are repackaged as the slurm-smd* stand-ins (see repo.py).
+REPO_PACKAGES = (
+    "munge",
+    "mdadm",
+    "xfsprogs",
+    "mariadb-server",
+    "slurmd",
+    "slurmctld",
+    "slurm-client",
+    "libslurm-dev",
+    "slurm-wlm-basic-plugins-dev",
+)
+
+
+@dataclass(frozen=True)
+class Recipe:
+    suite: str = "trixie"
+    mirror: str = "http://deb.debian.org/debian"
+    packages: tuple[str, ...] = IMAGE_PACKAGES
+    repo_packages: tuple[str, ...] = REPO_PACKAGES
+
+    def digest(self) -> str:
+        """Hash of everything that shapes the image: recipe, mmdebstrap command, files."""
+        h = hashlib.sha256(json.dumps(self.__dict__, sort_keys=True, default=list).encode())
+        argv = "\0".join(mmdebstrap_argv(self, Path("ROOTFS"), Path("DEBS")))
+        h.update(argv.replace(str(FILES), "FILES").encode())  # not where the checkout lives
+        for path in sorted((FILES / "rootfs").rglob("*")):
+            if path.is_file():
+                h.update(
+                    str(path.relative_to(FILES / "rootfs")).encode() + b"\0" + path.read_bytes()
+                )
+        return h.hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class Image:
+    dir: Path
+
+    @property
+    def rootfs(self) -> Path:
+        return self.dir / "rootfs"
+
+    @property
+    def debs(self) -> Path:
+        return self.dir / "debs"
+
+    @property
+    def ready(self) -> bool:
+        return (self.dir / "READY").exists()
+
+
+def image_for(recipe: Recipe = Recipe(), cache_root: Path = CACHE_ROOT) -> Image:
+    return Image(cache_root / recipe.digest())
+
+
+def mmdebstrap_argv(recipe: Recipe, rootfs: Path, debs: Path) -> list[str]:
+    """The mmdebstrap command line: base system, then the repo .debs downloaded into `debs`."""
+    download = " ".join(recipe.repo_packages)
+    return [
+        "mmdebstrap",
+        "--mode=root",
+        "--variant=apt",
+        "--verbose",
+        "--include=" + ",".join(recipe.packages),
+        '--aptopt=Acquire::Retries "3"',
+        "--customize-hook=" + f'chroot "$1" apt-get install --download-only -y -q {download}',
+        "--customize-hook=" + f'cp "$1"/var/cache/apt/archives/*.deb {debs}/',
+        "--customize-hook=" + f'tar -C {FILES}/rootfs -cf - . | tar -C "$1" --no-same-owner -xf -',
+        "--customize-hook="
+        + 'chroot "$1" systemctl enable gpucl-sandbox-platform.service systemd-networkd',
+        "--customize-hook=" + 'rm -f "$1"/etc/apt/sources.list',
+        recipe.suite,
+        str(rootfs),
+        recipe.mirror,
+    ]
+
+
+def build(recipe: Recipe = Recipe(), cache_root: Path = CACHE_ROOT, log=print) -> Image:
+    """Build the image unless a finished one with this recipe's hash is cached; return it."""
+    img = image_for(recipe, cache_root)
+    if img.ready:
+        log(f"image: cached {img.dir}")
+        return img
+    mounts = Path("/proc/self/mountinfo").read_text()
+    for stale in cache_root.glob("*"):  # an old recipe's image is never used again, unless booted
+        if str(stale) not in mounts:
+            shutil.rmtree(stale)
+    tmp = img.dir.with_name(img.dir.name + ".partial")
+    shutil.rmtree(tmp, ignore_errors=True)
+    (tmp / "debs").mkdir(parents=True)
+    t0 = time.monotonic()
+    log(f"image: building Debian {recipe.suite} into {img.dir} (mmdebstrap, about 1-3 min)")
+    argv = mmdebstrap_argv(recipe, tmp / "rootfs", tmp / "debs")
+    _run_with_progress(argv, tmp / "mmdebstrap.log", log)
+    (tmp / "recipe.json").write_text(json.dumps(recipe.__dict__, indent=1, default=list))
+    tmp.rename(img.dir)
+    (img.dir / "READY").write_text(f"{time.monotonic() - t0:.1f}\n")
+    log(f"image: ready in {time.monotonic() - t0:.0f} s")
+    return img
+
+
+def _run_with_progress(argv: list[str], logfile: Path, log) -> None:
+    """Run mmdebstrap, keep its full log, print its stage lines ("I: ...") as progress."""
+    with open(logfile, "w") as out:
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        assert proc.stdout
+        for line in proc.stdout:
+            out.write(line)
+            if line.startswith("I: ") and "running" not in line:
+                log("image:   " + line[3:].rstrip()[:100])
+        if proc.wait() != 0:
+            tail = logfile.read_text().splitlines()[-15:]
+            raise RuntimeError(f"mmdebstrap failed (log {logfile}):\n" + "\n".join(tail))
+
+
+def main() -> int:
+    img = build()
+    print(img.dir)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

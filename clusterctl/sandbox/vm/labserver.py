@@ -1,0 +1,130 @@
+"""The lab's HTTP server, run by the host in the lab network namespace (stdlib only, run by path).
+
+- 169.254.169.254: the Azure IMDS stand-in. The caller's source address picks its VM from the
+  JSON map file (address -> compute document); Azure's `Metadata: true` header is required.
+- any other address (the bridge's, named `sandbox-mirror` in every node's /etc/hosts): the stand-in
+  apt repositories, as static files under --root; and /gpucl-sandbox/nfs-mount, the NFS stand-in's
+  server side (the nodes' mount.nfs asks for an export; nfsbind.py attaches it).
+
+Every request is logged (client, path, status) to stderr, which the host sends to a file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+IMDS_ADDR = "169.254.169.254"
+
+
+class LabHandler(SimpleHTTPRequestHandler):
+    server_version = "gpucl-sandbox-lab/1"
+    vm_map: Path  # set by main()
+
+    def log_message(self, format: str, *args: object) -> None:
+        sys.stderr.write(
+            f"{self.client_address[0]} -> {self.connection.getsockname()[0]} {format % args}\n"
+        )
+        sys.stderr.flush()
+
+    def do_GET(self) -> None:
+        if self.connection.getsockname()[0] == IMDS_ADDR:
+            self._imds()
+        elif self.path.startswith("/gpucl-sandbox/nfs-mount?"):
+            self._nfs_mount()
+        else:
+            super().do_GET()
+
+    def _vms(self) -> dict:
+        try:
+            return json.loads(self.vm_map.read_text())
+        except (OSError, ValueError):
+            return {}
+
+    def _nfs_mount(self) -> None:
+        """Attach <server>:<path> at <target> in the caller, once the server exports <path>."""
+        q = {k: v[0] for k, v in parse_qs(urlsplit(self.path).query).items()}
+        vms = self._vms()
+        client = vms.get(self.client_address[0], {})
+        server = next((v for v in vms.values() if q.get("server") in v.get("hostnames", [])), None)
+        if not client.get("init") or server is None or not server.get("init"):
+            return self._json(404, {"error": f"no such client or server: {q}"})
+        root = f"/proc/{server['init']}/root"
+        path, target = q.get("path", ""), q.get("target", "")
+        try:
+            etab = Path(f"{root}/var/lib/nfs/etab").read_text().splitlines()
+        except OSError:
+            etab = []
+        if not any(line.split("\t")[0] == path for line in etab):
+            return self._json(503, {"error": f"{q.get('server')} does not export {path}"})
+        helper = Path(__file__).with_name("nfsbind.py")
+        argv = [
+            sys.executable,
+            "-I",
+            str(helper),
+            str(server["init"]),
+            path,
+            str(client["init"]),
+            target,
+        ]
+        proc = subprocess.run(argv, capture_output=True, text=True)
+        if proc.returncode != 0:
+            return self._json(500, {"error": proc.stderr.strip()})
+        return self._json(200, {"mounted": f"{q.get('server')}:{path} on {target}"})
+
+    def _imds(self) -> None:
+        url = urlsplit(self.path)
+        if self.headers.get("Metadata", "").lower() != "true":
+            return self._json(400, {"error": "Bad request. Required metadata header not specified"})
+        if "api-version" not in url.query:
+            return self._json(400, {"error": "Bad request. api-version was not specified"})
+        vm = self._vms().get(self.client_address[0])
+        if vm is None:
+            return self._json(404, {"error": f"no VM at {self.client_address[0]} in this lab"})
+        path = url.path.rstrip("/")
+        if path == "/metadata/instance/compute":
+            return self._json(200, vm["compute"])
+        if path == "/metadata/instance":
+            return self._json(200, {"compute": vm["compute"], "network": vm.get("network", {})})
+        if path == "/metadata/scheduledevents":
+            return self._json(
+                200, vm.get("scheduledevents", {"DocumentIncarnation": 0, "Events": []})
+            )
+        return self._json(404, {"error": "Not found"})
+
+    def _json(self, status: int, body: object) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json; charset=utf-8")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--root", required=True, help="directory served as the apt mirror")
+    ap.add_argument("--vm-map", required=True, help="JSON: source address -> IMDS documents")
+    ap.add_argument("--port", type=int, default=80)
+    args = ap.parse_args(argv)
+    LabHandler.vm_map = Path(args.vm_map)
+    root = args.root
+
+    class Handler(LabHandler):
+        def __init__(self, *a, **kw):
+            super().__init__(*a, directory=root, **kw)
+
+    server = ThreadingHTTPServer(("0.0.0.0", args.port), Handler)
+    server.daemon_threads = True
+    print(f"lab server on port {args.port}, root {root}", file=sys.stderr, flush=True)
+    server.serve_forever()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

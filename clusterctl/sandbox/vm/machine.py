@@ -1,0 +1,270 @@
+"""One node: an overlay root over the image, a NoCloud seed, GPU device nodes, systemd-nspawn.
+
+The container boots the image's systemd as PID 1 in its own network namespace and in its own subtree
+of every cgroup hierarchy (the host is hybrid v1; Slurm's cgroup/v2 plugin refuses hybrid).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..cgroups import make_dir, v1_hierarchies
+from .vmstate import VmState
+
+CGROUP_ROOT = Path("/sys/fs/cgroup")
+NVIDIA_MAJOR = 195
+
+
+@dataclass
+class MachineSpec:
+    name: str
+    """The VM's hostname as Azure sets it (computerName), e.g. h100-scheduler, gpu-pg0-000000."""
+    role: str
+    user_data: str
+    address: str
+    netns: str
+    hosts: dict[str, str] = field(default_factory=dict)
+    """/etc/hosts: name -> address (the lab's stand-in for Azure DNS)."""
+    gpus: int = 0
+    admin_user: str = "azureuser"
+    nvme_disks: int = 0
+    """Loop devices that lsblk reports with Azure's local NVMe model (no md-raid here: use 1)."""
+    nvme_size_mib: int = 2048
+    data_disks: tuple[tuple[str, int], ...] = ()
+    """(device link, size MiB): a loop device with one GPT partition, e.g. Azure's
+    /dev/disk/azure/scsi1/lun0 (the link and <link>-part1 are made by the image's platform unit)."""
+
+
+def node_dir(state: VmState, name: str) -> Path:
+    return Path(state.workdir) / "nodes" / name
+
+
+def mount_root(state: VmState, spec: MachineSpec, lower: Path) -> Path:
+    """Overlay: the cached image (read-only lower) + this node's upper directory."""
+    d = node_dir(state, spec.name)
+    state.record("dir", str(d))
+    for sub in ("upper", "work", "root"):
+        (d / sub).mkdir(parents=True, exist_ok=True)
+    root = d / "root"
+    state.record("mount", str(root))
+    opts = f"lowerdir={lower},upperdir={d / 'upper'},workdir={d / 'work'}"
+    subprocess.run(["mount", "-t", "overlay", "overlay", "-o", opts, str(root)], check=True)
+    return root
+
+
+def seed_files(spec: MachineSpec, gateway: str) -> dict[str, str]:
+    """The NoCloud seed and the per-node files the cloud's platform provides (path -> text)."""
+    meta = f"instance-id: {spec.name}\nlocal-hostname: {spec.name}\n"
+    network = (
+        "version: 2\nethernets:\n  eth0:\n"
+        f"    addresses: [{spec.address}/24]\n"
+        f"    routes:\n      - to: 0.0.0.0/0\n        via: {gateway}\n"
+    )
+    hosts = "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n"
+    hosts += "".join(f"{addr}\t{name}\n" for name, addr in spec.hosts.items())
+    azure = (
+        "# gpucl sandbox: what Azure's osProfile gives the VM (adminUsername)\n"
+        f"system_info:\n  default_user:\n    name: {spec.admin_user}\n"
+        "    lock_passwd: true\n    groups: [adm, sudo]\n    shell: /bin/bash\n"
+    )
+    return {
+        "var/lib/cloud/seed/nocloud/user-data": spec.user_data,
+        "var/lib/cloud/seed/nocloud/meta-data": meta,
+        "var/lib/cloud/seed/nocloud/network-config": network,
+        "etc/hosts": hosts,
+        "etc/cloud/cloud.cfg.d/91-gpucl-azure-osprofile.cfg": azure,
+    }
+
+
+def write_seed(root: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        if rel.endswith("/user-data"):
+            path.chmod(0o600)
+
+
+def make_gpu_nodes(state: VmState, spec: MachineSpec) -> list[tuple[Path, str]]:
+    """Real char devices /dev/nvidia0..N-1 (195:N), /dev/nvidiactl (195:255), made on the host."""
+    d = node_dir(state, spec.name) / "dev"
+    d.mkdir(parents=True, exist_ok=True)
+    pairs = []
+    for i in [*range(spec.gpus), 255] if spec.gpus else []:
+        name = "nvidiactl" if i == 255 else f"nvidia{i}"
+        path = d / name
+        if not path.exists():
+            os.mknod(path, 0o666 | 0o020000, os.makedev(NVIDIA_MAJOR, i))
+        pairs.append((path, f"/dev/{name}"))
+    return pairs
+
+
+NVME_MODEL = "Microsoft_NVMe_Direct_Disk"  # platform.sh turns _ into spaces for the udev record
+
+
+def make_nvme(state: VmState, spec: MachineSpec) -> tuple[list[tuple[Path, str]], str]:
+    """Sparse files on loop devices standing in for local NVMe: (binds, devices file text)."""
+    binds, lines = [], ""
+    for i in range(spec.nvme_disks):
+        backing = node_dir(state, spec.name) / f"nvme{i}.img"
+        with open(backing, "wb") as f:
+            f.truncate(spec.nvme_size_mib << 20)
+        state.record("loop", str(backing))
+        dev = _run(["losetup", "-f", "--show", str(backing)]).strip()
+        binds.append((Path(dev), dev))
+        lines += f"- {dev} {NVME_MODEL}\n"
+    return binds, lines
+
+
+def make_data_disks(state: VmState, spec: MachineSpec) -> tuple[list[tuple[Path, str]], str]:
+    """Data disks: loop devices partitioned on the host (GPT, one partition) so the partition's
+    device node exists before boot; there is no udev in the node to make it later, and this
+    kernel reads no partition tables (partx adds the partition)."""
+    binds, lines = [], ""
+    for i, (link, size_mib) in enumerate(spec.data_disks):
+        backing = node_dir(state, spec.name) / f"data{i}.img"
+        with open(backing, "wb") as f:
+            f.truncate(size_mib << 20)
+        state.record("loop", str(backing))
+        dev = _run(["losetup", "-P", "-f", "--show", str(backing)]).strip()
+        _run(["sfdisk", "--quiet", dev], stdin="label: gpt\n,,L\n")
+        _run(["partx", "-a", dev])  # this kernel parses no partition tables: add it by hand
+        part = f"{dev}p1"
+        deadline = time.monotonic() + 5
+        while not Path(part).exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        binds += [(Path(dev), dev), (Path(part), part)]
+        lines += f"{link} {dev}\n{link}-part1 {part}\n"
+    return binds, lines
+
+
+def _run(argv: list[str], stdin: str | None = None) -> str:
+    proc = subprocess.run(argv, input=stdin, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(argv)}: {proc.stderr.strip()}")
+    return proc.stdout
+
+
+def cgroup_dirs(state: VmState, name: str) -> list[Path]:
+    """This node's subtree in every v1 hierarchy and in the unified one, created and recorded."""
+    out = []
+    for hierarchy in [*v1_hierarchies(), CGROUP_ROOT / "unified"]:
+        if not hierarchy.is_dir():
+            continue
+        base = hierarchy / f"gpucl-{state.sid}"
+        if not any(r.kind == "cgroup" and r.name == str(base) for r in state.resources):
+            state.record("cgroup", str(base))
+        if not base.exists():
+            make_dir(base)
+        make_dir(base / name)
+        out.append(base / name)
+    return out
+
+
+def controller_binds(cgroups: list[Path]) -> list[tuple[Path, str]]:
+    """nspawn mounts the v1 controller hierarchies read-only; slurmd (proctrack/cgroup, task/cgroup)
+    must create its own cgroups. Each node gets its own subtree, writable, bound at
+    /run/gpucl-sandbox/cgroup/<controller>; the image's platform.sh mounts it over
+    /sys/fs/cgroup/<controller>."""
+    return [
+        (c, f"/run/gpucl-sandbox/cgroup/{c.parent.parent.name}")
+        for c in cgroups
+        if c.parent.parent.name not in ("systemd", "unified")
+    ]
+
+
+def nspawn_argv(spec: MachineSpec, root: Path, binds: list[tuple[Path, str]]) -> list[str]:
+    argv = [
+        "systemd-nspawn",
+        "--boot",
+        "--register=no",
+        "--keep-unit",
+        "--quiet",
+        f"--directory={root}",
+        f"--machine={spec.name}",
+        f"--network-namespace-path=/run/netns/{spec.netns}",
+        "--capability=CAP_NET_ADMIN",
+        "--setenv=LANG=C.UTF-8",
+        "--resolv-conf=off",
+        "--timezone=off",
+        "--link-journal=no",
+        "--console=read-only",
+    ]
+    argv += [f"--bind={src}:{dst}" for src, dst in binds]
+    return argv
+
+
+def start(state: VmState, spec: MachineSpec, lower: Path, gateway: str) -> int:
+    """Mount, seed and boot one node; returns the PID of its systemd-nspawn."""
+    root = mount_root(state, spec, lower)
+    write_seed(root, seed_files(spec, gateway))
+    binds = make_gpu_nodes(state, spec)
+    nvme_binds, nvme_lines = make_nvme(state, spec)
+    disk_binds, disk_lines = make_data_disks(state, spec)
+    if nvme_lines or disk_lines:
+        write_seed(root, {"etc/gpucl-sandbox/devices": nvme_lines + disk_lines})
+    binds += nvme_binds + disk_binds
+    cgroups = cgroup_dirs(state, spec.name)
+    binds += controller_binds(cgroups)
+    join = "".join(f"echo $$ > {c}/cgroup.procs; " for c in cgroups)
+    argv = ["sh", "-c", f'{join}exec "$@"', "sh", *nspawn_argv(spec, root, binds)]
+    state.nodes[spec.name].update(argv=argv, root=str(root))
+    return launch(state, spec.name)
+
+
+def launch(state: VmState, name: str) -> int:
+    """Start (or, after a reboot, start again) a node's recorded systemd-nspawn command."""
+    argv = state.nodes[name]["argv"]
+    res = state.record("process", f"nspawn@{name}")
+    log = node_dir(state, name) / "console.log"
+    with open(log, "ab") as out:
+        proc = subprocess.Popen(
+            argv, stdin=subprocess.DEVNULL, stdout=out, stderr=out, start_new_session=True
+        )
+    state.set_pid(res, proc.pid)
+    state.nodes[name]["pid"] = proc.pid
+    state.save()
+    return proc.pid
+
+
+def init_pid(nspawn_pid: int, timeout: float = 30.0) -> int:
+    """The container's PID 1 as the host sees it: the child of systemd-nspawn that lives in a new
+    PID namespace (nspawn's short-lived "outer child" comes first and shares the host's)."""
+    deadline = time.monotonic() + timeout
+    host_ns = os.readlink("/proc/self/ns/pid")
+    while time.monotonic() < deadline:
+        try:
+            children = Path(f"/proc/{nspawn_pid}/task/{nspawn_pid}/children").read_text().split()
+        except OSError as e:
+            raise RuntimeError(f"systemd-nspawn {nspawn_pid} exited") from e
+        for child in children:
+            try:
+                if os.readlink(f"/proc/{child}/ns/pid") != host_ns:
+                    return int(child)
+            except OSError:
+                continue
+        time.sleep(0.05)
+    raise TimeoutError(f"systemd-nspawn {nspawn_pid} started no container in {timeout:.0f} s")
+
+
+def exec_argv(init: int, cmd: list[str]) -> list[str]:
+    return [
+        "nsenter",
+        "-t",
+        str(init),
+        "-a",
+        "--",
+        "env",
+        "-i",
+        "LANG=C.UTF-8",
+        "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+        *cmd,
+    ]
+
+
+def run_in(init: int, cmd: list[str], timeout: float = 60.0) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(exec_argv(init, cmd), capture_output=True, text=True, timeout=timeout)

@@ -1,0 +1,294 @@
+"""The local stand-in apt repository: what the user-data installs, with no network at boot.
+
+Two archives, served by the lab server (labserver.py) and signed with a local key:
+  debian/     stands in for the Ubuntu archive: Debian trixie's .debs as downloaded at image build
+              (munge is Debian's real package: its install makes a key and starts munged, as on
+              the cloud), plus the nfs-common / nfs-kernel-server stand-ins (no NFS in this kernel).
+  microsoft/  stands in for packages.microsoft.com/repos/slurm-ubuntu-jammy: slurm-smd* packages
+              that repackage Debian's Slurm 24.11 binaries WITHOUT Debian's maintainer scripts, so
+              (like Microsoft's) they create no `slurm` user and start no daemon, and ship
+              upstream's unit files. Versioned 25.11.5-..., so user-data pins "25.11.5*" match.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import gzip
+import hashlib
+import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+STANDINS = Path(__file__).parent / "files" / "standins"
+SMD_VERSION = "25.11.5-1gpucl+deb{debian}"
+ARCH = "amd64"
+
+# Microsoft package name -> the Debian packages (regexps) whose files it carries.
+SMD_PACKAGES: dict[str, tuple[str, ...]] = {
+    "slurm-smd": (r"libslurm\d+(t64)?", r"slurm-wlm-basic-plugins", r"libpmi0", r"libpmi2-0"),
+    "slurm-smd-client": (r"slurm-client",),
+    "slurm-smd-slurmd": (r"slurmd",),
+    "slurm-smd-slurmctld": (r"slurmctld",),
+    "slurm-smd-dev": (
+        r"libslurm-dev",
+        r"slurm-wlm-basic-plugins-dev",
+        r"libpmi0-dev",
+        r"libpmi2-0-dev",
+    ),
+}
+SLURM_DEB = re.compile(r"^(libslurm|slurm|libpmi0|libpmi2-0)")
+NFS_VERSION = "1:2.8.3-1gpucl"
+NFS_PACKAGES = {"nfs-common": "", "nfs-kernel-server": "nfs-common"}
+
+
+def repo_digest() -> str:
+    h = hashlib.sha256(Path(__file__).read_bytes())
+    for path in sorted(STANDINS.rglob("*")):
+        if path.is_file() or path.is_symlink():
+            h.update(str(path.relative_to(STANDINS)).encode())
+            h.update(path.read_bytes() if not path.is_symlink() else str(path.readlink()).encode())
+    return h.hexdigest()[:12]
+
+
+def control(deb: Path) -> dict[str, str]:
+    """The control fields of a .deb, as an ordered dict (continuation lines kept)."""
+    text = subprocess.run(
+        ["dpkg-deb", "-f", str(deb)], check=True, capture_output=True, text=True
+    ).stdout
+    fields: dict[str, str] = {}
+    key = ""
+    for line in text.splitlines():
+        if line[:1] in (" ", "\t") and key:
+            fields[key] += "\n" + line
+        elif ":" in line:
+            key, _, value = line.partition(":")
+            fields[key] = value.strip()
+    return fields
+
+
+def _deps_without(depends: str, drop: re.Pattern[str]) -> list[str]:
+    out = []
+    for dep in (d.strip() for d in depends.split(",") if d.strip()):
+        name = re.split(r"[\s(:|]", dep, maxsplit=1)[0]
+        if not drop.match(name):
+            out.append(dep)
+    return out
+
+
+def _build_deb(tree: Path, fields: dict[str, str], out_dir: Path) -> Path:
+    debian = tree / "DEBIAN"
+    debian.mkdir(exist_ok=True)
+    debian.joinpath("control").write_text("".join(f"{k}: {v}\n" for k, v in fields.items()))
+    conffiles = (
+        sorted("/" + str(p.relative_to(tree)) for p in (tree / "etc").rglob("*") if p.is_file())
+        if (tree / "etc").is_dir()
+        else []
+    )
+    if conffiles:
+        debian.joinpath("conffiles").write_text("".join(c + "\n" for c in conffiles))
+    out = (
+        out_dir
+        / f"{fields['Package']}_{fields['Version'].split(':')[-1]}_{fields['Architecture']}.deb"
+    )
+    subprocess.run(
+        ["dpkg-deb", "--root-owner-group", "-Zxz", "-z1", "-b", str(tree), str(out)],
+        check=True,
+        capture_output=True,
+    )
+    return out
+
+
+def build_smd(debs: list[Path], out_dir: Path, work: Path) -> list[Path]:
+    """Repackage Debian's Slurm .debs as Microsoft-named stand-ins: files, no maintainer scripts."""
+    by_name = {control(d)["Package"]: d for d in debs if SLURM_DEB.match(d.name)}
+    debian_version = control(by_name["slurmd"])["Version"]
+    version = SMD_VERSION.format(debian=debian_version.replace("~", "."))
+    built = []
+    for smd, patterns in SMD_PACKAGES.items():
+        members = [n for n in by_name if any(re.fullmatch(p, n) for p in patterns)]
+        tree = work / smd
+        tree.mkdir(parents=True)
+        depends: list[str] = [] if smd == "slurm-smd" else [f"slurm-smd (= {version})"]
+        for name in members:
+            subprocess.run(["dpkg-deb", "-x", str(by_name[name]), str(tree)], check=True)
+            for dep in _deps_without(control(by_name[name]).get("Depends", ""), SLURM_DEB):
+                if dep not in depends and "sysusers" not in dep:
+                    depends.append(dep)
+        _microsoftify(tree)
+        _overlay(STANDINS / smd, tree)
+        fields = {
+            "Package": smd,
+            "Version": version,
+            "Architecture": ARCH,
+            "Maintainer": "gpu-clusters sandbox <sandbox@localhost>",
+            "Depends": ", ".join(depends),
+            "Description": f"gpucl sandbox stand-in for Microsoft's {smd} (Debian Slurm "
+            f"{debian_version} files: {', '.join(sorted(members))})",
+        }
+        if not depends:
+            del fields["Depends"]
+        built.append(_build_deb(tree, fields, out_dir))
+    return built
+
+
+def _microsoftify(tree: Path) -> None:
+    """Make a Debian Slurm tree look like SchedMD's: plain daemon names (Debian installs
+    slurmd-wlm and points /usr/sbin/slurmd at it from its postinst), no sysusers.d entry (it would
+    create `slurm`), upstream's unit files (files/standins) for Debian's units and sysv scripts."""
+    for wlm in tree.glob("usr/sbin/*-wlm"):
+        wlm.rename(wlm.with_name(wlm.name.removesuffix("-wlm")))
+    for pattern in (
+        "usr/lib/sysusers.d/*",
+        "usr/lib/tmpfiles.d/*",
+        "etc/init.d/*",
+        "usr/lib/systemd/system/*",
+    ):
+        for path in tree.glob(pattern):
+            path.unlink()
+
+
+def build_nfs(out_dir: Path, work: Path) -> list[Path]:
+    built = []
+    for name, depends in NFS_PACKAGES.items():
+        tree = work / name
+        _overlay(STANDINS / name, tree)
+        fields = {
+            "Package": name,
+            "Version": NFS_VERSION,
+            "Architecture": ARCH,
+            "Maintainer": "gpu-clusters sandbox <sandbox@localhost>",
+            "Depends": depends,
+            "Description": f"gpucl sandbox stand-in for {name} (no NFS here: bind mounts)",
+        }
+        if not depends:
+            del fields["Depends"]
+        built.append(_build_deb(tree, fields, out_dir))
+    return built
+
+
+def _overlay(src: Path, dst: Path) -> None:
+    if src.is_dir():
+        shutil.copytree(src, dst, symlinks=True, dirs_exist_ok=True)
+    else:
+        dst.mkdir(parents=True, exist_ok=True)
+
+
+def write_index(archive: Path, suite: str, debs: list[Path]) -> None:
+    """pool/ + dists/<suite>/main/binary-amd64/Packages(.gz) + Release for the given .debs."""
+    pool = archive / "pool"
+    pool.mkdir(parents=True, exist_ok=True)
+    stanzas = []
+    for deb in sorted(debs):
+        target = pool / deb.name
+        if not target.exists():
+            shutil.copy2(deb, target)
+        data = target.read_bytes()
+        fields = control(target)
+        fields.update(
+            {
+                "Filename": f"pool/{deb.name}",
+                "Size": str(len(data)),
+                "MD5sum": hashlib.md5(data).hexdigest(),
+                "SHA256": hashlib.sha256(data).hexdigest(),
+            }
+        )
+        stanzas.append("".join(f"{k}: {v}\n" for k, v in fields.items()))
+    binary = archive / "dists" / suite / "main" / f"binary-{ARCH}"
+    binary.mkdir(parents=True, exist_ok=True)
+    packages = "\n".join(stanzas).encode()
+    (binary / "Packages").write_bytes(packages)
+    (binary / "Packages.gz").write_bytes(gzip.compress(packages, mtime=0))
+    lines = [
+        f"Origin: gpucl-sandbox\nLabel: gpucl-sandbox\nSuite: {suite}\nCodename: {suite}\n"
+        f"Date: {email.utils.formatdate(usegmt=True)}\n"
+        f"Architectures: {ARCH}\nComponents: main\nSHA256:\n"
+    ]
+    for rel in (f"main/binary-{ARCH}/Packages", f"main/binary-{ARCH}/Packages.gz"):
+        blob = (archive / "dists" / suite / rel).read_bytes()
+        lines.append(f" {hashlib.sha256(blob).hexdigest()} {len(blob)} {rel}\n")
+    (archive / "dists" / suite / "Release").write_text("".join(lines))
+
+
+def sign(archive: Path, suite: str, gnupg: Path) -> None:
+    release = archive / "dists" / suite / "Release"
+    subprocess.run(
+        [
+            "gpg",
+            "--homedir",
+            str(gnupg),
+            "--batch",
+            "--yes",
+            "--clearsign",
+            "-o",
+            str(release.with_name("InRelease")),
+            str(release),
+        ],
+        check=True,
+        capture_output=True,
+    )
+
+
+def make_key(gnupg: Path, out: Path) -> None:
+    """A throwaway signing key; its public half goes to out/gpucl-sandbox.{gpg,asc}."""
+    gnupg.mkdir(mode=0o700, parents=True, exist_ok=True)
+    gpg = ["gpg", "--homedir", str(gnupg), "--batch", "--yes"]
+    subprocess.run(
+        [
+            *gpg,
+            "--passphrase",
+            "",
+            "--quick-gen-key",
+            "gpucl sandbox repository",
+            "ed25519",
+            "sign",
+            "never",
+        ],
+        check=True,
+        capture_output=True,
+    )
+    asc = subprocess.run([*gpg, "--armor", "--export"], check=True, capture_output=True).stdout
+    (out / "gpucl-sandbox.asc").write_bytes(asc)
+    binary = subprocess.run([*gpg, "--export"], check=True, capture_output=True).stdout
+    (out / "gpucl-sandbox.gpg").write_bytes(binary)
+
+
+def build_repo(debs_dir: Path, repo_dir: Path, log=print) -> Path:
+    """Build (once per repo digest) the two signed archives under repo_dir; return repo_dir."""
+    if (repo_dir / "READY").exists():
+        return repo_dir
+    shutil.rmtree(repo_dir, ignore_errors=True)
+    repo_dir.mkdir(parents=True)
+    debs = sorted(debs_dir.glob("*.deb"))
+    with tempfile.TemporaryDirectory() as tmp:
+        work, built = Path(tmp), Path(tmp) / "built"
+        built.mkdir()
+        log(f"repo: repackaging Debian Slurm as slurm-smd stand-ins ({len(debs)} .debs downloaded)")
+        smd = build_smd(debs, built, work / "smd")
+        nfs = build_nfs(built, work / "nfs")
+        make_key(repo_dir / "gnupg", repo_dir)
+        debian = [d for d in debs if not SLURM_DEB.match(d.name)] + nfs
+        write_index(repo_dir / "debian", "sandbox", debian)
+        ms = repo_dir / "microsoft" / "repos" / "slurm-ubuntu-jammy"
+        write_index(ms, "stable", smd)
+        sign(repo_dir / "debian", "sandbox", repo_dir / "gnupg")
+        sign(ms, "stable", repo_dir / "gnupg")
+        # The image's entry for the same archive (see the image's gpucl-sandbox.sources).
+        (repo_dir / "hpc-image").mkdir()
+        (repo_dir / "hpc-image" / "microsoft").symlink_to("../microsoft")
+    (repo_dir / "READY").write_text("ok\n")
+    log(f"repo: {len(debian)} packages in debian/, {len(smd)} slurm-smd stand-ins in microsoft/")
+    return repo_dir
+
+
+def prepare(image, log=print) -> Path:
+    """The repository for this image (built once per repo digest); its key goes into the image."""
+    repo_dir = image.dir / f"repo-{repo_digest()}"
+    for stale in image.dir.glob("repo-*"):
+        if stale != repo_dir:
+            shutil.rmtree(stale)
+    build_repo(image.debs, repo_dir, log=log)
+    keyrings = image.rootfs / "usr" / "share" / "keyrings"
+    shutil.copy2(repo_dir / "gpucl-sandbox.gpg", keyrings / "gpucl-sandbox.gpg")
+    return repo_dir

@@ -1,0 +1,170 @@
+"""What a booted node says about its boot: cloud-init's status, failed units, the system state;
+and what of a sandbox is left on the host (after `down`: nothing)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+from pathlib import Path
+
+from . import machine, vmstate
+from .vmstate import VmState
+
+TERMINAL = ("done", "error", "disabled")
+
+
+def cloud_init_status(init: int) -> dict:
+    proc = machine.run_in(init, ["cloud-init", "status", "--format=json"], timeout=30)
+    try:
+        return json.loads(proc.stdout)
+    except ValueError:
+        return {"status": "unknown", "raw": (proc.stdout + proc.stderr)[-300:]}
+
+
+def wait_cloud_init(
+    state: VmState, deadline: float, log=print, only: list[str] | None = None
+) -> dict[str, dict]:
+    """Poll every node's `cloud-init status` until all are final; print each stage change."""
+    last: dict[str, str] = {}
+    final: dict[str, dict] = {}
+    t0 = time.monotonic()
+    names = only or list(state.nodes)
+    while len(final) < len(names):
+        for name in names:
+            node = state.nodes[name]
+            if name in final:
+                continue
+            st = cloud_init_status(node["init"])
+            stage = st.get("stage") or ""
+            key = f"{st.get('status')}|{st.get('extended_status')}|{stage}"
+            if last.get(name) != key:
+                log(
+                    f"  {time.monotonic() - t0:6.1f} s  {name}: "
+                    f"{st.get('extended_status') or st.get('status')}"
+                    + (f" ({stage})" if stage else "")
+                )
+                last[name] = key
+            if st.get("status") in TERMINAL and "running" not in st.get("extended_status", ""):
+                final[name] = st
+        if time.monotonic() > deadline:
+            missing = sorted(set(names) - set(final))
+            log(f"up: cloud-init not finished on {', '.join(missing)} before the deadline")
+            break
+        time.sleep(2)
+    return final
+
+
+def report_node(state: VmState, name: str, status: dict) -> dict:
+    """cloud-init result, failed units, system state; logs copied to <workdir>/nodes/<name>/logs."""
+    init = state.nodes[name]["init"]
+    failed = machine.run_in(init, ["systemctl", "--failed", "--plain", "--no-legend"]).stdout
+    running = machine.run_in(init, ["systemctl", "is-system-running"]).stdout.strip()
+    logs = Path(state.workdir) / "logs" / name
+    logs.mkdir(parents=True, exist_ok=True)
+    for path in ("/var/log/cloud-init-output.log", "/var/log/cloud-init.log"):
+        out = machine.run_in(init, ["cat", path]).stdout
+        (logs / Path(path).name).write_text(out)
+    (logs / "journal.txt").write_text(
+        machine.run_in(init, ["journalctl", "-b", "--no-pager"]).stdout
+    )
+    return {
+        "cloud_init": status.get("status", "unfinished"),
+        "extended_status": status.get("extended_status", ""),
+        "errors": status.get("errors", []),
+        "recoverable_errors": status.get("recoverable_errors", {}),
+        "failed_units": [line.split()[0] for line in failed.splitlines() if line.strip()],
+        "system": running,
+    }
+
+
+def leftovers(workdir: Path) -> list[str]:
+    """What of the sandbox at `workdir` still exists (empty after a clean `down`): processes whose
+    command line names the workdir, its namespaces, mounts under it, its cgroups, its state file."""
+    workdir = workdir.resolve()
+    sid = vmstate.sandbox_id(workdir)
+    found = []
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                cmd = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            except OSError:
+                continue
+            if str(workdir) in cmd and int(proc.name) != os.getpid():
+                found.append(f"process {proc.name}: {cmd[:120]}")
+    netns = Path("/run/netns")
+    found += [
+        f"netns {p.name}"
+        for p in (netns.iterdir() if netns.is_dir() else [])
+        if p.name.startswith(f"gpucl-{sid}-")
+    ]
+    with open("/proc/self/mountinfo") as f:
+        found += [
+            f"mount {line.split()[4]}" for line in f if line.split()[4].startswith(str(workdir))
+        ]
+    found += [f"cgroup {p}" for p in Path("/sys/fs/cgroup").glob(f"*/gpucl-{sid}")]
+    loops = subprocess.run(["losetup", "-a"], capture_output=True, text=True).stdout
+    found += [f"loop {line}" for line in loops.splitlines() if str(workdir) in line]
+    if (workdir / vmstate.STATE_FILE).exists():
+        found.append(f"file {workdir / vmstate.STATE_FILE}")
+    return found
+
+
+def summary(reports: dict[str, dict]) -> str:
+    lines = []
+    for name, r in reports.items():
+        lines.append(
+            f"{name}: cloud-init {r['extended_status'] or r['cloud_init']}, system {r['system']}, "
+            f"failed units: {', '.join(r['failed_units']) or 'none'}"
+        )
+        lines += [f"    error: {e}" for e in r["errors"]]
+        for level, msgs in (r["recoverable_errors"] or {}).items():
+            lines += [f"    {level.lower()}: {m}" for m in msgs]
+    return "\n".join(lines)
+
+
+def journal_grep(workdir: Path, node: str, pattern: str) -> list[str]:
+    """Lines of the node's journal (this boot) that match a regular expression."""
+    state = _state(workdir, node)
+    proc = machine.run_in(
+        state.nodes[node]["init"], ["journalctl", "-b", "--no-pager", "-g", pattern]
+    )
+    return [line for line in proc.stdout.splitlines() if not line.startswith("-- ")]
+
+
+def slurm_log_errors(workdir: Path, node: str) -> list[str]:
+    """`error:`/`fatal:` lines of the node's Slurm daemon logs (file logs and the journal)."""
+    state = _state(workdir, node)
+    cmd = "cat /var/log/slurm/*.log 2>/dev/null; journalctl -b --no-pager -u slurmd -u slurmctld"
+    out = machine.run_in(state.nodes[node]["init"], ["sh", "-c", cmd]).stdout
+    return [line for line in out.splitlines() if " error: " in line or " fatal: " in line]
+
+
+def munge_crosscheck(workdir: Path) -> dict[str, str]:
+    """ "a->b": unmunge's verdict on b for a credential made on a, for every ordered pair."""
+    state = vmstate.load(workdir.resolve())
+    if state is None:
+        return {}
+    out = {}
+    for a, na in state.nodes.items():
+        cred = machine.run_in(na["init"], ["munge", "-n"]).stdout
+        for b, nb in state.nodes.items():
+            if a != b:
+                dec = subprocess.run(
+                    machine.exec_argv(nb["init"], ["unmunge"]),
+                    input=cred,
+                    capture_output=True,
+                    text=True,
+                    timeout=30,
+                )
+                first = (dec.stdout or dec.stderr).splitlines()[:1]
+                out[f"{a}->{b}"] = first[0].strip() if first else f"rc={dec.returncode}"
+    return out
+
+
+def _state(workdir: Path, node: str) -> VmState:
+    state = vmstate.load(workdir.resolve())
+    if state is None or node not in state.nodes:
+        raise LookupError(f"no node {node} in the sandbox at {workdir}")
+    return state

@@ -1,0 +1,202 @@
+"""The declared substitutions: everything in which a sandbox node differs from the cloud VM.
+
+The user-data is the cloud's byte for byte except `rewrite_user_data` (the Microsoft apt
+source's URL and key); every other stand-in lives in the image or the lab, outside the user-data.
+`explain()` is what `clusterctl sandbox up --explain` prints; `write(workdir)` leaves the same
+list in the workdir.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+MIRROR_HOST = "sandbox-mirror"
+MS_URL = "https://packages.microsoft.com/repos/slurm-ubuntu-jammy/"
+MS_STANDIN_URL = f"http://{MIRROR_HOST}/microsoft/repos/slurm-ubuntu-jammy/"
+
+
+@dataclass(frozen=True)
+class Substitution:
+    name: str
+    cloud: str
+    sandbox: str
+    why: str
+    where: str
+    """image | repo | lab | machine | user-data (the only one that edits the user-data)."""
+
+
+SUBSTITUTIONS: tuple[Substitution, ...] = (
+    Substitution(
+        "os-image",
+        "Azure HPC image microsoft-dsvm:ubuntu-hpc (Ubuntu 22.04)",
+        "Debian trixie rootfs (systemd 257, cloud-init 25.x) built by mmdebstrap, with "
+        "python3, curl, openssh, iproute2, rsync, git, make, gpg, xfsprogs preinstalled",
+        "the HPC image cannot be booted in a container; trixie is the Debian release "
+        "nearest the cloud's userland and Slurm",
+        "image",
+    ),
+    Substitution(
+        "apt-archive",
+        "Ubuntu archive (archive.ubuntu.com / azure.archive.ubuntu.com)",
+        "http://sandbox-mirror/debian: the trixie .debs the user-data's packages need, "
+        "downloaded at image build, signed with a local key, served by the lab server",
+        "the lab has no route out; boot must not need the network",
+        "image+repo",
+    ),
+    Substitution(
+        "apt-microsoft-source",
+        f"user-data apt source {MS_URL} with keyid (keyserver)",
+        f"the same source line with URL {MS_STANDIN_URL} and `key:` = the local "
+        "repository key instead of `keyid:`",
+        "packages.microsoft.com and the keyserver cannot be reached; this is the one "
+        "edit to the user-data",
+        "user-data",
+    ),
+    Substitution(
+        "slurm-smd",
+        "Microsoft's slurm-smd* 25.11.5 (SchedMD packaging)",
+        "Debian's Slurm 24.11.5 binaries repackaged as slurm-smd* version "
+        '25.11.5-1gpucl+deb24.11.5-4 (the user-data\'s "25.11.5*" pins match): no '
+        "maintainer scripts, so no `slurm` user, no sysusers.d entry, no daemon started; "
+        "upstream unit files; daemons under their plain names",
+        "no Slurm 25.11 for Debian; the version string is the declared lie, the behaviour "
+        "that matters (users, units, autostart) is Microsoft's",
+        "repo",
+    ),
+    Substitution(
+        "munge",
+        "Ubuntu's munge package",
+        "Debian's real munge package (unchanged)",
+        "its postinst makes a key and starts munged, as on the cloud",
+        "repo",
+    ),
+    Substitution(
+        "nfs",
+        "kernel NFS client and server (nfs-common, nfs-kernel-server)",
+        "stand-in packages: exportfs records exports in /var/lib/nfs/etab; mount.nfs asks the lab "
+        "server, which (once the server node exports the path) clones the export's mount tree "
+        "inside the server's mount namespace (open_tree) and attaches it at the mount point inside "
+        "the client's (move_mount): the client sees the server's own view, data disk included",
+        "this kernel has no NFS; fstab and user-data stay byte-same",
+        "repo+lab",
+    ),
+    Substitution(
+        "imds",
+        "Azure IMDS at 169.254.169.254",
+        "the lab server answers /metadata/instance[/compute] and /metadata/scheduledevents "
+        "at 169.254.169.254 (on the lab bridge), by the caller's source address",
+        "node-name.sh and other scripts must run unchanged",
+        "lab",
+    ),
+    Substitution(
+        "datasource",
+        "cloud-init Azure datasource (customData, osProfile)",
+        "NoCloud seed /var/lib/cloud/seed/nocloud/{user-data,meta-data,network-config}; "
+        "meta-data instance-id/local-hostname as Azure names the VM; default user azureuser",
+        "there is no Azure wireserver",
+        "machine",
+    ),
+    Substitution(
+        "network",
+        "Azure VNet, DHCP, Azure DNS",
+        "one bridge in a lab netns, a veth per node with a fixed address (.4 scheduler, .5+ "
+        "nodes, .1 gateway as in Azure), static network-config for eth0, /etc/hosts "
+        "naming every node (no DNS server); no route out",
+        "no DHCP server or DNS in the lab; only addresses inside our namespaces",
+        "lab",
+    ),
+    Substitution(
+        "gpus",
+        "8 NVIDIA H100 + driver, nvidia-smi, nvidia-fabricmanager, nvidia-peermem",
+        "/dev/nvidia0-7 (char 195:N) and /dev/nvidiactl bound in, a stand-in nvidia-smi "
+        "script, a no-op nvidia-fabricmanager.service, modprobe.d `install ... /bin/true` "
+        "for the NVIDIA modules",
+        "no GPUs or NVIDIA modules here",
+        "image+machine",
+    ),
+    Substitution(
+        "data-disk",
+        "scheduler data disk /dev/disk/azure/scsi1/lun0 (blank managed disk; cloud-init "
+        "partitions it, makes xfs labelled gpucl-shared, mounts /shared)",
+        "a 4 GiB loop device with ONE GPT partition made on the host (partx: this kernel parses no "
+        "partition tables), /dev/disk/azure/scsi1/lun0[-part1] links by the image's platform unit; "
+        "cloud-init's disk_setup refuses it (`is not a disk device`: lsblk TYPE is loop) and so is "
+        "NOT exercised; fs_setup (mkfs.xfs -L gpucl-shared) and mounts (LABEL=) are",
+        "no disk-typed block device can be made here without kernel modules",
+        "machine",
+    ),
+    Substitution(
+        "local-nvme",
+        "8 local NVMe disks (model 'Microsoft NVMe Direct Disk'), md RAID0",
+        "one loop device per GPU node (2 GiB sparse file, kept across reboots) that lsblk reports "
+        "with model 'Microsoft NVMe Direct Disk' (udev-database record by the image's platform "
+        "unit): nvme-raid.sh takes its one-disk branch (mkfs.xfs, mount); the RAID0 branch is "
+        "not exercised",
+        "this kernel has no md-raid; one disk exercises discovery, mkfs, mount and reboot",
+        "machine",
+    ),
+    Substitution(
+        "fstab-local-disks",
+        "systemd mounts fstab's local-disk entries (e.g. LABEL=gpucl-shared /shared) at boot",
+        "the image's platform unit runs `mount -a -O no_netdev -t xfs,ext4,...` early at boot",
+        "in a container systemd-fstab-generator ignores fstab device entries; without this a "
+        "rebooted node would lose mounts a VM keeps (network and bind entries stay systemd's)",
+        "image",
+    ),
+    Substitution(
+        "github-downloads",
+        "runcmd downloads from github.com (enroot .debs, pyxis clone, "
+        "azurehpc-health-checks tarball)",
+        "nothing: the lab has no route out, so those runcmd steps fail and are reported",
+        "proposed stand-in: fetch them once at image build into the lab server and map "
+        "github.com to it (needs TLS for the cloud's https URLs, or a declared URL rewrite)",
+        "lab",
+    ),
+    Substitution(
+        "kernel",
+        "the VM's own Ubuntu HPC kernel (modules: nvidia, md, nfs, ib)",
+        "the host kernel, shared; no module loading",
+        "containers share the host kernel",
+        "machine",
+    ),
+)
+
+
+def explain() -> str:
+    lines = ["The sandbox differs from the cloud in exactly these ways:"]
+    for s in SUBSTITUTIONS:
+        lines += [
+            f"- {s.name} [{s.where}]",
+            f"    cloud:   {s.cloud}",
+            f"    sandbox: {s.sandbox}",
+            f"    why:     {s.why}",
+        ]
+    return "\n".join(lines)
+
+
+def write(workdir: Path) -> Path:
+    path = Path(workdir) / "substitutions.json"
+    path.write_text(json.dumps([asdict(s) for s in SUBSTITUTIONS], indent=1) + "\n")
+    return path
+
+
+def rewrite_user_data(user_data: str, key_asc: str) -> str:
+    """The cloud's user-data with the Microsoft apt source pointed at the lab (declared above).
+
+    Only a user-data that adds the Microsoft source is changed; a template change that moves or
+    renames it raises instead of silently booting something else.
+    """
+    if MS_URL not in user_data:
+        return user_data
+    out = user_data.replace(MS_URL, MS_STANDIN_URL)
+    lines = out.split("\n")
+    for i, line in enumerate(lines):
+        stripped = line.lstrip()
+        if stripped.startswith("keyid:"):
+            indent = line[: len(line) - len(stripped)]
+            block = [f"{indent}key: |"] + [f"{indent}  {k}" for k in key_asc.strip().split("\n")]
+            lines[i : i + 1] = block
+            return "\n".join(lines)
+    raise ValueError("user-data adds the Microsoft apt source but has no `keyid:` line to replace")

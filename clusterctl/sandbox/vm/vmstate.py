@@ -1,0 +1,152 @@
+"""The VM sandbox's state file: each resource is recorded (atomically) before it is created, so
+`teardown` can undo a run that died anywhere, SIGKILL included. Teardown is idempotent."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+STATE_FILE = "vm-sandbox-state.json"
+# Released in this order: processes, whatever is left in their cgroups, then what they used.
+KINDS = ("process", "cgroup", "mount", "loop", "netns", "dir")
+
+
+@dataclass
+class Resource:
+    kind: str
+    name: str
+    """process: a role ("nspawn@node"); mount/dir/cgroup: a path; netns: a name; loop: its file."""
+    pid: int | None = None
+    start_time: str | None = None
+
+
+@dataclass
+class VmState:
+    workdir: str
+    sid: str
+    phase: str = "starting"
+    nodes: dict[str, dict] = field(default_factory=dict)
+    """node name -> {"role", "address", "netns", "root", "pid" (nspawn), "init" (its PID 1)}."""
+    lab: dict = field(default_factory=dict)
+    resources: list[Resource] = field(default_factory=list)
+
+    @property
+    def path(self) -> Path:
+        return Path(self.workdir) / STATE_FILE
+
+    def save(self) -> None:
+        tmp = self.path.with_name(STATE_FILE + ".tmp")
+        with open(tmp, "w") as f:
+            json.dump(asdict(self), f, indent=1)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, self.path)
+
+    def record(self, kind: str, name: str, **extra: object) -> Resource:
+        assert kind in KINDS, kind
+        res = Resource(kind=kind, name=name, **extra)  # type: ignore[arg-type]
+        self.resources.append(res)
+        self.save()
+        return res
+
+    def set_pid(self, res: Resource, pid: int) -> None:
+        res.pid, res.start_time = pid, proc_start_time(pid)
+        self.save()
+
+
+def sandbox_id(workdir: str | os.PathLike[str]) -> str:
+    """Short id of a workdir: names its namespaces and cgroups (gpucl-<sid>-...)."""
+    return hashlib.sha1(str(Path(workdir).resolve()).encode()).hexdigest()[:6]
+
+
+def load(workdir: str | os.PathLike[str]) -> VmState | None:
+    path = Path(workdir).resolve() / STATE_FILE
+    if not path.exists():
+        return None
+    data = json.loads(path.read_text())
+    resources = [Resource(**r) for r in data.pop("resources", [])]
+    return VmState(**data, resources=resources)
+
+
+def proc_start_time(pid: int) -> str | None:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return None
+
+
+def _alive(res: Resource) -> bool:
+    return res.pid is not None and proc_start_time(res.pid) == res.start_time
+
+
+def stop_process(res: Resource, grace: float) -> None:
+    """SIGTERM (nspawn turns it into a clean poweroff of the container), then SIGKILL."""
+    if not _alive(res):
+        return
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(res.pid, signal.SIGTERM)  # type: ignore[arg-type]
+    deadline = time.monotonic() + grace
+    while _alive(res) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    if _alive(res):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(res.pid, signal.SIGKILL)  # type: ignore[arg-type]
+    with contextlib.suppress(ChildProcessError, OSError):
+        os.waitpid(res.pid, os.WNOHANG)  # type: ignore[arg-type]
+
+
+def _mounted(path: str) -> bool:
+    with open("/proc/self/mountinfo") as f:
+        return any(line.split()[4] == path for line in f)
+
+
+def release(res: Resource, grace: float = 10.0) -> None:
+    if res.kind == "process":
+        stop_process(res, grace)
+    elif res.kind == "mount":
+        while _mounted(res.name):
+            if subprocess.run(["umount", res.name], capture_output=True).returncode != 0:
+                subprocess.run(["umount", "-l", res.name], capture_output=True)
+    elif res.kind == "loop":  # name: the backing file; detach every device still on it
+        out = subprocess.run(
+            ["losetup", "-n", "-O", "NAME", "-j", res.name], capture_output=True, text=True
+        ).stdout.split()
+        for dev in out:
+            subprocess.run(["losetup", "-d", dev], capture_output=True)
+    elif res.kind == "netns":
+        if Path("/run/netns", res.name).exists():
+            subprocess.run(["ip", "netns", "delete", res.name], capture_output=True)
+    elif res.kind == "cgroup":
+        from ..cgroups import remove_tree
+
+        remove_tree(Path(res.name), timeout=10.0)
+    elif res.kind == "dir":
+        shutil.rmtree(res.name, ignore_errors=True)
+
+
+def teardown(state: VmState, log=print, grace: float = 5.0) -> None:
+    """Release every recorded resource, then drop the state file. Every process gets SIGTERM at
+    once (containers power off in parallel), SIGKILL after `grace` seconds in all."""
+    procs = [r for r in state.resources if r.kind == "process"]
+    for r in procs:
+        if _alive(r):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(r.pid, signal.SIGTERM)  # type: ignore[arg-type]
+    deadline = time.monotonic() + grace
+    for r in procs:
+        stop_process(r, grace=max(0.0, deadline - time.monotonic()))
+    for kind in KINDS[1:]:
+        for res in reversed([r for r in state.resources if r.kind == kind]):
+            try:
+                release(res)
+            except OSError as e:
+                log(f"down: could not release {kind} {res.name}: {e}")
+    state.path.unlink(missing_ok=True)

@@ -1,0 +1,91 @@
+"""`down` removes everything `up` made, also after `up` was SIGKILLed at any phase (root only)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from clusterctl.sandbox.vm import boot, report
+
+pytestmark = pytest.mark.sandbox
+
+ROOT = Path(__file__).resolve().parents[3]
+UP = """
+import sys
+from pathlib import Path
+from clusterctl.sandbox.vm import boot, report
+boot.up(boot.cluster_from_plan(Path(sys.argv[1]), nodes=1), Path(sys.argv[2]), timeout=600)
+"""
+
+
+@pytest.fixture(scope="module")
+def plan(tmp_path_factory):
+    if os.geteuid() != 0:
+        pytest.skip(
+            "the VM sandbox needs root (network namespaces, overlay mounts, systemd-nspawn)"
+        )
+    if shutil.which("systemd-nspawn") is None or shutil.which("mmdebstrap") is None:
+        pytest.skip(
+            "host lacks systemd-nspawn or mmdebstrap (apt-get install systemd-container mmdebstrap)"
+        )
+    out = tmp_path_factory.mktemp("plan")
+    subprocess.run(
+        [sys.executable, "-m", "clusterctl", "plan", "-s", "azure-h100", "--out", str(out)],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+    )
+    # Build the image first, so the kill times below land in the boot phases.
+    subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from clusterctl.sandbox.vm import image, repo; repo.prepare(image.build())",
+        ],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+    )
+    return out
+
+
+@pytest.mark.parametrize("after_s", [0.7, 1.5, 4.0, 12.0])
+def test_down_after_sigkill_of_up(plan, tmp_path, after_s):
+    """Killed while the lab starts, while nodes start, during cloud-init: down leaves nothing."""
+    workdir = tmp_path / "sbx"
+    up = subprocess.Popen(
+        [sys.executable, "-c", UP, str(plan), str(workdir)],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    time.sleep(after_s)
+    up.send_signal(signal.SIGKILL)
+    up.wait()
+    boot.down(workdir)
+    assert report.leftovers(workdir) == []
+    assert boot.down(workdir) is False  # idempotent: nothing left to do
+
+
+def test_down_after_complete_up_and_twice(plan, tmp_path):
+    workdir = tmp_path / "sbx"
+    subprocess.run(
+        [sys.executable, "-c", UP, str(plan), str(workdir)],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        timeout=900,
+    )
+    assert report.leftovers(workdir) != []  # something to remove
+    t = time.monotonic()
+    assert boot.down(workdir) is True
+    assert time.monotonic() - t < 15
+    assert report.leftovers(workdir) == []
+    assert boot.down(workdir) is False
