@@ -19,6 +19,11 @@ SLURM_LOGS = "/var/log/slurm"
 # Log lines that say "error" but are not one, each with its reason. Keep this list short.
 ALLOWED_LOG_LINES: tuple[tuple[str, str], ...] = (
     (
+        r"error: (Could not open (node|job|reservation|trigger) state file|NOTE: Trying backup "
+        r"state save file)",
+        "the first start of a new cluster has no saved state yet",
+    ),
+    (
         r"slurmd: error: Node configuration differs from hardware",
         "the sandbox's nodes are smaller than the ND VMs they pose as (config_overrides)",
     ),

@@ -1,7 +1,8 @@
 """The declared substitutions: everything in which a sandbox node differs from the cloud VM.
 
-The user-data is the cloud's byte for byte except `rewrite_user_data` (the Microsoft apt
-source's URL and key); every other stand-in lives in the image or the lab, outside the user-data.
+The user-data is the cloud's byte for byte except `rewrite_user_data` (slurm.conf's node-size
+line, the Microsoft apt source's URL and key); every other stand-in lives in the image or the lab,
+outside the user-data.
 `explain()` is what `clusterctl sandbox up --explain` prints; `write(workdir)` leaves the same
 list in the workdir.
 """
@@ -146,6 +147,15 @@ SUBSTITUTIONS: tuple[Substitution, ...] = (
         "image",
     ),
     Substitution(
+        "node-size",
+        "ND96 VMs: 96 vCPUs, 2 sockets, ~1.8 TB guest memory (slurm.conf's node lines)",
+        "slurm.conf (in the user-data's write_files) gains `SlurmdParameters=config_overrides` "
+        "after SlurmdSpoolDir=, so a small container may pose as the configured node",
+        "a 2-core host cannot have what the node lines say; without it slurmctld marks every node "
+        "INVAL (Low RealMemory, Low CPUs)",
+        "user-data",
+    ),
+    Substitution(
         "github-downloads",
         "runcmd downloads from github.com (enroot .debs, pyxis clone, "
         "azurehpc-health-checks tarball)",
@@ -182,12 +192,28 @@ def write(workdir: Path) -> Path:
     return path
 
 
+NODE_SIZE_LINE = "SlurmdParameters=config_overrides"
+
+
+def pose_as_configured_node(user_data: str) -> str:
+    """The node-size substitution: one line added to slurm.conf inside the user-data."""
+    lines = user_data.split("\n")
+    for i, line in enumerate(lines):
+        stripped = line.lstrip()
+        if stripped.startswith("SlurmdSpoolDir="):
+            indent = line[: len(line) - len(stripped)]
+            lines.insert(i + 1, f"{indent}{NODE_SIZE_LINE}")
+            return "\n".join(lines)
+    return user_data
+
+
 def rewrite_user_data(user_data: str, key_asc: str) -> str:
     """The cloud's user-data with the Microsoft apt source pointed at the lab (declared above).
 
     Only a user-data that adds the Microsoft source is changed; a template change that moves or
     renames it raises instead of silently booting something else.
     """
+    user_data = pose_as_configured_node(user_data)
     if MS_URL not in user_data:
         return user_data
     out = user_data.replace(MS_URL, MS_STANDIN_URL)

@@ -114,7 +114,8 @@ def test_slurmctld_log_has_no_error_at_boot(cluster):
     sched, _ = _names(specs)
     log = _run(workdir, sched, "cat", "/var/log/slurm/slurmctld.log").stdout
     assert "cloud_reg_addrs" not in log
-    assert checks.log_errors(log) == []
+    bad = checks.log_errors(log)
+    assert bad == [], "\n".join(bad)
 
 
 def test_a_rebooted_node_comes_back_with_its_scratch_before_slurmd(cluster):
