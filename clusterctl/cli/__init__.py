@@ -95,17 +95,19 @@ def main() -> None:
 
     Click's own usage errors (a missing option, say) already exit 2 with a usage line.
     """
+    from rich.markup import escape
+
     try:
         app()
     except UserError as exc:
         for problem in exc.problems:
-            err.print(f"[red]error:[/] {problem}", highlight=False, soft_wrap=True)
+            err.print(f"[red]error:[/] {escape(problem)}", highlight=False, soft_wrap=True)
         sys.exit(2)
     except Exception as exc:  # a bug: still no traceback unless asked for
         if os.environ.get("CLUSTERCTL_DEBUG"):
             raise
         err.print(
-            f"[red]internal error:[/] {exc.__class__.__name__}: {exc} "
+            f"[red]internal error:[/] {exc.__class__.__name__}: {escape(str(exc))} "
             "(set CLUSTERCTL_DEBUG=1 for the traceback)",
             highlight=False,
             soft_wrap=True,

@@ -6,6 +6,7 @@ from typing import Annotated, NoReturn
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 out = Console()
 err = Console(stderr=True)
@@ -22,5 +23,5 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print the result as JSON 
 def bail(*lines: str) -> NoReturn:
     """One `error:` line per problem on stderr, exit 2."""
     for line in lines:
-        err.print(f"[red]error:[/] {line}", highlight=False, soft_wrap=True)
+        err.print(f"[red]error:[/] {escape(line)}", highlight=False, soft_wrap=True)
     raise typer.Exit(2)

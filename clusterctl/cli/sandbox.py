@@ -109,4 +109,7 @@ def down_cmd(workdir: WorkdirOpt = DEFAULT_WORKDIR) -> None:
 
 
 def register(app: typer.Typer) -> None:
+    from clusterctl.cli.sandbox_vm import vm_app
+
+    sandbox_app.add_typer(vm_app, name="vm")
     app.add_typer(sandbox_app, name="sandbox")

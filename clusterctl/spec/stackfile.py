@@ -49,7 +49,15 @@ PROVIDER_NAMESPACES = ("azure-native", "aws", "kubernetes", "pulumi", "random", 
 _TOKEN = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*)|\[(\d+)\]")
 
 
+_STACK_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+
+
 def stack_path(stack: str, root: Path | None = None) -> Path:
+    if not _STACK_NAME.match(stack):
+        raise UserError(
+            f"stack '{stack}': a stack name has letters, digits, '-', '_' and '.' only "
+            "(it names stacks/Pulumi.<stack>.yaml)"
+        )
     return (root or find_project().stack_config_dir) / f"Pulumi.{stack}.yaml"
 
 

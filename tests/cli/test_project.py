@@ -80,3 +80,17 @@ def test_project_dir_env_must_hold_a_project(tmp_path: Path, monkeypatch) -> Non
     monkeypatch.setenv(PROJECT_DIR_ENV, str(tmp_path))
     with pytest.raises(UserError, match=r"--project-dir .*no Pulumi\.yaml"):
         find_project()
+
+
+def test_odd_stack_names_and_markup_in_errors_are_one_clean_line(tmp_path: Path) -> None:
+    init_project("azure-h100", tmp_path / "p")
+    got = clusterctl("plan", "-s", "x[/y]", cwd=tmp_path / "p")
+    assert got.returncode == 2 and "Traceback" not in got.stderr
+    assert got.stderr.count("error:") == 1 and "letters, digits" in got.stderr
+
+
+def test_sandbox_vm_explain_lists_the_substitutions_without_root(tmp_path: Path) -> None:
+    got = clusterctl("sandbox", "vm", "up", "--explain", cwd=tmp_path)
+    assert got.returncode == 0, got.stderr
+    for name in ("os-image", "slurm-smd", "imds", "node-size", "github-downloads"):
+        assert f"- {name} [" in got.stdout

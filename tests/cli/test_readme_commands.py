@@ -22,6 +22,10 @@ SAMPLE_LOG = ROOT / "tests/data/nccl/nccl_tests_issue309_h100_2node.txt"
 
 # (command prefix regex, the test that runs it). Checked to exist by test_pointers_are_real.
 ELSEWHERE: list[tuple[str, str]] = [
+    (
+        r"sandbox vm (up -s|exec|reboot|down)\b",
+        "tests/e2e/vm/test_vm_cli.py::test_vm_cli_up_exec_down",
+    ),
     (r"sandbox up\b", "tests/e2e/sandbox/test_stack_sandbox.py::test_srun_answers_from_four_nodes"),
     (
         r"sandbox status\b",
@@ -68,7 +72,15 @@ ELSEWHERE: list[tuple[str, str]] = [
     (r"down -s\b", "tests/lifecycle/test_down.py::test_yes_keeps_storage_and_proves_the_rest_gone"),
 ]
 # Commands run right here (after placeholder substitution), with the exit code they must give.
-RUN_HERE = [r"plan\b", r"catalog\b", r"schema\b", r"init\b", r"validate --nccl --from-log\b", r"--"]
+RUN_HERE = [
+    r"sandbox vm up --explain",
+    r"plan\b",
+    r"catalog\b",
+    r"schema\b",
+    r"init\b",
+    r"validate --nccl --from-log\b",
+    r"--",
+]
 
 _INLINE = re.compile(r"`((?:sudo )?(?:\.venv/bin/)?clusterctl [^`]+)`")
 

@@ -1,0 +1,138 @@
+"""`clusterctl sandbox vm up/status/exec/reboot/down`: the stack's nodes booted like VMs.
+
+Each node is a systemd-nspawn container running systemd and cloud-init on the stack's own rendered
+user-data (clusterctl/sandbox/vm); `--explain` lists every way the sandbox differs from the cloud.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+
+from clusterctl.cli.common import err, out
+from clusterctl.errors import UserError
+
+VM_WORKDIR = Path("/var/tmp/clusterctl-vm-sandbox")
+vm_app = typer.Typer(
+    help="Boot the stack's scheduler and GPU nodes like VMs (systemd + cloud-init; root).",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+WorkdirOpt = Annotated[Path, typer.Option("--workdir", help="Where the sandbox keeps its state.")]
+
+
+def _need_root() -> None:
+    if os.geteuid() != 0:
+        raise UserError("the VM sandbox needs root (network namespaces, overlay mounts, nspawn)")
+
+
+@vm_app.command("up")
+def up_cmd(
+    stack: Annotated[str, typer.Option("--stack", "-s", help="Stack to boot.")] = "azure-h100",
+    nodes: Annotated[int, typer.Option("--nodes", "-n", min=1, max=16, help="GPU nodes.")] = 2,
+    explain: Annotated[
+        bool, typer.Option("--explain", help="Only list what stands in for the cloud, and why.")
+    ] = False,
+    workdir: WorkdirOpt = VM_WORKDIR,
+    timeout: Annotated[float, typer.Option("--timeout", help="Seconds to wait for boot.")] = 900,
+) -> None:
+    """Boot the scheduler and N GPU nodes from the stack's user-data, then check them: cloud-init,
+    failed units, Slurm logs, munge across nodes. Exit 1 with each problem's node and stage."""
+    from clusterctl.sandbox.vm import boot, checks, substitutions
+
+    if explain:
+        out.print(substitutions.explain(), highlight=False, markup=False)
+        return
+    _need_root()
+    from clusterctl.plan.program import make_plan, write_plan
+
+    plan = make_plan(stack, [])
+    if plan.spec.scheduler != "slurm":
+        raise UserError(f"stack '{stack}' is a {plan.spec.scheduler} cluster; this boots Slurm")
+    plan_dir = workdir.parent / f"{workdir.name}-plan"
+    write_plan(plan, plan_dir)
+    start = time.perf_counter()
+    say = lambda m: err.print(f"[dim]{m}[/]", highlight=False)  # noqa: E731
+    try:
+        reports = boot.up(boot.cluster_from_plan(plan_dir, nodes), workdir, timeout, log=say)
+    except boot.BootError as exc:
+        raise UserError(str(exc)) from None
+    names = list(reports)
+    problems = checks.boot_problems(reports)
+    problems += checks.slurm_log_problems(lambda n, a: boot.run(workdir, n, a), names)
+    problems += checks.munge_problems(lambda n, a: boot.run(workdir, n, a), names)
+    out.print(f"sandbox up in {time.perf_counter() - start:.1f} s: {', '.join(names)}")
+    for p in problems:
+        out.print(f"[red]problem:[/] {escape(p.line())}", highlight=False, soft_wrap=True)
+    out.print(f"logs: {workdir}/logs; stop: clusterctl sandbox vm down --workdir {workdir}")
+    raise typer.Exit(1 if problems else 0)
+
+
+@vm_app.command("status")
+def status_cmd(workdir: WorkdirOpt = VM_WORKDIR) -> None:
+    """Each node: role, address, whether it runs, `systemctl is-system-running`."""
+    from clusterctl.sandbox.vm import boot
+
+    nodes = boot.status(workdir)
+    if not nodes:
+        out.print(f"no VM sandbox in {workdir}")
+        raise typer.Exit(1)
+    for name, n in nodes.items():
+        state = n["system"] if n["running"] else "[red]stopped[/]"
+        out.print(f"{name} ({n['role']}, {n['address']}): {state}")
+
+
+@vm_app.command("exec", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def exec_cmd(
+    ctx: typer.Context,
+    node: Annotated[str | None, typer.Option("--node", help="Default: the scheduler.")] = None,
+    workdir: WorkdirOpt = VM_WORKDIR,
+) -> None:
+    """Run a command on a node, e.g. `clusterctl sandbox vm exec -- sinfo`."""
+    from clusterctl.sandbox.vm import boot
+
+    if not ctx.args:
+        raise UserError("sandbox vm exec: give a command after --, e.g. -- sinfo")
+    nodes = boot.status(workdir)
+    target = node or next((n for n, v in nodes.items() if v["role"] == "scheduler"), None)
+    if target is None:
+        raise UserError(f"no VM sandbox in {workdir}")
+    try:
+        result = boot.run(workdir, target, list(ctx.args))
+    except boot.BootError as exc:
+        raise UserError(str(exc)) from None
+    sys.stdout.write(result.stdout)
+    sys.stderr.write(result.stderr)
+    raise typer.Exit(result.returncode)
+
+
+@vm_app.command("reboot")
+def reboot_cmd(node: str, workdir: WorkdirOpt = VM_WORKDIR) -> None:
+    """Reboot one node (it keeps its disk, as a VM does) and wait until it is up again."""
+    from clusterctl.sandbox.vm import boot, report
+
+    _need_root()
+    try:
+        rep = boot.reboot(workdir, node, log=lambda m: err.print(f"[dim]{m}[/]"))
+    except boot.BootError as exc:
+        raise UserError(str(exc)) from None
+    out.print(report.summary({node: rep}), highlight=False, markup=False)
+
+
+@vm_app.command("down")
+def down_cmd(workdir: WorkdirOpt = VM_WORKDIR) -> None:
+    """Remove everything up made (processes, mounts, namespaces, loop devices); logs stay."""
+    from clusterctl.sandbox.vm import boot, report
+
+    _need_root()
+    boot.down(workdir, log=lambda m: err.print(f"[dim]{m}[/]"))
+    left = report.leftovers(workdir)
+    if left:
+        raise UserError(f"down left: {', '.join(left)}")
+    out.print(f"VM sandbox in {workdir} is down; nothing left running")
