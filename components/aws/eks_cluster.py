@@ -41,9 +41,17 @@ class EksGpuCluster(pulumi.ComponentResource):
         cat = catalog()
         tags = cloud_tags(spec, stack)
         labels = k8s_labels(spec, stack)
+
+        self._control_plane(name, spec, stack, cat, tags, child)
+        self._node_groups(name, spec, stack, cat, tags, labels, child)
+        self._kubernetes(name, spec, stack)
+        self.outputs = self._outputs(spec, stack, cat)
+        self.register_outputs(self.outputs)
+
+    def _control_plane(self, name, spec, stack, cat, tags, child) -> None:
+        """VPC, IAM roles, the EKS control plane, the admin access entry, managed add-ons."""
         partition = aws.get_partition().partition
         caller = aws.get_caller_identity()
-
         self.vpc = EksVpc(name, spec, stack, child)
         self.iam = EksIamRoles(name, spec, stack, partition, child)
         private_ids = [s.id for s in self.vpc.private_subnets.values()]
@@ -83,6 +91,12 @@ class EksGpuCluster(pulumi.ComponentResource):
             )
             for addon in MANAGED_ADDONS
         ]
+        self._private_ids = private_ids
+
+    def _node_groups(self, name, spec, stack, cat, tags, labels, child) -> None:
+        """The system node group, the EFA security group and one GPU node group per partition."""
+        private_ids = self._private_ids
+        cluster_name = self.cluster.name
         self.system_nodes = EksSystemNodeGroup(
             f"{name}-system",
             instance_type=head_sku(spec),
@@ -116,6 +130,9 @@ class EksGpuCluster(pulumi.ComponentResource):
                 opts=pulumi.ResourceOptions(parent=self, depends_on=[*self.addons]),
             )
 
+    def _kubernetes(self, name, spec, stack) -> None:
+        """The kubeconfig, a provider on it, and the GPU add-ons once the nodes exist."""
+        cluster_name = self.cluster.name
         self.kubeconfig = eks_kubeconfig(
             cluster_name,
             self.cluster.endpoint,
@@ -137,7 +154,10 @@ class EksGpuCluster(pulumi.ComponentResource):
                 depends_on=[self.system_nodes, *self.gpu_node_groups.values()],
             ),
         )
-        self.outputs: dict[str, Any] = {  # EksClusterOutputs
+
+    def _outputs(self, spec, stack, cat) -> dict[str, Any]:
+        cluster_name = self.cluster.name
+        return {  # EksClusterOutputs
             out.KUBECONFIG: self.kubeconfig,  # a secret Output
             out.KUBERNETES_VERSION: kubernetes_version(spec, cat),
             out.EKS_CLUSTER_NAME: cluster_name,
@@ -154,4 +174,3 @@ class EksGpuCluster(pulumi.ComponentResource):
             out.ADDON_VERSIONS: self.k8s_addons.chart_versions,
             out.NCCL_LAUNCHER: nccl_launcher(spec, stack, cat),
         }
-        self.register_outputs(self.outputs)

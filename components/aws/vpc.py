@@ -63,6 +63,18 @@ class EksVpc(pulumi.ComponentResource):
             tags={**tags, "Name": f"{spec.name}-{stack}"},
             opts=child,
         )
+        igw = self._public(name, spec, plan, tags, child)
+        self._private(name, spec, plan, tags, igw, child)
+        self.register_outputs(
+            {
+                "vpcId": self.vpc.id,
+                "privateSubnetIds": [s.id for s in self.private_subnets.values()],
+                "publicSubnetIds": [s.id for s in self.public_subnets.values()],
+            }
+        )
+
+    def _public(self, name, spec, plan, tags, child) -> aws.ec2.InternetGateway:
+        """Public subnets (for load balancers and the NAT) routed through an internet gateway."""
         igw = aws.ec2.InternetGateway(f"{name}-igw", vpc_id=self.vpc.id, tags=tags, opts=child)
         public_rt = aws.ec2.RouteTable(
             f"{name}-public-rt",
@@ -86,7 +98,10 @@ class EksVpc(pulumi.ComponentResource):
                 f"{name}-public-{i}", subnet_id=subnet.id, route_table_id=public_rt.id, opts=child
             )
             self.public_subnets[zone] = subnet
+        return igw
 
+    def _private(self, name, spec, plan, tags, igw, child) -> None:
+        """Private subnets, where every node lives, leaving through one NAT gateway."""
         # One NAT gateway: node egress (images, the EKS API) is light; a second costs money.
         eip = aws.ec2.Eip(f"{name}-nat-ip", domain="vpc", tags=tags, opts=child)
         nat = aws.ec2.NatGateway(
@@ -122,13 +137,6 @@ class EksVpc(pulumi.ComponentResource):
                 f"{name}-private-{i}", subnet_id=subnet.id, route_table_id=private_rt.id, opts=child
             )
             self.private_subnets[zone] = subnet
-        self.register_outputs(
-            {
-                "vpcId": self.vpc.id,
-                "privateSubnetIds": [s.id for s in self.private_subnets.values()],
-                "publicSubnetIds": [s.id for s in self.public_subnets.values()],
-            }
-        )
 
     def subnet_for(self, zone: str | None) -> aws.ec2.Subnet:
         return self.private_subnets[zone or self.zones[0]]

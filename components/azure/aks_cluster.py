@@ -45,7 +45,38 @@ class AksGpuCluster(pulumi.ComponentResource):
         )
         infiniband = any(fabric_kind(p, cat) == "infiniband" for p in spec.partitions)
         self.infiniband_feature = AksInfinibandFeature(f"{name}-ib", child) if infiniband else None
-        self.cluster = azure.containerservice.ManagedCluster(
+        self.cluster = self._managed_cluster(name, spec, stack, version, tags, labels, child)
+        self.gpu_pools: dict[str, AksGpuNodePool] = {}
+        for part in spec.partitions:
+            depends = [self.infiniband_feature] if self.infiniband_feature else []
+            self.gpu_pools[part.name] = AksGpuNodePool(
+                f"{name}-{part.name}",
+                spec,
+                part,
+                resource_group_name=self.resource_group.name,
+                cluster_name=self.cluster.name,
+                labels=labels,
+                tags=tags,
+                opts=pulumi.ResourceOptions(parent=self, depends_on=depends),
+            )
+
+        self.kubeconfig = aks_kubeconfig(self.resource_group.name, self.cluster.name)
+        self.provider = k8s.Provider(
+            f"{name}-k8s", kubeconfig=self.kubeconfig, opts=pulumi.ResourceOptions(parent=self)
+        )
+        self.k8s_addons = KubernetesGpuAddons(
+            f"{name}-addons",
+            spec,
+            stack,
+            self.provider,
+            pulumi.ResourceOptions(parent=self, depends_on=list(self.gpu_pools.values())),
+        )
+        self.outputs = self._outputs(spec, stack, cat, version)
+        self.register_outputs(self.outputs)
+
+    def _managed_cluster(self, name, spec, stack, version, tags, labels, child):
+        """The control plane with its system pool; GPU pools are separate resources."""
+        return azure.containerservice.ManagedCluster(
             f"{name}-aks",
             resource_group_name=self.resource_group.name,
             resource_name_=f"aks-{spec.name}-{stack}",
@@ -83,32 +114,9 @@ class AksGpuCluster(pulumi.ComponentResource):
             tags=tags,
             opts=child,
         )
-        self.gpu_pools: dict[str, AksGpuNodePool] = {}
-        for part in spec.partitions:
-            depends = [self.infiniband_feature] if self.infiniband_feature else []
-            self.gpu_pools[part.name] = AksGpuNodePool(
-                f"{name}-{part.name}",
-                spec,
-                part,
-                resource_group_name=self.resource_group.name,
-                cluster_name=self.cluster.name,
-                labels=labels,
-                tags=tags,
-                opts=pulumi.ResourceOptions(parent=self, depends_on=depends),
-            )
 
-        self.kubeconfig = aks_kubeconfig(self.resource_group.name, self.cluster.name)
-        self.provider = k8s.Provider(
-            f"{name}-k8s", kubeconfig=self.kubeconfig, opts=pulumi.ResourceOptions(parent=self)
-        )
-        self.k8s_addons = KubernetesGpuAddons(
-            f"{name}-addons",
-            spec,
-            stack,
-            self.provider,
-            pulumi.ResourceOptions(parent=self, depends_on=list(self.gpu_pools.values())),
-        )
-        self.outputs: dict[str, Any] = {  # AksClusterOutputs
+    def _outputs(self, spec, stack, cat, version) -> dict[str, Any]:
+        return {  # AksClusterOutputs
             out.KUBECONFIG: self.kubeconfig,  # a secret Output
             out.KUBERNETES_VERSION: version,
             out.RESOURCE_GROUP: self.resource_group.name,
@@ -125,4 +133,3 @@ class AksGpuCluster(pulumi.ComponentResource):
             out.ADDON_VERSIONS: self.k8s_addons.chart_versions,
             out.NCCL_LAUNCHER: nccl_launcher(spec, stack, cat),
         }
-        self.register_outputs(self.outputs)

@@ -54,15 +54,6 @@ class GpuPartition(pulumi.ComponentResource):
                 stack,
                 **{"gpu-clusters:role": "compute", "gpu-clusters:partition": partition.name},
             )
-            spot = (
-                {
-                    "priority": "Spot",
-                    "eviction_policy": "Delete",
-                    "billing_profile": {"max_price": -1},
-                }
-                if partition.spot
-                else {"priority": "Regular"}
-            )
             vmss = azure.compute.VirtualMachineScaleSet(
                 f"{name}-{group.name}",
                 vm_scale_set_name=f"{spec.name}-{group.name}",
@@ -74,39 +65,9 @@ class GpuPartition(pulumi.ComponentResource):
                 platform_fault_domain_count=1,
                 overprovision=False,
                 upgrade_policy={"mode": "Manual"},
-                virtual_machine_profile={
-                    **spot,
-                    "os_profile": linux_os_profile(
-                        spec,
-                        secrets.public_key,
-                        computer_name_prefix=f"{group.name}-",
-                        custom_data=custom_data,
-                    ),
-                    "storage_profile": {
-                        "image_reference": image,
-                        "os_disk": {
-                            "create_option": "FromImage",
-                            "caching": "ReadWrite",
-                            "disk_size_gb": 256,
-                            "managed_disk": {"storage_account_type": "Premium_LRS"},
-                        },
-                    },
-                    "network_profile": {
-                        "network_interface_configurations": [
-                            {
-                                "name": "eth0",
-                                "primary": True,
-                                "enable_accelerated_networking": True,
-                                "ip_configurations": [
-                                    {
-                                        "name": "internal",
-                                        "subnet": {"id": network.compute_subnet.id},
-                                    }
-                                ],
-                            }
-                        ]
-                    },
-                },
+                virtual_machine_profile=vm_profile(
+                    spec, partition, group, network, secrets, custom_data, image
+                ),
                 tags=tags,
                 opts=pulumi.ResourceOptions(
                     parent=self, hooks=hooks if group is groups[-1] else None
@@ -114,3 +75,50 @@ class GpuPartition(pulumi.ComponentResource):
             )
             self.scale_sets.append((group, vmss))
         self.register_outputs({"scaleSets": [v.name for _, v in self.scale_sets]})
+
+
+def vm_profile(spec, partition, group, network, secrets, custom_data, image) -> dict:
+    """One scale set's VM profile: spot or regular, the OS profile with the node's user-data, the
+    HPC image, and the NIC in the compute subnet with accelerated networking."""
+    spot = (
+        {
+            "priority": "Spot",
+            "eviction_policy": "Delete",
+            "billing_profile": {"max_price": -1},
+        }
+        if partition.spot
+        else {"priority": "Regular"}
+    )
+    return {
+        **spot,
+        "os_profile": linux_os_profile(
+            spec,
+            secrets.public_key,
+            computer_name_prefix=f"{group.name}-",
+            custom_data=custom_data,
+        ),
+        "storage_profile": {
+            "image_reference": image,
+            "os_disk": {
+                "create_option": "FromImage",
+                "caching": "ReadWrite",
+                "disk_size_gb": 256,
+                "managed_disk": {"storage_account_type": "Premium_LRS"},
+            },
+        },
+        "network_profile": {
+            "network_interface_configurations": [
+                {
+                    "name": "eth0",
+                    "primary": True,
+                    "enable_accelerated_networking": True,
+                    "ip_configurations": [
+                        {
+                            "name": "internal",
+                            "subnet": {"id": network.compute_subnet.id},
+                        }
+                    ],
+                }
+            ]
+        },
+    }

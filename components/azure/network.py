@@ -27,24 +27,7 @@ class AzureNetwork(pulumi.ComponentResource):
             opts=child,
         )
         rg = self.resource_group.name
-        ssh_rules = (
-            [
-                azure.network.SecurityRuleArgs(
-                    name="allow-ssh-from-allowed-cidrs",
-                    priority=100,
-                    direction="Inbound",
-                    access="Allow",
-                    protocol="Tcp",
-                    source_address_prefixes=list(spec.ssh.allowed_cidrs),
-                    source_port_range="*",
-                    destination_address_prefix="*",
-                    destination_port_range="22",
-                    description="SSH only from gpu-clusters:cluster.ssh.allowedCidrs",
-                )
-            ]
-            if spec.ssh.allowed_cidrs
-            else []
-        )
+        ssh_rules = _ssh_rules(spec)
         self.scheduler_nsg = azure.network.NetworkSecurityGroup(
             f"{name}-scheduler-nsg",
             resource_group_name=rg,
@@ -112,4 +95,26 @@ def _deny_internet(priority: int) -> azure.network.SecurityRuleArgs:
         source_port_range="*",
         destination_address_prefix="*",
         destination_port_range="*",
+    )
+
+
+def _ssh_rules(spec: ClusterSpec) -> list[azure.network.SecurityRuleArgs]:
+    """SSH in from the stack's allowedCidrs only; none at all when it lists none."""
+    return (
+        [
+            azure.network.SecurityRuleArgs(
+                name="allow-ssh-from-allowed-cidrs",
+                priority=100,
+                direction="Inbound",
+                access="Allow",
+                protocol="Tcp",
+                source_address_prefixes=list(spec.ssh.allowed_cidrs),
+                source_port_range="*",
+                destination_address_prefix="*",
+                destination_port_range="22",
+                description="SSH only from gpu-clusters:cluster.ssh.allowedCidrs",
+            )
+        ]
+        if spec.ssh.allowed_cidrs
+        else []
     )

@@ -45,6 +45,20 @@ class SchedulerNode(pulumi.ComponentResource):
             tags=tags,
             opts=child,
         )
+        self._nic(name, spec, network, rg, tags, child)
+        self._data_disk(name, spec, stack, rg)
+        self._vm(name, spec, stack, secrets, rg, tags, child)
+        self.private_ip = self.nic.ip_configurations.apply(
+            lambda cfgs: (
+                (cfgs or [{}])[0].get("private_ip_address")
+                if isinstance((cfgs or [{}])[0], dict)
+                else cfgs[0].private_ip_address
+            )
+        )
+        self.register_outputs({"vmId": self.vm.id})
+
+    def _nic(self, name, spec, network, rg, tags, child) -> None:
+        """The NIC in the scheduler subnet; a static public IP with access: direct."""
         self.public_ip = None
         if spec.ssh.access == "direct":
             self.public_ip = static_public_ip(f"{name}-pip", spec, rg.name, tags, self)
@@ -63,6 +77,9 @@ class SchedulerNode(pulumi.ComponentResource):
             tags=tags,
             opts=child,
         )
+
+    def _data_disk(self, name, spec, stack, rg) -> None:
+        """/home and /sched: protected unless storage.keepOnDestroy is false."""
         storage_tags = cloud_tags(spec, stack, **{"gpu-clusters:role": "storage"})
         self.data_disk = azure.compute.Disk(
             f"{name}-shared-disk",
@@ -74,6 +91,8 @@ class SchedulerNode(pulumi.ComponentResource):
             tags=storage_tags,
             opts=pulumi.ResourceOptions(parent=self, protect=spec.storage.keep_on_destroy),
         )
+
+    def _vm(self, name, spec, stack, secrets, rg, tags, child) -> None:
         custom_data = secrets.scheduler_inputs().apply(
             lambda keys: base64.b64encode(render_cloud_init(spec, stack, **keys).encode()).decode()
         )
@@ -119,11 +138,3 @@ class SchedulerNode(pulumi.ComponentResource):
             tags=tags,
             opts=child,
         )
-        self.private_ip = self.nic.ip_configurations.apply(
-            lambda cfgs: (
-                (cfgs or [{}])[0].get("private_ip_address")
-                if isinstance((cfgs or [{}])[0], dict)
-                else cfgs[0].private_ip_address
-            )
-        )
-        self.register_outputs({"vmId": self.vm.id})

@@ -130,3 +130,51 @@ def test_a_rebooted_node_comes_back_with_its_scratch_before_slurmd(cluster):
     assert "gpucl-scratch.service" in after
     assert _run(workdir, node, "systemctl", "is-active", "slurmd").stdout.strip() == "active"
     assert _run(workdir, node, "test", "-d", f"{SCRATCH}/enroot/tmp").returncode == 0
+
+
+HEALTH = "/usr/local/libexec/gpu-clusters/gpucl-health.sh"
+FAKE_CHECK = "/usr/local/sbin/gpucl-test-check"
+
+
+def _node_state(workdir: Path, sched: str, name: str) -> tuple[str, str]:
+    out = _run(workdir, sched, "sinfo", "-h", "-N", "-n", name, "-o", "%T|%E").stdout.strip()
+    state, _, reason = out.partition("|")
+    return state, reason
+
+
+def test_health_check_drains_resumes_and_drains_again_on_slurm_24_11(cluster):
+    """Defect 7b: Slurm 23.11-25.11 keeps the old reason after a resume (no accounting); the old
+    script saw its prefix in that stale reason and never drained the node again."""
+    specs, workdir, _ = cluster
+    sched, gpus = _names(specs)
+    node = gpus[0]
+    name = _run(workdir, node, "hostname").stdout.strip()
+    # The fault injector: the check the script runs (its own CHECK_CMD setting) fails while a
+    # marker file exists; the script, sinfo and scontrol are the node's real ones.
+    _run(workdir, node, "sh", "-c", f"printf '%s\\n' '#!/bin/sh' "
+         "'[ -e /run/gpucl-fail ] || exit 0' 'echo check_gpu_count: 7 of 8 GPUs; exit 1' "
+         f"> {FAKE_CHECK} && chmod 755 {FAKE_CHECK} && "
+         f"printf 'DRAIN_PREFIX=\"gpucl:\"\\nCHECK_CMD=\"{FAKE_CHECK}\"\\n' "
+         "> /etc/gpu-clusters/health.env")  # fmt: skip
+
+    def health(fail: bool) -> tuple[str, str]:
+        _run(workdir, node, "sh", "-c", f"{'touch' if fail else 'rm -f'} /run/gpucl-fail")
+        _run(workdir, node, "env", f"SLURMD_NODENAME={name}", HEALTH)
+        return _node_state(workdir, sched, name)
+
+    state, _ = health(fail=False)
+    assert "drain" not in state, state
+    state, reason = health(fail=True)
+    assert "drain" in state and reason.startswith("gpucl: check_gpu_count"), (state, reason)
+    state, reason = health(fail=False)
+    assert "drain" not in state, (state, reason)  # resumed (the old reason may stay: 24.11)
+    state, reason = health(fail=True)
+    assert "drain" in state, (state, reason)  # drained again despite the stale reason
+    # An admin's drain is never touched: not re-labelled on failure, not resumed on success.
+    _run(workdir, sched, "scontrol", "update", f"nodename={name}", "state=resume")
+    _run(workdir, sched, "scontrol", "update", f"nodename={name}", "state=drain",
+         "reason=admin: maintenance")  # fmt: skip
+    assert health(fail=True)[1] == "admin: maintenance"
+    state, reason = health(fail=False)
+    assert "drain" in state and reason == "admin: maintenance"
+    _run(workdir, sched, "scontrol", "update", f"nodename={name}", "state=resume")
