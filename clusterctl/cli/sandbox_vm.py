@@ -52,7 +52,7 @@ def up_cmd(
     _need_root()
     from clusterctl.plan.program import make_plan, write_plan
 
-    plan = make_plan(stack, [])
+    plan = make_plan(stack, [f"partitions[0].nodes={nodes}"])  # slurm.conf lists what boots
     if plan.spec.scheduler != "slurm":
         raise UserError(f"stack '{stack}' is a {plan.spec.scheduler} cluster; this boots Slurm")
     plan_dir = workdir.parent / f"{workdir.name}-plan"
