@@ -50,7 +50,9 @@ REPO_PACKAGES = (
     "mdadm",
     "xfsprogs",
     "mariadb-server",
+    "build-essential",  # the scheduler builds pyxis against its Slurm headers
     "slurmd",
+    "slurmdbd",
     "slurmctld",
     "slurm-client",
     "libslurm-dev",

@@ -31,6 +31,7 @@ SMD_PACKAGES: dict[str, tuple[str, ...]] = {
     "slurm-smd-client": (r"slurm-client",),
     "slurm-smd-slurmd": (r"slurmd",),
     "slurm-smd-slurmctld": (r"slurmctld",),
+    "slurm-smd-slurmdbd": (r"slurmdbd",),
     "slurm-smd-dev": (
         r"libslurm-dev",
         r"slurm-wlm-basic-plugins-dev",

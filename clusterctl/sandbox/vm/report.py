@@ -79,19 +79,32 @@ def report_node(state: VmState, name: str, status: dict) -> dict:
     }
 
 
+def _ancestors(pid: int) -> set[int]:
+    out = set()
+    while pid > 1 and pid not in out:
+        out.add(pid)
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            break
+        pid = int(stat.rsplit(")", 1)[1].split()[1])
+    return out
+
+
 def leftovers(workdir: Path) -> list[str]:
     """What of the sandbox at `workdir` still exists (empty after a clean `down`): processes whose
     command line names the workdir, its namespaces, mounts under it, its cgroups, its state file."""
     workdir = workdir.resolve()
     sid = vmstate.sandbox_id(workdir)
     found = []
+    mine = _ancestors(os.getpid())  # the command asking (and what started it) names the workdir
     for proc in Path("/proc").iterdir():
         if proc.name.isdigit():
             try:
                 cmd = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode()
             except OSError:
                 continue
-            if str(workdir) in cmd and int(proc.name) != os.getpid():
+            if str(workdir) in cmd and int(proc.name) not in mine:
                 found.append(f"process {proc.name}: {cmd[:120]}")
     netns = Path("/run/netns")
     found += [
