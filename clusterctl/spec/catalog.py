@@ -6,6 +6,7 @@ Every number in the catalog carries its source; the loader refuses a baseline or
 from __future__ import annotations
 
 import difflib
+import os
 from functools import cache
 from pathlib import Path
 from typing import Literal
@@ -19,8 +20,14 @@ from clusterctl.project import config_dir
 
 
 class _Entry(BaseModel):
+    # defer_build: the validators are built on first validation, not at import, so a command that
+    # gets its catalog from the cache below never pays for them.
     model_config = ConfigDict(
-        extra="forbid", frozen=True, alias_generator=to_camel, populate_by_name=True
+        extra="forbid",
+        frozen=True,
+        alias_generator=to_camel,
+        populate_by_name=True,
+        defer_build=True,
     )
 
 
@@ -224,7 +231,47 @@ def _loc(loc: tuple) -> str:
     return out
 
 
+CATALOG_FILES = ("skus.yaml", "nccl_profiles.yaml", "images.yaml", "versions.yaml", "regions.yaml")
+
+
+def _cache_file(root: Path) -> Path | None:
+    """Where the validated catalog of these exact files is kept (keyed by their bytes)."""
+    import hashlib
+
+    import pydantic
+
+    from clusterctl import __version__
+
+    digest = hashlib.sha256(f"{__version__} {pydantic.VERSION}".encode())
+    for name in CATALOG_FILES:
+        try:
+            digest.update(name.encode() + b"\0" + (root / name).read_bytes())
+        except OSError:
+            return None  # load_catalog says what is missing
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "gpu-clusters" / f"catalog-{digest.hexdigest()[:20]}.pickle"
+
+
 @cache
 def catalog() -> Catalog:
-    """The shipped catalog, loaded once per process."""
-    return load_catalog()
+    """The shipped catalog, loaded once per process; validated once per content (cached)."""
+    import pickle
+
+    path = _cache_file(config_dir())
+    if path is not None and path.is_file():
+        try:
+            found = pickle.loads(path.read_bytes())
+            if isinstance(found, Catalog):
+                return found
+        except Exception:  # a stale or damaged cache is rebuilt, never trusted
+            pass
+    cat = load_catalog()
+    if path is not None:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_bytes(pickle.dumps(cat))
+            tmp.replace(path)
+        except OSError:
+            pass  # no writable cache: validate every time
+    return cat
