@@ -1,7 +1,7 @@
 """The cluster spec: one frozen pydantic model for a stack's `gpu-clusters:cluster` object.
 
 Structure and types are checked here; rules that span fields or need the catalog live in
-clusterctl/rules.py, so each can report the field as the user wrote it.
+clusterctl/spec/rules*.py, so each can report the field as the user wrote it.
 """
 
 from __future__ import annotations
