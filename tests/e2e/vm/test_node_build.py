@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from clusterctl.sandbox.vm import boot, checks, report
+from clusterctl.sandbox.vm import boot, checks
+from tests.e2e.vm.conftest import booted_stack
 
 pytestmark = pytest.mark.sandbox
 
@@ -22,23 +22,11 @@ SCRATCH = "/mnt/nvme"
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
-    if os.geteuid() != 0:
-        pytest.skip("the VM sandbox needs root (network namespaces, overlay mounts, nspawn)")
-    plan = tmp_path_factory.mktemp("plan")
-    subprocess.run(
-        [sys.executable, "-m", "clusterctl", "plan", "-s", "azure-h100", "--out", str(plan)],
-        cwd=ROOT,
-        check=True,
-        capture_output=True,
-    )
-    specs = boot.cluster_from_plan(plan, nodes=2)
-    workdir = tmp_path_factory.mktemp("vm-build")
-    try:
-        reports = boot.up(specs, workdir, timeout=600)
-        yield specs, workdir, reports
-    finally:
-        boot.down(workdir)
-        assert report.leftovers(workdir) == []
+    # GPUCL_VM_PLAN: boot a plan rendered elsewhere, e.g. by an older checkout, to see these
+    # tests fail on old templates (how the closing note of issue 11 shows each defect).
+    plan = os.environ.get("GPUCL_VM_PLAN")
+    with booted_stack(tmp_path_factory, nodes=2, plan=Path(plan) if plan else None) as c:
+        yield c
 
 
 def _run(workdir: Path, node: str, *argv: str) -> subprocess.CompletedProcess[str]:
@@ -113,6 +101,7 @@ def test_slurmctld_log_has_no_error_at_boot(cluster):
     specs, workdir, _ = cluster
     sched, _ = _names(specs)
     log = _run(workdir, sched, "cat", "/var/log/slurm/slurmctld.log").stdout
+    assert "slurmctld version" in log  # it started: an empty log proves nothing
     assert "cloud_reg_addrs" not in log
     bad = checks.log_errors(log)
     assert bad == [], "\n".join(bad)

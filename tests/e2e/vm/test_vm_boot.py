@@ -3,54 +3,22 @@ systemd as PID 1, real cloud-init from a NoCloud seed. Root only (netns, mounts,
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from clusterctl.sandbox.vm import boot, report, substitutions
+from clusterctl.sandbox.vm import boot, substitutions
+from tests.e2e.vm.conftest import booted_stack
 
 pytestmark = pytest.mark.sandbox
 
 ROOT = Path(__file__).resolve().parents[3]
 
 
-def _missing_tools() -> list[str]:
-    return [
-        t
-        for t in ("systemd-nspawn", "mmdebstrap", "nsenter", "ip", "gpg", "dpkg-deb")
-        if shutil.which(t) is None
-    ]
-
-
 @pytest.fixture(scope="module")
 def booted(tmp_path_factory):
-    if os.geteuid() != 0:
-        pytest.skip(
-            "the VM sandbox needs root (network namespaces, overlay mounts, systemd-nspawn)"
-        )
-    if missing := _missing_tools():
-        pytest.skip(
-            f"host lacks {', '.join(missing)} (apt-get install systemd-container mmdebstrap)"
-        )
-    plan = tmp_path_factory.mktemp("plan")
-    subprocess.run(
-        [sys.executable, "-m", "clusterctl", "plan", "-s", "azure-h100", "--out", str(plan)],
-        cwd=ROOT,
-        check=True,
-        capture_output=True,
-    )
-    specs = boot.cluster_from_plan(plan, nodes=1)
-    workdir = tmp_path_factory.mktemp("vm-sandbox")
-    try:
-        reports = boot.up(specs, workdir, timeout=600)
-        yield specs, workdir, reports
-    finally:
-        boot.down(workdir)
-        assert report.leftovers(workdir) == []
+    with booted_stack(tmp_path_factory, nodes=1) as cluster:
+        yield cluster
 
 
 def test_cloud_init_ran_every_stage_on_both(booted):
