@@ -17,7 +17,7 @@ def _key(kind: str, inner: str | None = None) -> str:
     return f"{kind} {base64.b64encode(blob).decode()} me@host"
 
 
-def refused(stack: str, overrides: list[str], field: str, words: str) -> None:
+def assert_refused(stack: str, overrides: list[str], field: str, words: str) -> None:
     with pytest.raises(SpecError) as caught:
         load_stack_spec(stack, overrides)
     lines = caught.value.problems
@@ -64,11 +64,11 @@ def refused(stack: str, overrides: list[str], field: str, words: str) -> None:
     ],
 )
 def test_refused_with_the_field_and_the_fix(stack, override, field, words) -> None:
-    refused(stack, [override], field, words)
+    assert_refused(stack, [override], field, words)
 
 
 def test_spot_in_a_capacity_reservation_is_refused() -> None:
-    refused(
+    assert_refused(
         "aws-p5",
         ["partitions[0].spot=true", "partitions[0].capacityReservationId=cr-0123456789abcdef0"],
         "partitions[0].spot",
@@ -96,4 +96,4 @@ def test_good_values_pass() -> None:
 )
 def test_yaml_booleans_are_not_numbers_and_numbers_not_booleans(override: str) -> None:
     field = override.split("=")[0]
-    refused("azure-a100", [override], field, "valid")
+    assert_refused("azure-a100", [override], field, "valid")
