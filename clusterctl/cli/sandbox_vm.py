@@ -51,6 +51,7 @@ def up_cmd(
         return
     _need_root()
     from clusterctl.plan.program import make_plan, write_plan
+    from clusterctl.spec.topology import fabric_groups
 
     plan = make_plan(stack, [f"partitions[0].nodes={nodes}"])  # slurm.conf lists what boots
     if plan.spec.scheduler != "slurm":
@@ -67,6 +68,14 @@ def up_cmd(
     problems = checks.boot_problems(reports)
     problems += checks.slurm_log_problems(lambda n, a: boot.run(workdir, n, a), names)
     problems += checks.munge_problems(lambda n, a: boot.run(workdir, n, a), names)
+    if not problems:
+        run = lambda n, a: boot.run(workdir, n, a)  # noqa: E731
+        scheduler = names[0]
+        part = plan.spec.partitions[0]
+        slurm_names = [h for g in fabric_groups(part.name, nodes) for h in g.hostnames()]
+        problems += checks.slurm_problems(run, scheduler, slurm_names, "gpu:")
+        if not problems:
+            problems += checks.sbatch_problems(run, scheduler, plan.spec.ssh.admin_user)
     out.print(f"sandbox up in {time.perf_counter() - start:.1f} s: {', '.join(names)}")
     for p in problems:
         out.print(f"[red]problem:[/] {escape(p.line())}", highlight=False, soft_wrap=True)
@@ -123,6 +132,30 @@ def reboot_cmd(node: str, workdir: WorkdirOpt = VM_WORKDIR) -> None:
     except boot.BootError as exc:
         raise UserError(str(exc)) from None
     out.print(report.summary({node: rep}), highlight=False, markup=False)
+
+
+@vm_app.command("fault")
+def fault_cmd(
+    node: Annotated[str, typer.Argument(help="Node hostname, as `status` lists it.")],
+    kind: Annotated[
+        str, typer.Argument(help="slow-link | fail-health | kill-slurmd | clear", metavar="FAULT")
+    ],
+    rate: Annotated[str, typer.Option("--rate", help="slow-link: the link's rate (tbf).")] = (
+        "20mbit"
+    ),
+    workdir: WorkdirOpt = VM_WORKDIR,
+) -> None:
+    """Inject a fault into a node (or `clear` its faults): a slow link, a GPU gone (the health
+    check drains the node), slurmd killed."""
+    from clusterctl.sandbox.vm import faults
+
+    _need_root()
+    if kind not in faults.KINDS:
+        raise UserError(f"FAULT: unknown fault {kind!r}; use one of {', '.join(faults.KINDS)}")
+    try:
+        out.print(faults.inject(workdir, node, kind, rate=rate), highlight=False, markup=False)
+    except faults.FaultError as exc:
+        raise UserError(str(exc)) from None
 
 
 @vm_app.command("down")

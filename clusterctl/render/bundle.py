@@ -10,7 +10,9 @@ from clusterctl.render.engine import (
     partition_sku,
     render_cloud_init,
     render_nccl_conf,
+    render_nhc_checks,
     render_nhc_conf,
+    render_nhc_deep_conf,
     render_slurm,
 )
 from clusterctl.spec.catalog import catalog
@@ -41,6 +43,8 @@ def render_bundle(spec: ClusterSpec, stack: str) -> dict[str, str]:
                 spec, stack, munge_key_b64=MUNGE_PLACEHOLDER, partition=part, cat=cat
             )
             files[f"nodes/{part.name}/nhc.conf"] = render_nhc_conf(spec, sku, cat)
+            files[f"nodes/{part.name}/nhc-deep.conf"] = render_nhc_deep_conf(spec, sku, cat)
+            files["nodes/gpucl.nhc"] = render_nhc_checks()
             for name, text in node_scripts(spec, site, sku).items():
                 files[f"scripts/{name}"] = text
     else:

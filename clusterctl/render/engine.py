@@ -189,14 +189,19 @@ def node_scripts(spec: ClusterSpec, site: SlurmSite, sku: Sku | None) -> dict[st
     return dict(sorted(files.items()))
 
 
-def render_nhc_conf(spec: ClusterSpec, sku: Sku, cat: Catalog) -> str:
+NHC_FAST_CONF = "/etc/nhc/gpucl-fast.conf"
+NHC_DEEP_CONF = "/etc/nhc/gpucl-deep.conf"
+NHC_CHECKS = "/etc/nhc/scripts/gpucl.nhc"
+
+
+def _nhc_context(spec: ClusterSpec, sku: Sku, cat: Catalog) -> dict[str, Any]:
     baseline = sku.baseline(1)
     profile = cat.profile(sku)
     ib = sku.fabric.kind == "infiniband"
     size = baseline.message_bytes if baseline and baseline.message_bytes else 1 << 34
-    return render_template(
-        "nhc/nhc.conf.j2",
+    return dict(
         sku=sku,
+        v=node_versions(cat),
         nccl_floor=baseline.fail_below_gbps if baseline else 0,
         nccl_bytes=size,
         nccl_size=f"{size >> 30}G",
@@ -207,9 +212,24 @@ def render_nhc_conf(spec: ClusterSpec, sku: Sku, cat: Catalog) -> str:
         ib_rate=int(sku.fabric.gbps_per_nic or 0),
         # GPUDirect RDMA loopback per HCA: 95% of line rate (AzNHC uses 380 for 400G NDR).
         ib_gdr_floor=int((sku.fabric.gbps_per_nic or 0) * 0.95),
-        topo_name=sku.nccl_profile or "none",
         topo_file=(profile.topo_file if profile and profile.topo_file else "none"),
     )
+
+
+def render_nhc_conf(spec: ClusterSpec, sku: Sku, cat: Catalog) -> str:
+    """The fast tier: what the periodic health check runs on every node."""
+    return render_template(
+        "nhc/nhc.conf.j2", conf_path=NHC_FAST_CONF, **_nhc_context(spec, sku, cat)
+    )
+
+
+def render_nhc_deep_conf(spec: ClusterSpec, sku: Sku, cat: Catalog) -> str:
+    """The deep tier: Azure's slow checks, for an idle node in an exclusive allocation only."""
+    return render_template("nhc/deep.conf.j2", **_nhc_context(spec, sku, cat))
+
+
+def render_nhc_checks() -> str:
+    return render_template("nhc/gpucl.nhc.j2")
 
 
 def node_versions(cat: Catalog) -> dict[str, str]:
@@ -222,6 +242,9 @@ def node_versions(cat: Catalog) -> dict[str, str]:
             "enroot": str(pkgs["enroot"]["version"]),
             "pyxis": str(pkgs["pyxis"]["gitTag"]),
             "aznhc": str(pkgs["nhc"]["azurehpcHealthChecks"]["version"]),
+            "nhc_tag": str(pkgs["nhc"]["lbnl"]["gitTag"]),
+            "nhc_commit": str(pkgs["nhc"]["lbnl"]["gitCommit"]),
+            "nhc_repo": str(pkgs["nhc"]["lbnl"]["repo"]),
         }
     except (KeyError, TypeError) as exc:
         raise LookupError(f"config/versions.yaml nodePackages: missing {exc}") from None
@@ -276,4 +299,7 @@ def render_cloud_init(
         sku=sku,
         nccl_conf=render_nccl_conf(sku, cat),
         nhc_conf=render_nhc_conf(spec, sku, cat),
+        nhc_deep_conf=render_nhc_deep_conf(spec, sku, cat),
+        nhc_checks=render_nhc_checks(),
+        nhc_paths={"fast": NHC_FAST_CONF, "deep": NHC_DEEP_CONF, "checks": NHC_CHECKS},
     )

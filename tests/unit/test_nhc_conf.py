@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from clusterctl.render.engine import render_nhc_conf
+from clusterctl.render.engine import render_nhc_conf, render_nhc_deep_conf
 from clusterctl.spec.catalog import catalog
 from clusterctl.spec.load import load_stack_spec
 
@@ -18,17 +18,48 @@ def test_nhc_thresholds_come_from_the_catalog(sku_name: str) -> None:
     spec, _ = load_stack_spec("azure-h100", [f"partitions[0].sku={sku_name}"])
     sku = catalog().get(sku_name)
     text = render_nhc_conf(spec, sku, catalog())
+    deep = render_nhc_deep_conf(spec, sku, catalog())
     floor = sku.baseline(1).fail_below_gbps
     size_gib = sku.baseline(1).message_bytes >> 30
     # bandwidth, repeats, size, topology file: the order of AzNHC v0.4.5's own function
-    assert re.search(rf"^\* \|\| check_nccl_allreduce {floor} 1 {size_gib}G \S+$", text, re.M)
+    assert re.search(rf"^\* \|\| check_nccl_allreduce {floor} 1 {size_gib}G \S+$", deep, re.M)
     assert re.search(r'check_fs_mount_rw -t "nfs4" .* -f "/home"', text)
     assert not re.search(r'-t "nfs"', text)
     assert "check_ps_service -u munge -S -d munged munge" in text
     ports = re.findall(rf"check_hw_ib {int(sku.fabric.gbps_per_nic)} (mlx5_ib\d):1", text)
     assert ports == [f"mlx5_ib{i}" for i in range(sku.fabric.nics)]
-    assert f"check_gpu_count {sku.gpus}" in text
-    assert f"check_ib_bw_gdr {int(sku.fabric.gbps_per_nic * 0.95)}" in text
+    assert f"gpucl_check_gpu_count {sku.gpus}" in text
+    assert f"check_ib_bw_gdr {int(sku.fabric.gbps_per_nic * 0.95)}" in deep
+
+
+# What the periodic (fast) tier may call: LBNL NHC 1.4.3's built-ins (scripts/lbnl_*.nhc at tag
+# 1.4.3) and the functions of our own gpucl.nhc. Azure's customTests functions exist only inside
+# the azurehpc-health-checks container; on the host NHC they are "not found" and drain every node.
+LBNL_BUILTINS = {
+    "check_fs_mount",
+    "check_fs_mount_rw",
+    "check_fs_mount_ro",
+    "check_ps_service",
+    "check_hw_ib",
+    "check_hw_eth",
+    "check_hw_physmem",
+    "check_hw_cpuinfo",
+    "check_file_test",
+}
+
+
+def test_fast_tier_calls_only_functions_the_host_nhc_has() -> None:
+    from clusterctl.render.engine import render_nhc_checks
+
+    ours = set(re.findall(r"^function (\w+)\(\)", render_nhc_checks(), re.M))
+    assert ours, "gpucl.nhc defines no checks"
+    spec, _ = load_stack_spec("azure-h100")
+    sku = catalog().get(spec.partitions[0].sku)
+    text = render_nhc_conf(spec, sku, catalog())
+    called = {line.split("||", 1)[1].split()[0] for line in text.splitlines() if "||" in line}
+    assert called, "no checks in the fast tier"
+    assert called <= LBNL_BUILTINS | ours, called - LBNL_BUILTINS - ours
+    assert "check_nccl_allreduce" not in text and "check_ib_bw_gdr" not in text
 
 
 def test_nhc_options_come_before_variable_assignments() -> None:

@@ -16,9 +16,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import github, machine, repo, substitutions, vmstate
 from . import image as image_mod
 from . import lab as lab_mod
-from . import machine, repo, substitutions, vmstate
 from .report import report_node, summary, wait_cloud_init
 from .vmstate import VmState
 
@@ -114,6 +114,7 @@ def up(specs: list[NodeSpec], workdir: Path, timeout: float = 900.0, log=print) 
     t0 = time.monotonic()
     img = image_mod.build(log=log)
     repo_dir = repo.prepare(img, log=log)
+    hpc = repo.hpc_layer(img, repo_dir, log=log)
     stages = {"image": time.monotonic() - t0}
     state = VmState(workdir=str(workdir), sid=vmstate.sandbox_id(workdir))
     state.save()
@@ -122,18 +123,20 @@ def up(specs: list[NodeSpec], workdir: Path, timeout: float = 900.0, log=print) 
     t1 = time.monotonic()
     _start_lab(state, lab, repo_dir, specs)
     key = (repo_dir / "gpucl-sandbox.asc").read_text()
+    commits = github.commit_map(repo.github_dir(repo_dir), github.Pins.from_catalog())
     (workdir / "logs").mkdir(exist_ok=True)
     (workdir / "logs" / "repo-key.asc").write_text(key)
     for spec in specs:
         ms = machine.MachineSpec(
             name=spec.name,
             role=spec.role,
-            user_data=substitutions.rewrite_user_data(spec.user_data, key),
+            user_data=substitutions.rewrite_user_data(spec.user_data, key, commits),
             address=state.nodes[spec.name]["address"],
             netns=state.nodes[spec.name]["netns"],
             hosts={
                 **{s.name: state.nodes[s.name]["address"] for s in specs},
                 substitutions.MIRROR_HOST: lab.gateway,
+                github.HOST: lab.gateway,
             },
             gpus=spec.gpus,
             nvme_disks=spec.nvme_disks,
@@ -141,7 +144,8 @@ def up(specs: list[NodeSpec], workdir: Path, timeout: float = 900.0, log=print) 
         )
         (workdir / "logs" / spec.name).mkdir(parents=True, exist_ok=True)
         (workdir / "logs" / spec.name / "user-data").write_text(ms.user_data)
-        machine.start(state, ms, img.rootfs, lab.gateway)
+        lower = f"{hpc}:{img.rootfs}" if spec.role == "gpu" else str(img.rootfs)
+        machine.start(state, ms, lower, lab.gateway)
         log(f"up: {spec.name} ({spec.role}) booting at {ms.address}")
     for name in state.nodes:
         state.nodes[name]["init"] = machine.init_pid(state.nodes[name]["pid"])
@@ -183,7 +187,9 @@ def _start_lab(state: VmState, lab: lab_mod.Lab, repo_dir: Path, specs: list[Nod
     state.lab |= {
         "netns": lab.netns,
         "gateway": lab.gateway,
-        "pid": lab_mod.start_server(state, lab, repo_dir, vm_map, cgroups),
+        "pid": lab_mod.start_server(
+            state, lab, repo_dir, repo.github_dir(repo_dir), vm_map, cgroups
+        ),
     }
     state.save()
 
@@ -215,19 +221,6 @@ def status(workdir: Path) -> dict[str, dict]:
             "system": system,
         }
     return out
-
-
-def slow_link(workdir: Path, node: str, rate: str | None = "20mbit") -> None:
-    """Slow a node's link on the lab bridge (`tbf`); rate None clears it."""
-    state = vmstate.load(workdir.resolve())
-    if state is None or node not in state.nodes:
-        raise BootError(f"no node {node} in the sandbox at {workdir}")
-    lab = lab_mod.Lab(state.sid)
-    index = state.nodes[node]["index"]
-    if rate is None:
-        lab_mod.clear_link(lab, index, node)
-    else:
-        lab_mod.slow_link(lab, index, node, rate)
 
 
 def reboot(workdir: Path, node: str, timeout: float = 300.0, log=print) -> dict:

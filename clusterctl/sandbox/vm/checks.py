@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import shlex
 import subprocess
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -88,9 +89,21 @@ def parse_sinfo(text: str) -> dict[str, tuple[str, str]]:
     return nodes
 
 
+def wait_idle(run: Run, scheduler: str, count: int, timeout: float = 90.0) -> dict:
+    """sinfo's nodes once `count` of them are idle, or what it shows when `timeout` runs out."""
+    deadline = time.monotonic() + timeout
+    while True:
+        got = parse_sinfo(run(scheduler, ["sinfo", "-N", "-h", "-o", "%N %T %G"]).stdout)
+        idle = [n for n, (state, _) in got.items() if state == "idle"]
+        if len(idle) >= count or time.monotonic() > deadline:
+            return got
+        time.sleep(2)
+
+
 def slurm_problems(run: Run, scheduler: str, names: Sequence[str], gres: str) -> list[Problem]:
-    """Every node idle with its GRES, a job across all of them, munge across nodes."""
-    got = parse_sinfo(run(scheduler, ["sinfo", "-N", "-h", "-o", "%N %T %G"]).stdout)
+    """Every node idle with its GRES (waiting a bounded time for them to register), then one
+    job across all of them."""
+    got = wait_idle(run, scheduler, len(names))
     out = []
     for name in names:
         state, node_gres = got.get(name, ("missing", ""))

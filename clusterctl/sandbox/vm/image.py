@@ -57,6 +57,16 @@ REPO_PACKAGES = (
     "slurm-client",
     "libslurm-dev",
     "slurm-wlm-basic-plugins-dev",
+    # enroot's .deb dependencies (the user-data installs it from GitHub; apt resolves these) and
+    # NHC's build (autogen.sh needs autoconf and automake).
+    "jq",
+    "parallel",
+    "squashfs-tools",
+    "zstd",
+    "bsdmainutils",
+    "libcap2-bin",
+    "autoconf",
+    "automake",
 )
 
 

@@ -118,7 +118,9 @@ def clear_link(lab: Lab, index: int, node: str) -> None:
     subprocess.run(["tc", "-n", ns, "qdisc", "del", "dev", dev, "root"], capture_output=True)
 
 
-def start_server(state: VmState, lab: Lab, root: Path, vm_map: Path, cgroups: list[Path]) -> int:
+def start_server(
+    state: VmState, lab: Lab, root: Path, github: Path, vm_map: Path, cgroups: list[Path]
+) -> int:
     """Run labserver.py inside the lab namespace, in its own cgroups; returns its PID."""
     log = Path(state.workdir) / "logs" / "lab-server.log"
     log.parent.mkdir(parents=True, exist_ok=True)
@@ -136,6 +138,8 @@ def start_server(state: VmState, lab: Lab, root: Path, vm_map: Path, cgroups: li
         str(root),
         "--vm-map",
         str(vm_map),
+        "--github",
+        str(github),
     ]
     with open(log, "ab") as out:
         proc = subprocess.Popen(

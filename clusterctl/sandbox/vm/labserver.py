@@ -6,6 +6,9 @@
   apt repositories, as static files under --root; and /gpucl-sandbox/nfs-mount, the NFS stand-in's
   server side (the nodes' mount.nfs asks for an export; nfsbind.py attaches it).
 
+- https on port 443 (github.com in every node's /etc/hosts): the github.com stand-in (github.py):
+  release files as static files, and git's smart HTTP protocol through `git http-backend`.
+
 Every request is logged (client, path, status) to stderr, which the host sends to a file.
 """
 
@@ -13,8 +16,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import ssl
 import subprocess
 import sys
+import threading
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
@@ -106,14 +112,97 @@ class LabHandler(SimpleHTTPRequestHandler):
         self.wfile.write(data)
 
 
+class GithubHandler(SimpleHTTPRequestHandler):
+    """github.com: release downloads (static) and `git clone` over smart HTTP (git http-backend)."""
+
+    server_version = "gpucl-sandbox-github/1"
+    git_root: Path  # set by main()
+
+    def log_message(self, format: str, *args: object) -> None:
+        sys.stderr.write(f"{self.client_address[0]} -> https {format % args}\n")
+        sys.stderr.flush()
+
+    def do_GET(self) -> None:
+        if ".git/" in self.path:
+            self._git("GET")
+        else:
+            super().do_GET()
+
+    def do_POST(self) -> None:
+        if ".git/" in self.path:
+            self._git("POST")
+        else:
+            self.send_error(405)
+
+    def _git(self, method: str) -> None:
+        url = urlsplit(self.path)
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length) if method == "POST" else b""
+        env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "GIT_PROJECT_ROOT": str(self.git_root),
+            "GIT_HTTP_EXPORT_ALL": "1",
+            "REQUEST_METHOD": method,
+            "PATH_INFO": url.path,
+            "QUERY_STRING": url.query,
+            "CONTENT_TYPE": self.headers.get("Content-Type", ""),
+            "CONTENT_LENGTH": str(len(body)),
+            "REMOTE_ADDR": self.client_address[0],
+            "GIT_PROTOCOL": self.headers.get("Git-Protocol", ""),
+            "HTTP_CONTENT_ENCODING": self.headers.get("Content-Encoding", ""),
+        }
+        proc = subprocess.run(
+            ["git", "http-backend"], input=body, env=env, capture_output=True, timeout=120
+        )
+        head, _, payload = proc.stdout.partition(b"\r\n\r\n")
+        if not _:
+            head, _, payload = proc.stdout.partition(b"\n\n")
+        status, headers = 200, []
+        for line in head.decode(errors="replace").splitlines():
+            key, _, value = line.partition(":")
+            if key.lower() == "status":
+                status = int(value.split()[0])
+            elif key:
+                headers.append((key, value.strip()))
+        if proc.returncode != 0 and not head:
+            status, payload = 500, proc.stderr
+        self.send_response(status)
+        for key, value in headers:
+            self.send_header(key, value)
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+
+def _serve_github(root: Path, port: int) -> ThreadingHTTPServer:
+    GithubHandler.git_root = root / "git"
+    static = str(root / "root")
+
+    class Handler(GithubHandler):
+        def __init__(self, *a, **kw):
+            super().__init__(*a, directory=static, **kw)
+
+    server = ThreadingHTTPServer(("0.0.0.0", port), Handler)
+    server.daemon_threads = True
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(root / "tls" / "server.crt", root / "tls" / "server.key")
+    server.socket = ctx.wrap_socket(server.socket, server_side=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--root", required=True, help="directory served as the apt mirror")
     ap.add_argument("--vm-map", required=True, help="JSON: source address -> IMDS documents")
     ap.add_argument("--port", type=int, default=80)
+    ap.add_argument("--github", help="the github.com stand-in (github.py), served on --tls-port")
+    ap.add_argument("--tls-port", type=int, default=443)
     args = ap.parse_args(argv)
     LabHandler.vm_map = Path(args.vm_map)
     root = args.root
+    if args.github:
+        _serve_github(Path(args.github), args.tls_port)
 
     class Handler(LabHandler):
         def __init__(self, *a, **kw):

@@ -43,8 +43,8 @@ def node_dir(state: VmState, name: str) -> Path:
     return Path(state.workdir) / "nodes" / name
 
 
-def mount_root(state: VmState, spec: MachineSpec, lower: Path) -> Path:
-    """Overlay: the cached image (read-only lower) + this node's upper directory."""
+def mount_root(state: VmState, spec: MachineSpec, lower: str) -> Path:
+    """Overlay: the cached image (read-only lowers, "top:...:bottom") + this node's upper."""
     d = node_dir(state, spec.name)
     state.record("dir", str(d))
     for sub in ("upper", "work", "root"):
@@ -198,7 +198,7 @@ def nspawn_argv(spec: MachineSpec, root: Path, binds: list[tuple[Path, str]]) ->
     return argv
 
 
-def start(state: VmState, spec: MachineSpec, lower: Path, gateway: str) -> int:
+def start(state: VmState, spec: MachineSpec, lower: str, gateway: str) -> int:
     """Mount, seed and boot one node; returns the PID of its systemd-nspawn."""
     root = mount_root(state, spec, lower)
     write_seed(root, seed_files(spec, gateway))

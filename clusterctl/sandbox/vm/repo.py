@@ -284,7 +284,10 @@ def build_repo(debs_dir: Path, repo_dir: Path, log=print) -> Path:
 
 
 def prepare(image, log=print) -> Path:
-    """The repository for this image (built once per repo digest); its key goes into the image."""
+    """The repository for this image (built once per repo digest); its key goes into the image.
+    The github.com stand-in (github.py) is built beside it; its CA is trusted by the image."""
+    from . import github
+
     repo_dir = image.dir / f"repo-{repo_digest()}"
     for stale in image.dir.glob("repo-*"):
         if stale != repo_dir:
@@ -292,4 +295,77 @@ def prepare(image, log=print) -> Path:
     build_repo(image.debs, repo_dir, log=log)
     keyrings = image.rootfs / "usr" / "share" / "keyrings"
     shutil.copy2(repo_dir / "gpucl-sandbox.gpg", keyrings / "gpucl-sandbox.gpg")
+    pins = github.Pins.from_catalog()
+    gh = repo_dir / f"github-{github.digest(pins)}"
+    if not (gh / "READY").exists():
+        for stale in repo_dir.glob("github-*"):
+            shutil.rmtree(stale)
+        log("repo: building the github.com stand-ins (enroot .debs, pyxis and NHC repositories)")
+        github.build(gh, pins)
+        (gh / "READY").write_text("ok\n")
+    ca = image.rootfs / "usr" / "local" / "share" / "ca-certificates" / "gpucl-sandbox-ca.crt"
+    if not ca.exists() or ca.read_bytes() != (gh / "tls" / "ca.crt").read_bytes():
+        ca.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(gh / "tls" / "ca.crt", ca)
+        subprocess.run(
+            ["chroot", str(image.rootfs), "update-ca-certificates"], check=True, capture_output=True
+        )
     return repo_dir
+
+
+def github_dir(repo_dir: Path) -> Path:
+    """The github.com stand-in built by prepare() for this repository."""
+    return next(p for p in sorted(repo_dir.glob("github-*")) if (p / "READY").exists())
+
+
+# What the Azure HPC image (the GPU nodes' image) ships on top of a plain Ubuntu that the node
+# scripts rely on; the scheduler's plain Ubuntu image does not have them (its user-data installs
+# build-essential itself).
+HPC_IMAGE_PACKAGES = ("build-essential",)
+
+
+def hpc_layer(image, repo_dir: Path, log=print) -> Path:
+    """An overlay layer over the image with what the HPC image adds (GPU nodes boot on it),
+    installed once with apt from the stand-in archive; returns the layer's directory."""
+    layer = repo_dir / "hpc-layer"
+    if (layer / "READY").exists():
+        return layer / "upper"
+    shutil.rmtree(layer, ignore_errors=True)
+    for sub in ("upper", "work", "root"):
+        (layer / sub).mkdir(parents=True)
+    root = layer / "root"
+    log(f"repo: HPC image layer ({', '.join(HPC_IMAGE_PACKAGES)})")
+    opts = f"lowerdir={image.rootfs},upperdir={layer / 'upper'},workdir={layer / 'work'}"
+    subprocess.run(["mount", "-t", "overlay", "overlay", "-o", opts, str(root)], check=True)
+    archive = root / "mnt" / "gpucl-archive"
+    try:
+        archive.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["mount", "--bind", str(repo_dir / "debian"), str(archive)], check=True)
+        try:
+            lst = root / "etc" / "apt" / "sources.list.d" / "gpucl-layer.list"
+            lst.write_text("deb [trusted=yes] file:/mnt/gpucl-archive sandbox main\n")
+            env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "DEBIAN_FRONTEND": "noninteractive"}
+            apt = ["chroot", str(root), "apt-get", "-o", "Dir::Etc::SourceParts=-"]
+            apt += ["-o", "Dir::Etc::SourceList=/etc/apt/sources.list.d/gpucl-layer.list"]
+            subprocess.run([*apt, "update", "-q"], env=env, check=True, capture_output=True)
+            proc = subprocess.run(
+                [*apt, "install", "-y", "-q", *HPC_IMAGE_PACKAGES],
+                env=env,
+                capture_output=True,
+                text=True,
+            )
+            if proc.returncode != 0:
+                tail = proc.stdout[-2000:]
+                raise RuntimeError(f"HPC image layer: apt-get install failed:\n{tail}")
+            lst.unlink()
+            subprocess.run(["chroot", str(root), "apt-get", "clean"], check=True)
+            shutil.rmtree(root / "var" / "lib" / "apt" / "lists", ignore_errors=True)
+            (root / "var" / "lib" / "apt" / "lists" / "partial").mkdir(parents=True)
+        finally:
+            subprocess.run(["umount", str(archive)], check=True)
+        archive.rmdir()
+    finally:
+        subprocess.run(["umount", str(root)], check=True)
+    shutil.rmtree(layer / "work")
+    (layer / "READY").write_text("ok\n")
+    return layer / "upper"

@@ -1,7 +1,8 @@
 """The declared substitutions: everything in which a sandbox node differs from the cloud VM.
 
 The user-data is the cloud's byte for byte except `rewrite_user_data` (slurm.conf's node-size
-line, the Microsoft apt source's URL and key); every other stand-in lives in the image or the lab,
+line, the Microsoft apt source's URL and key, pinned commit ids of the github.com stand-ins);
+every other stand-in lives in the image or the lab,
 outside the user-data.
 `explain()` is what `clusterctl sandbox up --explain` prints; `write(workdir)` leaves the same
 list in the workdir.
@@ -33,7 +34,10 @@ SUBSTITUTIONS: tuple[Substitution, ...] = (
         "os-image",
         "Azure HPC image microsoft-dsvm:ubuntu-hpc (Ubuntu 22.04)",
         "Debian trixie rootfs (systemd 257, cloud-init 25.x) built by mmdebstrap, with "
-        "python3, curl, openssh, iproute2, rsync, git, make, gpg, xfsprogs preinstalled",
+        "python3, curl, openssh, iproute2, rsync, git, make, gpg, xfsprogs preinstalled; GPU "
+        "nodes boot it under an overlay layer with what the HPC image adds that the scripts use "
+        "(build-essential: the HPC image builds its DKMS modules); the scheduler boots it bare, "
+        "as its plain Ubuntu image (the GPU stand-ins below are in both)",
         "the HPC image cannot be booted in a container; trixie is the Debian release "
         "nearest the cloud's userland and Slurm",
         "image",
@@ -79,7 +83,9 @@ SUBSTITUTIONS: tuple[Substitution, ...] = (
         "stand-in packages: exportfs records exports in /var/lib/nfs/etab; mount.nfs asks the lab "
         "server, which (once the server node exports the path) clones the export's mount tree "
         "inside the server's mount namespace (open_tree) and attaches it at the mount point inside "
-        "the client's (move_mount): the client sees the server's own view, data disk included",
+        "the client's (move_mount): the client sees the server's own view, data disk included; "
+        "/proc/mounts shows the server's disk and type, so mount.nfs records SERVER:PATH and "
+        "nfs4 in /run/gpucl-sandbox/nfs-mounts, which the NHC stand-in's mount checks read",
         "this kernel has no NFS; fstab and user-data stay byte-same",
         "repo+lab",
     ),
@@ -157,12 +163,27 @@ SUBSTITUTIONS: tuple[Substitution, ...] = (
     ),
     Substitution(
         "github-downloads",
-        "runcmd downloads from github.com (enroot .debs, pyxis clone, "
-        "azurehpc-health-checks tarball)",
-        "nothing: the lab has no route out, so those runcmd steps fail and are reported",
-        "proposed stand-in: fetch them once at image build into the lab server and map "
-        "github.com to it (needs TLS for the cloud's https URLs, or a declared URL rewrite)",
+        "runcmd downloads from https://github.com: enroot's release .debs, `git clone` of "
+        "NVIDIA/pyxis and mej/nhc (LBNL NHC) at their pinned tags",
+        "the lab server answers https://github.com (every node's /etc/hosts maps github.com to "
+        "it; its certificate is signed by a sandbox CA the image trusts) with stand-ins built "
+        "locally (clusterctl/sandbox/vm/files/github/*/README.md): enroot .debs with the real "
+        "packages' layout, conffiles, dependencies and setcap postinst but no container "
+        "runtime; a pyxis SPANK plugin built on the node against its Slurm headers with "
+        "pyxis's Makefile interface that refuses --container-image; an NHC driver with NHC's "
+        "option, config and failure semantics, real filesystem/process checks and hardware "
+        "checks that pass unless a fault names them",
+        "GitHub cannot be reached from the lab or from CI, and Debian packages none of the three",
         "lab",
+    ),
+    Substitution(
+        "pinned-commits",
+        "the user-data refuses a cloned tag unless it is the pinned commit (LBNL NHC 1.4.3 = "
+        "d534d41d...)",
+        "that commit id in the user-data is replaced by the stand-in repository's commit at the "
+        "same tag",
+        "the stand-in's history is not NHC's; the check itself still runs",
+        "user-data",
     ),
     Substitution(
         "kernel",
@@ -207,13 +228,16 @@ def pose_as_configured_node(user_data: str) -> str:
     return user_data
 
 
-def rewrite_user_data(user_data: str, key_asc: str) -> str:
-    """The cloud's user-data with the Microsoft apt source pointed at the lab (declared above).
+def rewrite_user_data(user_data: str, key_asc: str, commits: dict[str, str] | None = None) -> str:
+    """The cloud's user-data with the Microsoft apt source pointed at the lab and pinned commits
+    replaced by the stand-ins' (both declared above).
 
     Only a user-data that adds the Microsoft source is changed; a template change that moves or
     renames it raises instead of silently booting something else.
     """
     user_data = pose_as_configured_node(user_data)
+    for real, standin in (commits or {}).items():
+        user_data = user_data.replace(real, standin)
     if MS_URL not in user_data:
         return user_data
     out = user_data.replace(MS_URL, MS_STANDIN_URL)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from clusterctl.sandbox.vm import boot, checks
+from clusterctl.sandbox.vm import boot, checks, faults
 from tests.e2e.vm.conftest import booted_stack
 
 pytestmark = pytest.mark.sandbox
@@ -122,7 +122,6 @@ def test_a_rebooted_node_comes_back_with_its_scratch_before_slurmd(cluster):
 
 
 HEALTH = "/usr/local/libexec/gpu-clusters/gpucl-health.sh"
-FAKE_CHECK = "/usr/local/sbin/gpucl-test-check"
 
 
 def _node_state(workdir: Path, sched: str, name: str) -> tuple[str, str]:
@@ -133,28 +132,24 @@ def _node_state(workdir: Path, sched: str, name: str) -> tuple[str, str]:
 
 def test_health_check_drains_resumes_and_drains_again_on_slurm_24_11(cluster):
     """Defect 7b: Slurm 23.11-25.11 keeps the old reason after a resume (no accounting); the old
-    script saw its prefix in that stale reason and never drained the node again."""
+    script saw its prefix in that stale reason and never drained the node again. Runs the node's
+    real health check: LBNL NHC (the github.com stand-in, built by the user-data) with the fast
+    tier; the fault is a GPU falling off the bus (faults.inject fail-health / clear)."""
     specs, workdir, _ = cluster
     sched, gpus = _names(specs)
     node = gpus[0]
     name = _run(workdir, node, "hostname").stdout.strip()
-    # The fault injector: the check the script runs (its own CHECK_CMD setting) fails while a
-    # marker file exists; the script, sinfo and scontrol are the node's real ones.
-    _run(workdir, node, "sh", "-c", f"printf '%s\\n' '#!/bin/sh' "
-         "'[ -e /run/gpucl-fail ] || exit 0' 'echo check_gpu_count: 7 of 8 GPUs; exit 1' "
-         f"> {FAKE_CHECK} && chmod 755 {FAKE_CHECK} && "
-         f"printf 'DRAIN_PREFIX=\"gpucl:\"\\nCHECK_CMD=\"{FAKE_CHECK}\"\\n' "
-         "> /etc/gpu-clusters/health.env")  # fmt: skip
 
     def health(fail: bool) -> tuple[str, str]:
-        _run(workdir, node, "sh", "-c", f"{'touch' if fail else 'rm -f'} /run/gpucl-fail")
+        faults.inject(workdir, node, "fail-health" if fail else "clear")
         _run(workdir, node, "env", f"SLURMD_NODENAME={name}", HEALTH)
         return _node_state(workdir, sched, name)
 
     state, _ = health(fail=False)
     assert "drain" not in state, state
     state, reason = health(fail=True)
-    assert "drain" in state and reason.startswith("gpucl: check_gpu_count"), (state, reason)
+    assert "drain" in state, (state, reason)
+    assert reason.startswith("gpucl: ") and "7 of 8 GPUs" in reason, reason
     state, reason = health(fail=False)
     assert "drain" not in state, (state, reason)  # resumed (the old reason may stay: 24.11)
     state, reason = health(fail=True)
@@ -167,3 +162,43 @@ def test_health_check_drains_resumes_and_drains_again_on_slurm_24_11(cluster):
     state, reason = health(fail=False)
     assert "drain" in state and reason == "admin: maintenance"
     _run(workdir, sched, "scontrol", "update", f"nodename={name}", "state=resume")
+
+
+def test_enroot_installs_from_its_deb_and_keeps_our_settings(cluster):
+    """The enroot .deb ships /etc/enroot/enroot.conf as a conffile: the old user-data wrote that
+    file first, and dpkg stopped at its conffile prompt (no terminal: the install failed). Our
+    settings are a drop-in now; the package's own file is untouched."""
+    specs, workdir, _ = cluster
+    _, gpus = _names(specs)
+    for node in gpus:
+        status = _run(workdir, node, "dpkg-query", "-W", "-f=${Status}", "enroot", "enroot+caps")
+        assert status.stdout == "install ok installedinstall ok installed", status
+        conf = _run(workdir, node, "cat", "/etc/enroot/enroot.conf.d/50-gpu-clusters.conf").stdout
+        assert f"ENROOT_TEMP_PATH {SCRATCH}/enroot/tmp" in conf
+        assert _run(workdir, node, "dpkg", "--verify", "enroot").stdout == ""
+        for hook in ("50-slurm-pmi.sh", "50-slurm-pytorch.sh"):
+            assert _run(workdir, node, "test", "-x", f"/etc/enroot/hooks.d/{hook}").returncode == 0
+
+
+def test_nhc_is_installed_and_the_fast_tier_passes_on_a_healthy_node(cluster):
+    """Issue 12: the HPC image has no /usr/sbin/nhc, and the old conf called Azure's container-only
+    checks: every node drained. NHC is built from its pinned tag; the fast tier passes."""
+    specs, workdir, _ = cluster
+    sched, gpus = _names(specs)
+    for node in gpus:
+        run = _run(
+            workdir, node, "/usr/sbin/nhc", "-c", "/etc/nhc/gpucl-fast.conf", "MARK_OFFLINE=0"
+        )
+        assert run.returncode == 0, run.stdout + run.stderr
+    states = _run(workdir, sched, "sinfo", "-h", "-N", "-o", "%T").stdout.split()
+    assert states and all("drain" not in s for s in states), states
+
+
+def test_pyxis_is_loaded_everywhere_and_refuses_containers_here(cluster):
+    """pyxis (stand-in) built on every role against its Slurm and required in plugstack: its
+    options parse on the login node; a container job fails loudly, never runs bare."""
+    specs, workdir, _ = cluster
+    sched, _ = _names(specs)
+    assert "--container-image" in _run(workdir, sched, "srun", "--help").stdout
+    job = _run(workdir, sched, "srun", "-N1", "--time=1", "--container-image=ubuntu", "true")
+    assert job.returncode != 0 and "no container runtime here" in job.stderr, job.stderr

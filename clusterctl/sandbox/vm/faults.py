@@ -1,0 +1,79 @@
+"""Faults a cloud node suffers, injected into a running VM sandbox node, and cleared.
+
+- slow-link: the node's link on the lab bridge limited by `tbf` (this kernel has no netem).
+- fail-health: the node's last GPU falls off the bus (its /dev/nvidiaN disappears inside the
+  node: nvidia-smi lists one fewer, so the health check's GPU count fails, as on a VM).
+- kill-slurmd: slurmd killed with SIGKILL (the unit does not restart it; slurmctld notices).
+- clear: every fault of the node undone (link, GPU device, slurmd started again).
+Faults are recorded in the sandbox state, so `clear` knows what to undo.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from . import lab as lab_mod
+from . import machine, vmstate
+
+KINDS = ("slow-link", "fail-health", "kill-slurmd", "clear")
+
+
+class FaultError(RuntimeError):
+    pass
+
+
+def _node(workdir: Path, node: str) -> tuple[vmstate.VmState, dict]:
+    state = vmstate.load(workdir.resolve())
+    if state is None:
+        raise FaultError(f"no VM sandbox in {workdir}")
+    if node not in state.nodes:
+        raise FaultError(f"no node {node} in the sandbox (nodes: {', '.join(state.nodes)})")
+    return state, state.nodes[node]
+
+
+def _sh(info: dict, script: str) -> str:
+    proc = machine.run_in(info["init"], ["sh", "-c", script])
+    if proc.returncode != 0:
+        raise FaultError(f"{script}: {proc.stderr.strip() or proc.stdout.strip()}")
+    return proc.stdout
+
+
+def inject(workdir: Path, node: str, kind: str, rate: str = "20mbit") -> str:
+    """Inject `kind` on `node`; returns what was done, in one line."""
+    if kind not in KINDS:
+        raise FaultError(f"unknown fault {kind!r}; one of {', '.join(KINDS)}")
+    state, info = _node(workdir, node)
+    if kind == "clear":
+        return clear(workdir, node)
+    faults = info.setdefault("faults", {})
+    if kind == "slow-link":
+        lab_mod.slow_link(lab_mod.Lab(state.sid), info["index"], node, rate)
+        faults["slow-link"] = rate
+        done = f"{node}: link limited to {rate}"
+    elif kind == "fail-health":
+        last = _sh(info, "ls /dev | grep -E '^nvidia[0-9]+$' | sort -V | tail -n 1").strip()
+        if not last:
+            raise FaultError(f"{node} has no GPU device left to remove")
+        # a bind mount from the host: unmount it, so the node no longer has the device at all
+        _sh(info, f"umount /dev/{last} 2>/dev/null; rm -f /dev/{last}")
+        faults.setdefault("fail-health", []).append(last)
+        done = f"{node}: /dev/{last} removed (the GPU fell off the bus)"
+    else:
+        _sh(info, "pkill -KILL -x slurmd || true")
+        faults["kill-slurmd"] = True
+        done = f"{node}: slurmd killed (SIGKILL)"
+    state.save()
+    return done
+
+
+def clear(workdir: Path, node: str) -> str:
+    state, info = _node(workdir, node)
+    faults = info.pop("faults", {})
+    lab_mod.clear_link(lab_mod.Lab(state.sid), info["index"], node)
+    for dev in faults.get("fail-health", []):
+        minor = int(dev.removeprefix("nvidia"))
+        _sh(info, f"[ -e /dev/{dev} ] || mknod -m 666 /dev/{dev} c {machine.NVIDIA_MAJOR} {minor}")
+    if faults.get("kill-slurmd"):
+        _sh(info, "systemctl start slurmd")
+    state.save()
+    return f"{node}: cleared {', '.join(sorted(faults)) or 'nothing (no faults recorded)'}"

@@ -1,0 +1,3 @@
+#!/bin/bash
+# gpucl sandbox stand-in for enroot hook 98-nvidia
+exit 0
