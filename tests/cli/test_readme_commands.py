@@ -23,7 +23,7 @@ SAMPLE_LOG = ROOT / "tests/data/nccl/nccl_tests_issue309_h100_2node.txt"
 # (command prefix regex, the test that runs it). Checked to exist by test_pointers_are_real.
 ELSEWHERE: list[tuple[str, str]] = [
     (
-        r"sandbox vm (up -s|exec|reboot|down)\b",
+        r"sandbox vm (up -s|exec|reboot|fault|down)\b",
         "tests/e2e/vm/test_vm_cli.py::test_vm_cli_up_exec_down",
     ),
     (r"sandbox up\b", "tests/e2e/sandbox/test_stack_sandbox.py::test_srun_answers_from_four_nodes"),
