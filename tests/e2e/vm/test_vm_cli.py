@@ -59,6 +59,7 @@ def _faults(workdir: Path, node: str) -> None:
     bad = cli("fault", node, "melt", "--workdir", str(workdir))
     assert bad.returncode == 2 and "FAULT" in bad.stderr, bad
     assert cli("fault", "no-such-node", "kill-slurmd", "--workdir", str(workdir)).returncode == 2
+
     def fetch_s() -> float:  # 284 kB from the lab server, through the node's link
         url = "http://sandbox-mirror/debian/dists/sandbox/main/binary-amd64/Packages"
         got = on_node("curl", "-s", "-o", "/dev/null", "-w", "%{time_total}", url)
