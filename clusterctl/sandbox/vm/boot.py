@@ -125,6 +125,7 @@ def up(specs: list[NodeSpec], workdir: Path, timeout: float = 900.0, log=print) 
     key = (repo_dir / "gpucl-sandbox.asc").read_text()
     commits = github.commit_map(repo.github_dir(repo_dir), github.Pins.from_catalog())
     (workdir / "logs").mkdir(exist_ok=True)
+    (workdir / "logs" / "pinned-commits.json").write_text(json.dumps(commits, indent=1))
     (workdir / "logs" / "repo-key.asc").write_text(key)
     for spec in specs:
         ms = machine.MachineSpec(

@@ -3,6 +3,7 @@ systemd as PID 1, real cloud-init from a NoCloud seed. Root only (netns, mounts,
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -40,8 +41,10 @@ def test_node_got_the_clouds_user_data_except_declared_substitutions(booted):
     key = (workdir / "logs" / "repo-key.asc").read_text()
     for spec in specs:
         seen = boot.run(workdir, spec.name, ["cat", "/var/lib/cloud/instance/user-data.txt"]).stdout
-        assert seen == substitutions.rewrite_user_data(spec.user_data, key)
-        # the declared edits only: the Microsoft source's URL and key, slurm.conf's node size
+        commits = json.loads((workdir / "logs" / "pinned-commits.json").read_text())
+        assert seen == substitutions.rewrite_user_data(spec.user_data, key, commits)
+        # the declared edits only: the Microsoft source's URL and key, slurm.conf's node size,
+        # the stand-ins' commits in place of the pinned ones
         changed = set(seen.splitlines()) - set(spec.user_data.splitlines())
         undeclared = [
             line
@@ -49,6 +52,7 @@ def test_node_got_the_clouds_user_data_except_declared_substitutions(booted):
             if not (
                 substitutions.MS_STANDIN_URL in line
                 or substitutions.NODE_SIZE_LINE in line
+                or any(standin in line for standin in commits.values())
                 or line.lstrip().startswith(("key:", "-----"))
                 or line.startswith(" " * 8)
             )
