@@ -15,10 +15,11 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
+from clusterctl import project
 from clusterctl.cli.common import err, out
 from clusterctl.errors import UserError
 
-VM_WORKDIR = Path("/var/tmp/clusterctl-vm-sandbox")
+VM_WORKDIR = project.VM_WORKDIR
 vm_app = typer.Typer(
     help="Boot the stack's scheduler and GPU nodes like VMs (systemd + cloud-init; root).",
     no_args_is_help=True,

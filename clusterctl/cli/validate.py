@@ -215,9 +215,14 @@ def _resume(stack, host, sandbox, nodes: list[str]) -> int:
 def _sandbox_workdir(sandbox: bool, sandbox_dir: Path | None) -> str | None:
     if not (sandbox or sandbox_dir):
         return None
-    from clusterctl.project import DEFAULT_WORKDIR
+    from clusterctl.project import DEFAULT_WORKDIR, VM_WORKDIR
 
-    return str(sandbox_dir or DEFAULT_WORKDIR)
+    if sandbox_dir:
+        return str(sandbox_dir)
+    # the VM sandbox when one runs in its default place, else the host-daemon sandbox
+    from clusterctl.sandbox.vm.vmstate import STATE_FILE
+
+    return str(VM_WORKDIR if (VM_WORKDIR / STATE_FILE).exists() else DEFAULT_WORKDIR)
 
 
 def _run(

@@ -211,6 +211,11 @@ def validate_slurm(target: SlurmTarget, opts: Options, *, launcher: Any = None) 
     sweep: SweepResult | None = None
     notes: list[str] = []
     group = target.partition or ("sandbox" if probe else "cluster")
+    if probe and len(target.node_names) < 2:
+        raise CouldNotRun(
+            f"{target.label}: the probe needs at least 2 nodes, slurmctld lists "
+            f"{len(target.node_names)} ({', '.join(target.node_names) or 'none'})"
+        )
     if probe:
         # No catalog baseline applies to the probe: calibrate on this cluster's own pairs first.
         opts.say("calibrating on 2-node pairs")

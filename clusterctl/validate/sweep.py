@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from clusterctl.nccl.judge import SuspectPair, judge_peers
 from clusterctl.nccl.localize import Localization, localize
 from clusterctl.nccl.parse import NcclParseError, NcclRow, NcclRun, parse_all_reduce
+from clusterctl.validate import CouldNotRun
 
 Pair = tuple[str, str]
 RunPairs = Callable[[list[Pair]], list[str]]  # outputs, one per pair, in order
@@ -76,6 +77,11 @@ def run_sweep(
                 state["floor"] = floor_gbps
             else:
                 best = max(got.values(), default=0.0)
+                if best <= 0:
+                    raise CouldNotRun(
+                        f"calibration: none of {len(got)} node pair(s) measured any bandwidth "
+                        "(the jobs' output had no figure at the gate size)"
+                    )
                 state["floor"] = calibrate_ratio * best
                 calibration.append(
                     f"calibrated on this cluster: {calibrate_ratio:g} x the best of "

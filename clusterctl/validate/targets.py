@@ -274,11 +274,48 @@ def read_stack_outputs(stack: str, project: Project) -> dict[str, Any]:
     )
 
 
+def vm_sandbox_target(workdir: Path, nodes: int | None) -> SlurmTarget:
+    """The VM sandbox's scheduler, reached as the cloud's is: ssh as the admin user (through the
+    lab, as through a bastion), sudo for scontrol; no GPUs, so the stdlib ring probe runs."""
+    from clusterctl.sandbox.vm import boot
+
+    try:
+        acc = boot.validation_access(workdir)
+    except boot.BootError as exc:
+        raise UserError(str(exc)) from None
+    # empty when slurmctld does not answer: then the ssh check fails first, naming the scheduler
+    names = tuple(acc["slurm_nodes"][: nodes or len(acc["slurm_nodes"])])
+    return SlurmTarget(
+        ssh=SshTarget(
+            host=acc["host"],
+            user="azureuser",
+            identity=acc["identity"],
+            known_hosts=acc["known_hosts"],
+            config="/dev/null",
+            options=(f"ProxyCommand={acc['proxy_command']}",),
+            connect_timeout=10,
+        ),
+        nodes=len(names),
+        gpus_per_node=1,
+        sku=None,
+        benchmark="probe",
+        remote_dir=f"clusterctl-validate-{acc['sid']}",
+        node_names=names,
+        python="python3",
+        pythonpath=acc["pythonpath"],
+        keep_files=False,
+        label=f"VM sandbox {workdir}",
+    )
+
+
 def sandbox_target(workdir: Path, nodes: int | None) -> SlurmTarget:
     from clusterctl.sandbox import netns
     from clusterctl.sandbox.layout import Layout
     from clusterctl.sandbox.state import SandboxError, load
+    from clusterctl.sandbox.vm import vmstate
 
+    if vmstate.load(workdir.resolve()) is not None:
+        return vm_sandbox_target(workdir, nodes)
     try:
         state = load(workdir)
     except SandboxError as exc:

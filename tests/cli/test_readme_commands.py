@@ -41,7 +41,7 @@ ELSEWHERE: list[tuple[str, str]] = [
     ),
     (
         r"validate --nccl --sandbox\b",
-        "tests/e2e/validate/test_validate_sandbox.py::test_healthy_sandbox_passes",
+        "tests/e2e/vm/test_vm_validate.py::test_healthy_vm_sandbox_passes",
     ),
     (
         r"validate --nccl -s \S+$",

@@ -12,6 +12,7 @@ import contextlib
 import json
 import os
 import subprocess
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -127,6 +128,7 @@ def up(specs: list[NodeSpec], workdir: Path, timeout: float = 900.0, log=print) 
     (workdir / "logs").mkdir(exist_ok=True)
     (workdir / "logs" / "pinned-commits.json").write_text(json.dumps(commits, indent=1))
     (workdir / "logs" / "repo-key.asc").write_text(key)
+    admin_key = _admin_key(workdir)
     for spec in specs:
         ms = machine.MachineSpec(
             name=spec.name,
@@ -140,6 +142,7 @@ def up(specs: list[NodeSpec], workdir: Path, timeout: float = 900.0, log=print) 
                 github.HOST: lab.gateway,
             },
             gpus=spec.gpus,
+            ssh_keys=(admin_key,),
             nvme_disks=spec.nvme_disks,
             data_disks=spec.data_disks,
         )
@@ -163,6 +166,68 @@ def up(specs: list[NodeSpec], workdir: Path, timeout: float = 900.0, log=print) 
     )
     log("up: " + ", ".join(f"{k} {v:.1f} s" for k, v in stages.items()))
     return reports
+
+
+def _admin_key(workdir: Path) -> str:
+    """The sandbox's own admin SSH key (it stands in for the stack's; see substitutions)."""
+    key = workdir / "ssh" / "id_ed25519"
+    if not key.exists():
+        key.parent.mkdir(mode=0o700, exist_ok=True)
+        subprocess.run(
+            ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "gpucl-sandbox", "-f", str(key)],
+            check=True,
+        )
+    return key.with_suffix(".pub").read_text().strip()
+
+
+PROBE_DIR = "/sched/gpucl-sandbox"
+
+
+def validation_access(workdir: Path) -> dict:
+    """What `validate --sandbox` needs to reach the scheduler as the cloud's admin would: ssh as
+    the admin user with the sandbox's key, through the lab (ProxyCommand), the scheduler's host
+    key pinned; and the nccl-tests stand-in (the stdlib ring probe) on the shared /sched."""
+    import clusterctl
+
+    state = vmstate.load(workdir.resolve())
+    if state is None:
+        raise BootError(f"no VM sandbox in {workdir}")
+    sched = next((n for n, v in state.nodes.items() if v["role"] == "scheduler"), None)
+    if sched is None:
+        raise BootError(f"the VM sandbox in {workdir} has no scheduler")
+    info = state.nodes[sched]
+    ssh = Path(state.workdir) / "ssh"
+    hostkey = machine.run_in(info["init"], ["cat", "/etc/ssh/ssh_host_ed25519_key.pub"])
+    if hostkey.returncode != 0:
+        raise BootError(f"{sched} has no ssh host key yet (is cloud-init done?)")
+    parts = hostkey.stdout.split()
+    (ssh / "known_hosts").write_text(f"{info['address']} {parts[0]} {parts[1]}\n")
+    pkg = Path(clusterctl.__file__).parent
+    tar = subprocess.run(
+        ["tar", "-C", str(pkg.parent), "--exclude=__pycache__", "-cf", "-",
+         "clusterctl/__init__.py", "clusterctl/probe", "clusterctl/nccl"],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    unpack = f"mkdir -p {PROBE_DIR} && tar -C {PROBE_DIR} -xf -"
+    put = subprocess.run(
+        machine.exec_argv(info["init"], ["sh", "-c", unpack]), input=tar.stdout, capture_output=True
+    )
+    if put.returncode != 0:
+        raise BootError(f"could not copy the probe to {sched}:{PROBE_DIR}: {put.stderr!r}")
+    relay = Path(__file__).with_name("relay.py")
+    proxy = f"nsenter --net=/run/netns/{state.lab['netns']} -- {sys.executable} -I {relay} %h %p"
+    sinfo = machine.run_in(info["init"], ["sinfo", "-h", "-N", "-o", "%N"])
+    slurm_nodes = sorted(set(sinfo.stdout.split()))
+    return {
+        "scheduler": sched,
+        "host": info["address"],
+        "identity": str(ssh / "id_ed25519"),
+        "known_hosts": str(ssh / "known_hosts"),
+        "proxy_command": proxy,
+        "pythonpath": PROBE_DIR,
+        "slurm_nodes": slurm_nodes,
+        "sid": state.sid,
+    }
 
 
 def _start_lab(state: VmState, lab: lab_mod.Lab, repo_dir: Path, specs: list[NodeSpec]) -> None:

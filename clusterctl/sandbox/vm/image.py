@@ -42,6 +42,7 @@ IMAGE_PACKAGES = (
     "netbase",
     "less",
     "systemd-resolved",
+    "sudo",
 )
 # Downloaded (with their dependencies) into the local repository; installed only by the user-data.
 # Debian's Slurm binaries are repackaged as the slurm-smd* stand-ins (see repo.py).

@@ -31,6 +31,8 @@ class MachineSpec:
     """/etc/hosts: name -> address (the lab's stand-in for Azure DNS)."""
     gpus: int = 0
     admin_user: str = "azureuser"
+    ssh_keys: tuple[str, ...] = ()
+    """Public keys for the admin user, as Azure's osProfile linuxConfiguration.ssh gives them."""
     nvme_disks: int = 0
     """Loop devices that lsblk reports with Azure's local NVMe model (no md-raid here: use 1)."""
     nvme_size_mib: int = 2048
@@ -59,6 +61,8 @@ def mount_root(state: VmState, spec: MachineSpec, lower: str) -> Path:
 def seed_files(spec: MachineSpec, gateway: str) -> dict[str, str]:
     """The NoCloud seed and the per-node files the cloud's platform provides (path -> text)."""
     meta = f"instance-id: {spec.name}\nlocal-hostname: {spec.name}\n"
+    if spec.ssh_keys:
+        meta += "public-keys:\n" + "".join(f"  - {k.strip()}\n" for k in spec.ssh_keys)
     network = (
         "version: 2\nethernets:\n  eth0:\n"
         f"    addresses: [{spec.address}/24]\n"
@@ -70,6 +74,8 @@ def seed_files(spec: MachineSpec, gateway: str) -> dict[str, str]:
         "# gpucl sandbox: what Azure's osProfile gives the VM (adminUsername)\n"
         f"system_info:\n  default_user:\n    name: {spec.admin_user}\n"
         "    lock_passwd: true\n    groups: [adm, sudo]\n    shell: /bin/bash\n"
+        # a key-only admin gets passwordless sudo on Azure (the agent writes it to sudoers.d)
+        '    sudo: ["ALL=(ALL) NOPASSWD:ALL"]\n'
     )
     return {
         "var/lib/cloud/seed/nocloud/user-data": spec.user_data,

@@ -106,6 +106,26 @@ SUBSTITUTIONS: tuple[Substitution, ...] = (
         "machine",
     ),
     Substitution(
+        "admin-ssh-key",
+        "the stack's public key for the admin user, from osProfile linuxConfiguration.ssh "
+        "(not the user-data); passwordless sudo for a key-only admin",
+        "a key made per sandbox (workdir/ssh/id_ed25519) in the NoCloud meta-data's public-keys; "
+        "cloud-init's default user gets NOPASSWD sudo; the host reaches the scheduler's sshd "
+        "through the lab namespace (ProxyCommand), as through a bastion",
+        "the user's own private key is not the sandbox's to hold, and the host has no route into "
+        "the lab",
+        "machine",
+    ),
+    Substitution(
+        "nccl-tests",
+        "the HPC image's /opt/nccl-tests all_reduce_perf over NCCL, HPC-X and InfiniBand",
+        "`validate --nccl --sandbox` runs clusterctl's stdlib TCP ring all-reduce probe "
+        "(clusterctl/probe, copied to /sched/gpucl-sandbox) with one rank per node; it prints "
+        "nccl-tests' table, so the parser, judge, sweep and drain are the cloud's",
+        "no GPUs, NCCL or HPC-X here",
+        "lab",
+    ),
+    Substitution(
         "network",
         "Azure VNet, DHCP, Azure DNS",
         "one bridge in a lab netns, a veth per node with a fixed address (.4 scheduler, .5+ "

@@ -29,7 +29,8 @@ def booted_stack(tmp_path_factory, *, nodes: int, plan: Path | None = None, stac
     if plan is None:
         plan = tmp_path_factory.mktemp("plan")
         subprocess.run(
-            [sys.executable, "-m", "clusterctl", "plan", "-s", stack, "--out", str(plan)],
+            [sys.executable, "-m", "clusterctl", "plan", "-s", stack, "--out", str(plan),
+             "--set", f"partitions[0].nodes={nodes}"],  # slurm.conf lists what boots
             cwd=ROOT, check=True, capture_output=True,
         )  # fmt: skip
     specs = boot.cluster_from_plan(plan, nodes=nodes)
