@@ -6,8 +6,8 @@ so a round costs its slowest pair plus SUBMIT_SECONDS. Testing every pair needs 
 in N-1 rounds at best (a round-robin schedule). Healthy pairs scatter +-5% around 400 GB/s, a
 bad node drags its pair to 40-60%. Medians over --runs random placements of the bad nodes.
 
-With --sandbox (root): also real `clusterctl validate --nccl --sandbox --drain` runs on a local
-Slurm sandbox with one node slowed by tc, timed end to end.
+With --sandbox (root): also real `clusterctl validate --nccl --sandbox` runs on the VM sandbox
+(clusterctl sandbox vm) with one node's link slowed (tbf), timed end to end.
 
     python benchmarks/localize_rounds.py [--runs 25] [--sandbox 4,8] [--sandbox-runs 3]
 """
@@ -85,20 +85,29 @@ def simulated_table(runs: int, seed: int) -> list[dict[str, object]]:
 
 
 def sandbox_runs(sizes: list[int], runs: int) -> list[dict[str, object]]:
-    from clusterctl import sandbox
-    from tests.e2e.sandbox.conftest import make_workdir, slurm_files
+    import tempfile
+
+    from clusterctl.sandbox.vm import boot, faults
+    from clusterctl.spec.topology import fabric_groups
 
     rows = []
     for n in sizes:
-        nodes = [f"node{i}" for i in range(1, n + 1)]
         times, rounds, pairs, right = [], [], [], 0
+        plan = Path(tempfile.mkdtemp(prefix="gpucl-bench-plan-"))
+        subprocess.run(
+            [sys.executable, "-m", "clusterctl", "plan", "-s", "azure-h100", "--out", str(plan),
+             "--set", f"partitions[0].nodes={n}"],
+            check=True, capture_output=True,
+        )  # fmt: skip
+        specs = boot.cluster_from_plan(plan, nodes=n)
+        hosts = [s.name for s in specs if s.role == "gpu"]
+        slurm = [h for g in fabric_groups("gpu", n) for h in g.hostnames()]
         for k in range(runs):
-            workdir = make_workdir()
-            site = sandbox.sandbox_site(nodes, workdir)
-            sandbox.up(slurm_files(site, nodes), nodes, workdir=workdir, site=site, timeout=120)
-            slow = nodes[(k * 3 + 2) % n]
+            workdir = Path(tempfile.mkdtemp(prefix="gpucl-bench-vm-"))
+            boot.up(specs, workdir, timeout=900, log=lambda m: None)
+            slow = (k * 3 + 2) % n
             try:
-                sandbox.slow_link(workdir, slow, delay_ms=30, rate="20mbit")
+                faults.inject(workdir, hosts[slow], "slow-link", rate="4mbit")
                 start = time.monotonic()
                 proc = subprocess.run(
                     [sys.executable, "-m", "clusterctl", "validate", "--nccl",
@@ -110,10 +119,10 @@ def sandbox_runs(sizes: list[int], runs: int) -> list[dict[str, object]]:
                 sweep = data["sweep"]
                 rounds.append(sweep["rounds"])
                 pairs.append(sweep["pairs_measured"])
-                right += [s["node"] for s in sweep["suspects"] if s["status"] == "bad"] == [slow]
+                bad = [s["node"] for s in sweep["suspects"] if s["status"] == "bad"]
+                right += bad == [slurm[slow]]
             finally:
-                sandbox.down(workdir)
-                workdir.rmdir()
+                boot.down(workdir, log=lambda m: None)
         rows.append({"nodes": n, "runs": runs, "rounds": statistics.median(rounds),
                      "pairs": statistics.median(pairs), "seconds": statistics.median(times),
                      "correct": right / runs, "all_pairs": n * (n - 1) // 2})  # fmt: skip

@@ -96,13 +96,13 @@ KubeconfigOpt = Annotated[
     str | None, typer.Option("--kubeconfig", help="A Kubernetes cluster with the MPI operator.")
 ]
 SandboxOpt = Annotated[
-    bool, typer.Option("--sandbox", help="The running local Slurm sandbox (clusterctl sandbox).")
+    bool, typer.Option("--sandbox", help="The running local sandbox (clusterctl sandbox vm).")
 ]
 SandboxDirOpt = Annotated[
     Path | None,
     typer.Option(
         "--sandbox-dir",
-        help="The sandbox's workdir, if not /var/tmp/clusterctl-sandbox (implies --sandbox).",
+        help="The sandbox's workdir, if not /var/tmp/clusterctl-vm-sandbox (implies --sandbox).",
     ),
 ]
 FromLogOpt = Annotated[
@@ -215,14 +215,9 @@ def _resume(stack, host, sandbox, nodes: list[str]) -> int:
 def _sandbox_workdir(sandbox: bool, sandbox_dir: Path | None) -> str | None:
     if not (sandbox or sandbox_dir):
         return None
-    from clusterctl.project import DEFAULT_WORKDIR, VM_WORKDIR
+    from clusterctl.project import VM_WORKDIR
 
-    if sandbox_dir:
-        return str(sandbox_dir)
-    # the VM sandbox when one runs in its default place, else the host-daemon sandbox
-    from clusterctl.sandbox.vm.vmstate import STATE_FILE
-
-    return str(VM_WORKDIR if (VM_WORKDIR / STATE_FILE).exists() else DEFAULT_WORKDIR)
+    return str(sandbox_dir or VM_WORKDIR)
 
 
 def _run(

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -274,11 +273,16 @@ def read_stack_outputs(stack: str, project: Project) -> dict[str, Any]:
     )
 
 
-def vm_sandbox_target(workdir: Path, nodes: int | None) -> SlurmTarget:
+def sandbox_target(workdir: Path, nodes: int | None) -> SlurmTarget:
     """The VM sandbox's scheduler, reached as the cloud's is: ssh as the admin user (through the
     lab, as through a bastion), sudo for scontrol; no GPUs, so the stdlib ring probe runs."""
-    from clusterctl.sandbox.vm import boot
+    from clusterctl.sandbox.vm import boot, vmstate
 
+    if vmstate.load(workdir.resolve()) is None:
+        raise UserError(
+            f"no sandbox running in {workdir} (start one with `clusterctl sandbox vm up -s STACK`,"
+            " or name its workdir with --sandbox-dir)"
+        )
     try:
         acc = boot.validation_access(workdir)
     except boot.BootError as exc:
@@ -305,46 +309,4 @@ def vm_sandbox_target(workdir: Path, nodes: int | None) -> SlurmTarget:
         pythonpath=acc["pythonpath"],
         keep_files=False,
         label=f"VM sandbox {workdir}",
-    )
-
-
-def sandbox_target(workdir: Path, nodes: int | None) -> SlurmTarget:
-    from clusterctl.sandbox import netns
-    from clusterctl.sandbox.layout import Layout
-    from clusterctl.sandbox.state import SandboxError, load
-    from clusterctl.sandbox.vm import vmstate
-
-    if vmstate.load(workdir.resolve()) is not None:
-        return vm_sandbox_target(workdir, nodes)
-    try:
-        state = load(workdir)
-    except SandboxError as exc:
-        raise UserError(str(exc)) from None
-    if state is None:
-        raise UserError(
-            f"no sandbox running in {workdir} (start one with `clusterctl sandbox up -s STACK`, "
-            "or name its workdir with --sandbox-dir)"
-        )
-    lay = Layout.of(workdir)
-    names = tuple(state.nodes[: nodes or len(state.nodes)])
-    return SlurmTarget(
-        ssh=SshTarget(
-            host=netns.pod_addr(state, state.controller),
-            user="root",
-            identity=str(lay.ssh_key),
-            known_hosts=str(lay.known_hosts),
-            config="/dev/null",
-            connect_timeout=5,
-        ),
-        nodes=len(names),
-        gpus_per_node=1,
-        sku=None,
-        drain_prefix=state.reason_prefix,
-        benchmark="probe",
-        remote_dir=f"/tmp/clusterctl-validate-{state.sandbox_id}",
-        node_names=names,
-        python=sys.executable,
-        pythonpath=str(Path(__file__).resolve().parents[2]),
-        keep_files=False,
-        label=f"sandbox {lay.workdir}",
     )

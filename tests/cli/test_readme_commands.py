@@ -26,19 +26,6 @@ ELSEWHERE: list[tuple[str, str]] = [
         r"sandbox vm (up -s|exec|reboot|fault|down)\b",
         "tests/e2e/vm/test_vm_cli.py::test_vm_cli_up_exec_down",
     ),
-    (r"sandbox up\b", "tests/e2e/sandbox/test_stack_sandbox.py::test_srun_answers_from_four_nodes"),
-    (
-        r"sandbox status\b",
-        "tests/e2e/sandbox/test_cluster.py::test_status_reports_daemons_and_sinfo",
-    ),
-    (
-        r"sandbox exec\b",
-        "tests/e2e/sandbox/test_stack_sandbox.py::test_srun_answers_from_four_nodes",
-    ),
-    (
-        r"sandbox down\b",
-        "tests/e2e/sandbox/test_lifecycle.py::test_down_leaves_no_trace_and_is_idempotent",
-    ),
     (
         r"validate --nccl --sandbox\b",
         "tests/e2e/vm/test_vm_validate.py::test_healthy_vm_sandbox_passes",
@@ -50,8 +37,8 @@ ELSEWHERE: list[tuple[str, str]] = [
     (r"validate --nccl --host\b", "tests/validate/test_slurm.py::test_submit_wait_collect"),
     (
         r"validate --nccl -s \S+ --resume\b",
-        "tests/e2e/validate/test_validate_sandbox.py::"
-        "test_slow_link_fails_names_the_node_and_drain_drains_it",
+        "tests/e2e/vm/test_vm_validate.py::"
+        "test_slow_link_is_found_drained_kept_by_the_health_check_and_resumed",
     ),
     (
         r"validate --nccl --kubeconfig\b",

@@ -57,7 +57,7 @@ def test_options_a_mode_ignores_are_refused(cli, args, words) -> None:
 def test_sandbox_takes_no_value_and_defaults_to_the_running_one(cli, tmp_path, monkeypatch):
     import clusterctl.project
 
-    monkeypatch.setattr(clusterctl.project, "DEFAULT_WORKDIR", tmp_path / "default")
+    monkeypatch.setattr(clusterctl.project, "VM_WORKDIR", tmp_path / "default")
     res = cli("validate", "--nccl", "--sandbox")
     assert res.exit_code == 2
     lines = error_lines(res.stderr)
@@ -101,13 +101,13 @@ def test_help_documents_sizes_and_shows_no_bool_metavar(cli) -> None:
         line = next(line for line in res.stdout.splitlines() if flag in line)
         assert "message size" in line
     assert "1024-based" in res.stdout
-    from clusterctl.project import DEFAULT_WORKDIR
+    from clusterctl.project import VM_WORKDIR
 
-    assert str(DEFAULT_WORKDIR) in "".join(res.stdout.split())  # --sandbox-dir's default
+    assert str(VM_WORKDIR) in "".join(res.stdout.split())  # --sandbox-dir's default
 
 
 @pytest.mark.parametrize(
-    "argv", [(), ("plan",), ("catalog",), ("schema",), ("up",), ("down",), ("sandbox", "up")]
+    "argv", [(), ("plan",), ("catalog",), ("schema",), ("up",), ("down",), ("sandbox", "vm", "up")]
 )
 def test_no_bool_metavars_anywhere(cli, argv) -> None:
     res = cli(*argv, "--help")
