@@ -88,6 +88,15 @@ class JobResult:
     output: str
 
 
+NODE_CHECK_AFTER_S = 30.0
+"""A job may take this long to start before its nodes' states are looked at."""
+NODE_GRACE_S = 60.0
+"""How long a node of the job may stay unusable before the job is given up (slurmctld marks a
+dead slurmd `*` within about SlurmdTimeout/3, 100 s by default)."""
+# Not "drain": a drained node still runs jobs in a reservation (validate --resume re-tests there).
+_UNUSABLE = ("down", "fail", "not_responding", "unknown", "future")
+
+
 class SlurmLauncher:
     """Submit, wait, collect. `remote_dir` must be visible from the compute nodes and the
     scheduler (the shared /home in the cloud; a host path in the sandbox)."""
@@ -119,7 +128,8 @@ class SlurmLauncher:
         """Submit every job at once (they run in parallel on disjoint nodes), wait for all."""
         submitted = [self.submit(job) for job in jobs]
         limit = timeout_s or max(j.time_limit_min for j in jobs) * 60 + 120
-        states = self.wait([jid for jid, _ in submitted], limit)
+        nodes = sorted({n for j in jobs for n in j.nodelist})
+        states = self.wait([jid for jid, _ in submitted], limit, nodes=nodes)
         results = []
         for (jid, out), state in zip(submitted, states, strict=True):
             text = self.ssh.run(f"cat {shlex.quote(out)} 2>/dev/null || true").stdout
@@ -148,10 +158,13 @@ class SlurmLauncher:
             raise CouldNotRun(f"sbatch gave no job id: {proc.stdout.strip()!r}")
         return job_id, f"{stem}.out"
 
-    def wait(self, job_ids: list[str], timeout_s: float) -> list[str]:
-        """Final state per job; CouldNotRun (after scancel) when the time runs out."""
+    def wait(self, job_ids: list[str], timeout_s: float, nodes: Sequence[str] = ()) -> list[str]:
+        """Final state per job; CouldNotRun (after scancel) when the time runs out, or as soon as
+        one of `nodes` has been unusable (not responding, down) for NODE_GRACE_S: a job
+        waiting on a dead slurmd would otherwise sit until the whole timeout."""
         start = time.monotonic()
         final: dict[str, str] = {}
+        bad_since: dict[str, float] = {}
         with self.console.status("") as status:
             while True:
                 live = self._squeue([j for j in job_ids if j not in final])
@@ -166,6 +179,19 @@ class SlurmLauncher:
                 )
                 if len(final) == len(job_ids):
                     return [final[j] for j in job_ids]
+                if nodes and waited >= NODE_CHECK_AFTER_S:
+                    now = time.monotonic()
+                    trouble = self._node_trouble(nodes)
+                    bad_since = {n: bad_since.get(n, now) for n in trouble}
+                    dead = [n for n, t in bad_since.items() if now - t >= NODE_GRACE_S]
+                    if dead:
+                        pending = [j for j in job_ids if j not in final]
+                        self.ssh.run(f"scancel {' '.join(pending)}", check=False)
+                        what = ", ".join(f"{n} ({trouble[n]})" for n in dead)
+                        raise CouldNotRun(
+                            f"node {what}: unusable for {NODE_GRACE_S:.0f} s while NCCL job(s) "
+                            f"{', '.join(pending)} waited on it; cancelled after {waited:.0f} s"
+                        )
                 if waited > timeout_s:
                     pending = [j for j in job_ids if j not in final]
                     self.ssh.run(f"scancel {' '.join(pending)}", check=False)
@@ -179,6 +205,17 @@ class SlurmLauncher:
                         f"NCCL job {what} within {timeout_s:.0f} s ({why}); cancelled"
                     )
                 self._sleep(self.poll_s)
+
+    def _node_trouble(self, nodes: Sequence[str]) -> dict[str, str]:
+        """Nodes that cannot run a job now: not responding (`*`), down, failing."""
+        out = self.ssh.run(f"sinfo -h -N -n {','.join(nodes)} -o '%N %T'", check=False).stdout
+        trouble = {}
+        for line in out.splitlines():
+            name, _, state = line.partition(" ")
+            state = state.strip().lower()
+            if state.endswith("*") or state.startswith(_UNUSABLE):
+                trouble[name] = state.replace("*", " (not responding)").strip()
+        return trouble
 
     def _squeue(self, job_ids: list[str]) -> dict[str, str]:
         if not job_ids:

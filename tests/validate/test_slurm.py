@@ -9,7 +9,7 @@ import pytest
 
 from clusterctl.validate import CouldNotRun
 from clusterctl.validate.run import Options, validate_slurm
-from clusterctl.validate.slurm_launcher import SlurmJob, SlurmLauncher, render_sbatch
+from clusterctl.validate.slurm_launcher import SlurmJob, SlurmLauncher, pair_job, render_sbatch
 from clusterctl.validate.targets import stack_target
 from clusterctl.validate.transport import Ssh
 from tests.conftest import need_tool
@@ -172,6 +172,32 @@ def test_job_that_never_starts_is_cancelled_and_could_not_run() -> None:
     finally:
         sl.time.monotonic = real  # type: ignore[assignment]
     assert any(c.startswith("scancel 77") for c in ssh.asked)
+
+
+def test_a_node_that_stops_responding_ends_the_wait_naming_it() -> None:
+    """Issue 15: a killed slurmd kept validate waiting for its whole timeout (37 min); now the
+    job's nodes are watched and the wait ends once one has been unusable for NODE_GRACE_S."""
+    import clusterctl.validate.slurm_launcher as sl
+
+    job = pair_job(h100_job(), "gpu-pg0-1", "gpu-pg0-2")
+    ssh = RecordedSsh(
+        [("mkdir -p", "81\n", 0)]
+        + [("squeue", "81 CONFIGURING None\n", 0)] * 6
+        + [("sinfo -h -N -n gpu-pg0-1,gpu-pg0-2", "gpu-pg0-1 allocated\ngpu-pg0-2 allocated*\n", 0)]
+        * 6
+        + [("scancel 81", "", 0)]
+    )
+    clock = iter(range(0, 10_000, 20))
+    real = sl.time.monotonic
+    sl.time.monotonic = lambda: float(next(clock))  # type: ignore[assignment]
+    try:
+        with pytest.raises(CouldNotRun, match=r"node gpu-pg0-2 \(allocated \(not responding\)\)"):
+            SlurmLauncher(ssh, sleep=lambda _: None).run(job, timeout_s=1800)
+    finally:
+        sl.time.monotonic = real  # type: ignore[assignment]
+    assert any(c.startswith("scancel 81") for c in ssh.asked)
+    # well before the job's timeout: the clock advanced 20 s per reading
+    assert len([c for c in ssh.asked if c.startswith("squeue")]) <= 6
 
 
 def test_sbatch_refusal_is_could_not_run() -> None:

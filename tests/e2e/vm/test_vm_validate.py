@@ -108,3 +108,19 @@ def test_unreachable_scheduler_exits_2_with_one_line(cluster):
     assert time.monotonic() - start < 60
     lines = [ln for ln in proc.stderr.splitlines() if ln.strip() and "connecting" not in ln]
     assert len(lines) == 1 and lines[0].startswith("error: cannot reach azureuser@"), proc.stderr
+
+
+def test_a_killed_slurmd_ends_validate_within_minutes_naming_the_node(cluster):
+    """Issue 15: a killed slurmd kept `validate --nccl --sandbox` running 37 min. Last in the
+    module: the node may be left DOWN (ReturnToService=1 brings it back once slurmd answers)."""
+    _, workdir = cluster
+    faults.inject(workdir, "gpu-pg0-000003", "kill-slurmd")
+    try:
+        start = time.monotonic()
+        proc = validate(workdir, timeout=600)
+        took = time.monotonic() - start
+    finally:
+        faults.clear(workdir, "gpu-pg0-000003")
+    assert proc.returncode in (1, 2), proc.stdout + proc.stderr
+    assert "gpu-pg0-4" in proc.stdout + proc.stderr
+    assert took < 300, took
