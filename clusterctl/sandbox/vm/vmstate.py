@@ -68,12 +68,23 @@ def sandbox_id(workdir: str | os.PathLike[str]) -> str:
 
 
 def load(workdir: str | os.PathLike[str]) -> VmState | None:
+    """The state file; after a SIGKILL during a save, whichever of it and its temporary copy
+    holds the most resources (the copy is newer; a torn copy is ignored)."""
     path = Path(workdir).resolve() / STATE_FILE
-    if not path.exists():
-        return None
-    data = json.loads(path.read_text())
-    resources = [Resource(**r) for r in data.pop("resources", [])]
-    return VmState(**data, resources=resources)
+    best: VmState | None = None
+    for candidate in (path, path.with_name(STATE_FILE + ".tmp")):
+        try:
+            data = json.loads(candidate.read_text())
+        except (OSError, ValueError):
+            continue
+        resources = [Resource(**r) for r in data.pop("resources", [])]
+        state = VmState(**data, resources=resources)
+        if best is None or len(state.resources) > len(best.resources):
+            best = state
+    if best is None and path.with_name(STATE_FILE + ".tmp").exists():
+        # a torn first save: nothing was recorded, so nothing was made; only the copy is left
+        return VmState(workdir=str(path.parent), sid=sandbox_id(path.parent))
+    return best
 
 
 def proc_start_time(pid: int) -> str | None:
@@ -149,4 +160,5 @@ def teardown(state: VmState, log=print, grace: float = 5.0) -> None:
                 release(res)
             except OSError as e:
                 log(f"down: could not release {kind} {res.name}: {e}")
+    state.path.with_name(STATE_FILE + ".tmp").unlink(missing_ok=True)
     state.path.unlink(missing_ok=True)

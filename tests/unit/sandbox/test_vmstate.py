@@ -1,0 +1,56 @@
+"""The VM sandbox's state file survives a SIGKILL during a save (issue 15: a temporary state file
+that two `down`s did not remove). No root needed: only files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from clusterctl.sandbox.vm import vmstate
+
+
+def _state(workdir: Path, dirs: list[Path]) -> vmstate.VmState:
+    state = vmstate.VmState(workdir=str(workdir), sid=vmstate.sandbox_id(workdir))
+    for d in dirs:
+        d.mkdir()
+        state.resources.append(vmstate.Resource(kind="dir", name=str(d)))
+    return state
+
+
+def test_a_newer_temporary_copy_is_read_and_down_removes_both(tmp_path: Path) -> None:
+    one, two = tmp_path / "one", tmp_path / "two"
+    state = _state(tmp_path, [one])
+    state.save()
+    # killed between writing the copy and renaming it: the copy records one more resource
+    state.resources.append(vmstate.Resource(kind="dir", name=str(two)))
+    two.mkdir()
+    tmp = tmp_path / (vmstate.STATE_FILE + ".tmp")
+    from dataclasses import asdict
+
+    tmp.write_text(json.dumps(asdict(state)))
+    loaded = vmstate.load(tmp_path)
+    assert loaded is not None and [r.name for r in loaded.resources] == [str(one), str(two)]
+    vmstate.teardown(loaded, log=lambda m: None)
+    assert not one.exists() and not two.exists()
+    assert not tmp.exists() and not (tmp_path / vmstate.STATE_FILE).exists()
+    assert vmstate.load(tmp_path) is None  # a second down finds nothing
+
+
+def test_a_torn_temporary_copy_is_ignored_and_removed(tmp_path: Path) -> None:
+    one = tmp_path / "one"
+    _state(tmp_path, [one]).save()
+    tmp = tmp_path / (vmstate.STATE_FILE + ".tmp")
+    tmp.write_text('{"workdir": "')
+    loaded = vmstate.load(tmp_path)
+    assert loaded is not None and [r.name for r in loaded.resources] == [str(one)]
+    vmstate.teardown(loaded, log=lambda m: None)
+    assert not tmp.exists() and not one.exists()
+
+
+def test_only_a_torn_first_save_still_lets_down_clean_up(tmp_path: Path) -> None:
+    tmp = tmp_path / (vmstate.STATE_FILE + ".tmp")
+    tmp.write_text("{")
+    loaded = vmstate.load(tmp_path)
+    assert loaded is not None and loaded.resources == []
+    vmstate.teardown(loaded, log=lambda m: None)
+    assert not tmp.exists()
