@@ -126,19 +126,31 @@ class SlurmLauncher:
         self, jobs: Sequence[SlurmJob], *, timeout_s: float | None = None
     ) -> list[JobResult]:
         """Submit every job at once (they run in parallel on disjoint nodes), wait for all."""
-        submitted = [self.submit(job) for job in jobs]
-        limit = timeout_s or max(j.time_limit_min for j in jobs) * 60 + 120
-        nodes = sorted({n for j in jobs for n in j.nodelist})
-        states = self.wait([jid for jid, _ in submitted], limit, nodes=nodes)
-        results = []
-        for (jid, out), state in zip(submitted, states, strict=True):
-            text = self.ssh.run(f"cat {shlex.quote(out)} 2>/dev/null || true").stdout
-            results.append(JobResult(jid, state, text))
-        if not self.keep_files:
-            paths = " ".join(shlex.quote(p) for _, o in submitted for p in (o, o[:-4] + ".sbatch"))
-            d = shlex.quote(self.remote_dir)
-            self.ssh.run(f"rm -f {paths}; rmdir {d} 2>/dev/null || true", check=False)
-        return results
+        submitted: list[tuple[str, str]] = []
+        try:
+            try:
+                for job in jobs:
+                    submitted.append(self.submit(job))
+            except CouldNotRun:
+                if submitted:  # the jobs already queued would otherwise run unwatched
+                    self.ssh.run(f"scancel {' '.join(j for j, _ in submitted)}", check=False)
+                raise
+            limit = timeout_s or max(j.time_limit_min for j in jobs) * 60 + 120
+            nodes = sorted({n for j in jobs for n in j.nodelist})
+            states = self.wait([jid for jid, _ in submitted], limit, nodes=nodes)
+            results = []
+            for (jid, out), state in zip(submitted, states, strict=True):
+                text = self.ssh.run(f"cat {shlex.quote(out)} 2>/dev/null || true").stdout
+                results.append(JobResult(jid, state, text))
+            return results
+        finally:
+            # after a failure or a timeout too: nothing of ours is left on the cluster
+            if not self.keep_files and submitted:
+                paths = " ".join(
+                    shlex.quote(p) for _, o in submitted for p in (o, o[:-4] + ".sbatch")
+                )
+                d = shlex.quote(self.remote_dir)
+                self.ssh.run(f"rm -f {paths}; rmdir {d} 2>/dev/null || true", check=False)
 
     def submit(self, job: SlurmJob) -> tuple[str, str]:
         self._seq += 1

@@ -200,6 +200,37 @@ def test_a_node_that_stops_responding_ends_the_wait_naming_it() -> None:
     assert len([c for c in ssh.asked if c.startswith("squeue")]) <= 6
 
 
+def test_job_files_are_removed_after_a_timeout_too() -> None:
+    """Issue 15: validation left its job files behind after a failure or a timeout."""
+    import clusterctl.validate.slurm_launcher as sl
+
+    ssh = RecordedSsh(
+        [("mkdir -p", "77\n", 0)]
+        + [("squeue", "77 PENDING Resources\n", 0)] * 5
+        + [("scancel 77", "", 0), ("rm -f ", "", 0)]
+    )
+    clock = iter(range(0, 1000, 30))
+    real = sl.time.monotonic
+    sl.time.monotonic = lambda: float(next(clock))  # type: ignore[assignment]
+    try:
+        with pytest.raises(CouldNotRun, match="never started"):
+            SlurmLauncher(ssh, sleep=lambda _: None, keep_files=False).run(
+                h100_job(), timeout_s=100
+            )
+    finally:
+        sl.time.monotonic = real  # type: ignore[assignment]
+    rm = next(c for c in ssh.asked if c.startswith("rm -f "))
+    assert ".sbatch" in rm and ".out" in rm
+
+
+def test_a_refused_second_job_cancels_the_first() -> None:
+    ssh = RecordedSsh([("mkdir -p", "5\n", 0), ("mkdir -p", "", 1), ("scancel 5", "", 0)])
+    jobs = [pair_job(h100_job(), "a", "b"), pair_job(h100_job(), "c", "d")]
+    with pytest.raises(CouldNotRun, match="sbatch refused"):
+        SlurmLauncher(ssh, sleep=lambda _: None).run_many(jobs)
+    assert "scancel 5" in ssh.asked
+
+
 def test_sbatch_refusal_is_could_not_run() -> None:
     ssh = RecordedSsh([("mkdir -p", "", 1)])
     with pytest.raises(CouldNotRun, match=r"sbatch refused the job"):
