@@ -58,6 +58,20 @@ def capacity_reservation_size(spec: ClusterSpec, cat: Catalog) -> Iterator[Findi
             )
 
 
+def reservation_placement(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
+    """An ODCR gets no new placement group (issue 14 item 10): say where placement comes from."""
+    for i, part in enumerate(spec.partitions):
+        if spec.cloud != "aws" or not part.capacity_reservation_id or part.capacity_block:
+            continue
+        yield Finding(
+            "info",
+            f"no placement group is made for {part.capacity_reservation_id}: an ODCR serves only "
+            "instances launched into the placement group it was created in; for EFA locality, "
+            "create the reservation in a cluster placement group (--placement-group-arn)",
+            field_path("partitions", i, "capacityReservationId"),
+        )
+
+
 def capacity_block_options(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
     for i, part in enumerate(spec.partitions):
         if not part.capacity_block:
@@ -157,6 +171,7 @@ def nccl_image_pinned(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
 RULES: tuple[Rule, ...] = (
     node_group_single_zone,
     capacity_reservation_size,
+    reservation_placement,
     capacity_block_options,
     aks_infiniband_registration,
     aks_pool_names,

@@ -153,33 +153,13 @@ def _sku_gpus(sku: str | None) -> int:
 
 
 def launcher_for_sku(sku_name: str, nodes: int) -> out.NcclLauncher:
-    """An `ncclLauncher` value for a cluster made elsewhere (--kubeconfig)."""
+    """An `ncclLauncher` value for a cluster made elsewhere (--kubeconfig): built by the same
+    function as a stack's output (clusterctl.spec.kubernetes.launcher_for)."""
     from clusterctl.spec.catalog import catalog
-    from clusterctl.spec.kubernetes import FALLBACK_NCCL_TESTS_IMAGE, NCCL_TESTS_BINARY
+    from clusterctl.spec.kubernetes import launcher_for
 
     cat = catalog()
-    sku = cat.require(sku_name)
-    profile = cat.profile(sku)
-    resources: dict[str, int | str] = {"nvidia.com/gpu": sku.gpus}
-    if sku.fabric.kind == "efa":
-        resources.update({"vpc.amazonaws.com/efa": sku.fabric.nics, "hugepages-2Mi": "5120Mi",
-                          "memory": "32000Mi"})  # fmt: skip
-    elif sku.fabric.kind == "infiniband":
-        resources["rdma/ib"] = sku.fabric.nics
-    return {
-        "namespace": "nccl-validation",
-        "sku": sku.name,
-        "workers": nodes,
-        "slotsPerWorker": sku.gpus,
-        "image": (cat.images.get("ncclTests") or {}).get(sku.cloud)
-        or FALLBACK_NCCL_TESTS_IMAGE[sku.cloud],
-        out.ALL_REDUCE_PERF: NCCL_TESTS_BINARY[sku.cloud],
-        "resources": resources,
-        "capabilities": ["IPC_LOCK"],
-        "env": dict(profile.env) if profile else {},
-        "nodeSelector": {},
-        "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
-    }
+    return launcher_for(cat.require(sku_name, field="--sku"), nodes, cat)
 
 
 def stack_target(

@@ -79,7 +79,7 @@ def test_network_operator_offers_rdma_ib_and_the_mpijob_asks_for_it(h100) -> Non
     assert entry["selectors"]["linkTypes"] == ["infiniband"]
     assert policy.inputs["spec"]["ofedDriver"]["image"] == "doca-driver"
     launcher = h100.run.outputs["ncclLauncher"]
-    assert launcher["resources"] == {"nvidia.com/gpu": 8, "rdma/ib": 8}
+    assert launcher["resources"] == {"nvidia.com/gpu": 8, "rdma/ib": 8, "memory": "48384Mi"}
     assert "IPC_LOCK" in launcher["capabilities"]
     job = yaml.safe_load(
         render_k8s_bundle(h100.spec, h100.stack)["validation/nccl-tests-mpijob.yaml"]

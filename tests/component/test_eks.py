@@ -8,7 +8,7 @@ import re
 import pytest
 
 from clusterctl.spec.catalog import catalog
-from clusterctl.spec.kubernetes import FALLBACK_CHARTS, chart_pins
+from clusterctl.spec.kubernetes import FALLBACK_CHARTS, MPI_ROOT_ENV, chart_pins
 from clusterctl.spec.tags import STACK_LABEL, STACK_TAG
 from components.aws.access import principal_arn
 from tests.conftest import plan_stack, resources
@@ -218,6 +218,6 @@ def test_outputs_for_the_nccl_launcher_and_a_secret_kubeconfig(p5) -> None:
     assert launcher["workers"] == 2
     assert launcher["slotsPerWorker"] == 8
     sku = catalog().get("p5.48xlarge")
-    assert launcher["env"] == dict(catalog().profile(sku).env)
+    assert launcher["env"] == {**MPI_ROOT_ENV, **catalog().profile(sku).env}
     assert launcher["env"], "the catalog's EFA profile sets the NCCL/libfabric env"
     assert outputs["addonVersions"]["gpu-operator"] == chart_pins(catalog())["gpu-operator"].version
