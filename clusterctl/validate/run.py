@@ -271,7 +271,6 @@ def validate_k8s(target: KubeTarget, opts: Options, *, client: Any = None) -> Ou
     if opts.container_image:
         launcher["image"] = opts.container_image
     th = catalog_thresholds(target.sku, target.nodes, opts)
-    opts.say(f"kubectl --kubeconfig {target.kubeconfig}")
     manifest = build_mpijob(
         launcher,
         min_bytes=opts.min_bytes or "8",
