@@ -103,6 +103,14 @@ class SlurmOutputs(CommonOutputs, SlurmClusterOutputs):
     pass
 
 
+class NcclTopology(TypedDict):
+    """The NCCL topology file the workers mount from a ConfigMap (AKS)."""
+
+    configMap: str
+    mountPath: str
+    file: str
+
+
 class NcclLauncher(TypedDict):
     """What `validate` needs to launch an all_reduce_perf MPIJob on the cluster."""
 
@@ -120,6 +128,15 @@ class NcclLauncher(TypedDict):
     partition: NotRequired[str]
     fabric: NotRequired[str]
     mpiJobApiVersion: NotRequired[str]
+    mpirun: NotRequired[str]
+    """mpirun by its absolute path in the image (older stacks: `mpirun` on PATH)."""
+    forwardEnv: NotRequired[list[str]]
+    """Image ENV names forwarded to the ranks with -x (sshd-started ranks do not inherit it)."""
+    shmSize: NotRequired[str]
+    """sizeLimit of the workers' /dev/shm memory emptyDir (counted in their memory limit)."""
+    topology: NotRequired[NcclTopology]
+    queue: NotRequired[str]
+    """Kueue LocalQueue the MPIJob is submitted to (kubernetes.kueue: true)."""
 
 
 class KubernetesClusterOutputs(TypedDict):

@@ -231,6 +231,13 @@ def _run(
         stack=stack, host=host, kubeconfig=kubeconfig, sandbox=sandbox, from_log=from_log,
         sku=sku, nodes=nodes, partition=partition,
     )  # fmt: skip
+    from clusterctl.validate.targets import KubeTarget
+
+    if isinstance(target, KubeTarget):  # always said, also with --json (stderr)
+        err.print(
+            f"kubeconfig: {target.kubeconfig} ({target.kubeconfig_source})",
+            highlight=False, soft_wrap=True, markup=False,
+        )  # fmt: skip
     opts = Options(
         sweep=sweep, drain=drain, fail_below=fail_below, warn_below=warn_below,
         min_bytes=min_bytes, max_bytes=max_bytes,

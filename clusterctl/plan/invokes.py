@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 SUBSCRIPTION = "00000000-0000-0000-0000-000000000000"
@@ -19,6 +20,19 @@ def _azure_client_config(_: dict) -> dict:
 
 def _aws_caller(_: dict) -> dict:
     return {"accountId": "123456789012", "arn": "arn:aws:iam::123456789012:user/plan", "id": "plan"}
+
+
+def _aws_session_context(args: dict) -> dict:
+    """What IAM answers: an STS session's role ARN with the role's path (SSO's permission-set
+    roles live under aws-reserved/sso.amazonaws.com/); anything else is its own issuer."""
+    arn = args.get("arn", "")
+    match = re.match(r"^arn:([^:]+):sts::(\d+):assumed-role/([^/]+)/(.+)$", arn)
+    if not match:
+        return {"arn": arn, "issuerArn": arn, "issuerId": "", "issuerName": "", "id": arn}
+    part, account, role, _ = match.groups()
+    path = "aws-reserved/sso.amazonaws.com/" if role.startswith("AWSReservedSSO_") else ""
+    issuer = f"arn:{part}:iam::{account}:role/{path}{role}"
+    return {"arn": arn, "issuerArn": issuer, "issuerId": "AROA", "issuerName": role, "id": arn}
 
 
 def _aws_partition(_: dict) -> dict:
@@ -42,6 +56,7 @@ MOCK_INVOKES: dict[str, Callable[[dict], dict]] = {
     "azure-native:authorization:getClientConfig": _azure_client_config,
     "aws:index/getCallerIdentity:getCallerIdentity": _aws_caller,
     "aws:index/getPartition:getPartition": _aws_partition,
+    "aws:iam/getSessionContext:getSessionContext": _aws_session_context,
     "aws:index/getAvailabilityZones:getAvailabilityZones": _aws_azs,
     "aws:index/getRegion:getRegion": _aws_region,
     "aws:ssm/getParameter:getParameter": _aws_ssm,
@@ -65,6 +80,15 @@ def _aks_admin_credentials(args: dict) -> dict:
     }
 
 
+def _azure_feature_registration(args: dict) -> dict:
+    """Registered: the plan shows what `up` builds once the preflight passes (rules_k8s says so)."""
+    name = f"{args.get('providerNamespace')}/{args.get('featureName')}"
+    return {"name": name, "properties": {"state": "Registered"}}
+
+
+MOCK_INVOKES["azure-native:features:getSubscriptionFeatureRegistration"] = (
+    _azure_feature_registration
+)
 MOCK_INVOKES["azure-native:containerservice:listManagedClusterAdminCredentials"] = (
     _aks_admin_credentials
 )

@@ -12,6 +12,7 @@ from typing import Any
 
 import yaml
 
+from clusterctl import outputs as out
 from clusterctl.render.engine import render_template
 from clusterctl.spec.catalog import Catalog, catalog
 from clusterctl.spec.kubernetes import (
@@ -19,16 +20,27 @@ from clusterctl.spec.kubernetes import (
     FALLBACK_SRIOV_DEVICE_PLUGIN,
     GPU_TOLERATION,
     IB_RESOURCE,
+    IB_VF_DEVICE_IDS,
+    KUEUE_LOCAL_QUEUE,
+    LAUNCHER_RESOURCES,
+    MELLANOX_PCI_VENDOR,
+    NCCL_TOPOLOGY,
+    NFD_MELLANOX_LABEL,
     PEERMEM_LOADER_IMAGE,
+    SHM_SIZE,
     VALIDATION_NAMESPACE,
     HelmAddon,
     fabric_kind,
+    gpu_sku,
     helm_addons,
     nccl_launcher,
     node_labels,
+    topology_file,
     worker_resources,
 )
 from clusterctl.spec.model import ClusterSpec
+
+MPIJOB_NAME = "nccl-tests"
 
 
 def _labels(spec: ClusterSpec, stack: str) -> dict[str, str]:
@@ -47,10 +59,23 @@ def cluster_manifests(spec: ClusterSpec, stack: str, cat: Catalog | None = None)
             "k8s/namespace.yaml.j2", namespace=VALIDATION_NAMESPACE, labels=labels, privileged=False
         )
     }
+    topologies = sorted(
+        {t for p in spec.partitions if (t := topology_file(gpu_sku(p, cat), fabric_kind(p, cat)))}
+    )
+    if topologies:
+        files["nccl-topology.yaml"] = topology_configmap(topologies, VALIDATION_NAMESPACE, labels)
     if "infiniband" in kinds:
+        files["node-feature-rule.yaml"] = render_template(
+            "k8s/node-feature-rule.yaml.j2",
+            labels=labels,
+            label=NFD_MELLANOX_LABEL,
+            vendor=MELLANOX_PCI_VENDOR,
+            devices=IB_VF_DEVICE_IDS,
+        )
         files["nic-cluster-policy.yaml"] = render_template(
             "k8s/nic-cluster-policy.yaml.j2",
             labels=labels,
+            label=NFD_MELLANOX_LABEL,
             tolerations=[GPU_TOLERATION],
             doca_version=FALLBACK_DOCA_DRIVER,
             sriov_version=FALLBACK_SRIOV_DEVICE_PLUGIN,
@@ -61,7 +86,7 @@ def cluster_manifests(spec: ClusterSpec, stack: str, cat: Catalog | None = None)
                             "resourcePrefix": IB_RESOURCE.split("/")[0],
                             "resourceName": IB_RESOURCE.split("/")[1],
                             "selectors": {
-                                "vendors": ["15b3"],
+                                "vendors": [MELLANOX_PCI_VENDOR],
                                 "linkTypes": ["infiniband"],
                                 "isRdma": True,
                             },
@@ -83,39 +108,174 @@ def cluster_manifests(spec: ClusterSpec, stack: str, cat: Catalog | None = None)
             "k8s/kueue-queues.yaml.j2",
             labels=labels,
             namespace=VALIDATION_NAMESPACE,
+            queue=KUEUE_LOCAL_QUEUE,
+            cluster_queue=spec.default_partition.name,
+            tolerations=[GPU_TOLERATION],
             partitions=[
-                {
-                    "name": p.name,
-                    "labels": node_labels(p),
-                    "resources": {
-                        k: v * p.nodes
-                        for k, v in worker_resources(p, cat).items()
-                        if isinstance(v, int)
-                    },
-                }
+                {"name": p.name, "labels": node_labels(p), "resources": kueue_quota(spec, p, cat)}
                 for p in spec.partitions
             ],
         )
     return files
 
 
+def kueue_quota(spec: ClusterSpec, part: Any, cat: Catalog) -> dict[str, str]:
+    """A node group's capacity as ClusterQueue quotas: every resource the NCCL job's pods request
+    (cpu and memory too: a resource a pod requests that the queue does not cover is never
+    admitted), sized to the nodes of the group."""
+    sku = gpu_sku(part, cat)
+    quota: dict[str, str] = {
+        "cpu": str(sku.vcpus * part.nodes),
+        "memory": f"{sku.memory_mib * part.nodes}Mi",
+    }
+    for name, value in worker_resources(sku, fabric_kind(part, cat)).items():
+        if name == "memory":
+            continue
+        if isinstance(value, int):
+            quota[name] = str(value * part.nodes)
+        else:
+            number, unit = _split_quantity(value)
+            quota[name] = f"{number * part.nodes}{unit}"
+    return quota
+
+
+def _split_quantity(value: str) -> tuple[int, str]:
+    digits = "".join(ch for ch in value if ch.isdigit())
+    return int(digits), value[len(digits) :]
+
+
+def topology_configmap(files: list[str], namespace: str, labels: dict[str, str]) -> str:
+    """The ConfigMap the AKS workers mount at TOPOLOGY_MOUNT: NCCL's topology XML per VM family."""
+    doc = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "nccl-topology", "namespace": namespace, "labels": dict(labels)},
+        "data": {name: nccl_topology_xml(name.removesuffix("-topo.xml")) for name in files},
+    }
+    header = (
+        "# NCCL topology of the ND VMs (which GPU shares a PCIe switch with which HCA), mounted\n"
+        "# by the NCCL workers: AKS node images and the nccl-tests image carry no such file.\n"
+    )
+    return header + yaml.dump(doc, Dumper=_BlockDumper, sort_keys=False, width=200)
+
+
+class _BlockDumper(yaml.SafeDumper):
+    """Multi-line strings as `|` blocks, so a reviewer reads the XML as it lands in the file."""
+
+
+def _str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    style = "|" if "\n" in value else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_BlockDumper.add_representer(str, _str)
+
+
+def nccl_topology_xml(family: str) -> str:
+    """NCCL's topology XML for a VM family, from NCCL_TOPOLOGY (clusterctl/spec/kubernetes.py)."""
+    topo = NCCL_TOPOLOGY[family]
+    link = f'link_speed="{topo.link_speed}" link_width="16"'
+    lines = ['<system version="1">']
+    bridge = 0
+    for numaid, numa in enumerate(topo.numa):
+        lines.append(
+            f'  <cpu numaid="{numaid}" affinity="{numa.affinity}" arch="x86_64" '
+            f'vendor="{topo.cpu_vendor}" familyid="{topo.cpu_family}" modelid="{topo.cpu_model}">'
+        )
+        for pairs in numa.switches:
+            bridge += 1
+            lines.append(f'    <pci busid="ffff:ff:{bridge:02x}.0" class="0x060400" {link}>')
+            for gpu, hca in pairs:
+                lines.append(f'      <pci busid="{gpu}:00:00.0" class="0x030200" {link}/>')
+                lines.append(f'      <pci busid="{hca}:00:00.0" class="0x020700" {link}/>')
+            lines.append("    </pci>")
+        lines.append("  </cpu>")
+    lines.append("</system>")
+    return "\n".join(lines) + "\n"
+
+
+def mpirun_argv(
+    launcher: out.NcclLauncher, env: dict[str, str], min_bytes: str, max_bytes: str
+) -> list[str]:
+    """The launcher's command line: mpirun by its absolute path, the image's own variables and
+    every variable the launcher sets forwarded with -x (ranks start through sshd without them)."""
+    ranks = int(launcher["workers"]) * int(launcher["slotsPerWorker"])
+    argv = [
+        launcher.get("mpirun", "mpirun"),
+        "--allow-run-as-root",
+        "-np",
+        str(ranks),
+        "--bind-to",
+        "none",
+    ]
+    for name in [*launcher.get("forwardEnv", []), *sorted(env)]:
+        argv += ["-x", name]
+    binary = launcher.get(out.ALL_REDUCE_PERF, "/opt/nccl-tests/build/all_reduce_perf")
+    return [*argv, binary, "-b", min_bytes, "-e", max_bytes, "-f", "2", "-g", "1", "-c", "1",
+            "-n", "20", "-w", "5"]  # fmt: skip
+
+
+def mpijob_manifest(
+    launcher: out.NcclLauncher,
+    *,
+    name: str = MPIJOB_NAME,
+    labels: dict[str, str] | None = None,
+    min_bytes: str = "8",
+    max_bytes: str = "16G",
+    deadline_s: int | None = None,
+) -> str:
+    """The NCCL MPIJob for an `ncclLauncher` value: what `validate` creates and `plan --out`
+    writes (one template, so the two cannot drift)."""
+    env = {str(k): str(v) for k, v in launcher.get("env", {}).items()}
+    if int(launcher["workers"]) > 1:
+        env["NCCL_ALGO"] = "Ring"  # the network check: FACTS.md section 2
+    return render_template(
+        "k8s/nccl-tests-mpijob.yaml.j2",
+        job_name=name,
+        launcher=launcher,
+        labels={"app.kubernetes.io/managed-by": "clusterctl", "gpu-clusters/validation": "nccl",
+                **(labels or {})},
+        env=env,
+        argv=mpirun_argv(launcher, env, min_bytes, max_bytes),
+        launcher_resources=LAUNCHER_RESOURCES,
+        shm_size=launcher.get("shmSize", SHM_SIZE),
+        topology=launcher.get("topology"),
+        deadline_s=deadline_s,
+    )  # fmt: skip
+
+
+def mpijob_prerequisites(launcher: out.NcclLauncher) -> list[dict[str, Any]]:
+    """Objects the MPIJob needs in its cluster: its namespace and, on AKS, the topology ConfigMap.
+    The stacks apply them with the cluster; `validate` applies them too (idempotent), so a cluster
+    made elsewhere (`--kubeconfig`) gets them."""
+    ns = launcher["namespace"]
+    labels = {"app.kubernetes.io/managed-by": "clusterctl"}
+    docs: list[dict[str, Any]] = [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns, "labels": labels}}
+    ]
+    topology = launcher.get("topology")
+    if topology:
+        docs += load_manifest_docs(topology_configmap([topology["file"]], ns, labels))
+    return docs
+
+
 def nccl_mpijob(spec: ClusterSpec, stack: str, cat: Catalog | None = None) -> str:
     """The NCCL all_reduce_perf MPIJob that `clusterctl validate` launches (not applied by up)."""
     cat = cat or catalog()
-    launcher = nccl_launcher(spec, stack, cat)
     nccl = spec.validation.nccl
-    env = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
-    env.update(launcher["env"])
-    return render_template(
-        "k8s/nccl-tests-mpijob.yaml.j2",
-        launcher=launcher,
-        env=env,
+    return mpijob_manifest(
+        nccl_launcher(spec, stack, cat),
         labels=_labels(spec, stack),
-        ranks=launcher["workers"] * launcher["slotsPerWorker"],
         min_bytes=nccl.min_bytes,
         max_bytes=nccl.max_bytes,
-        kueue_queue="nccl-tests" if spec.kubernetes.kueue else None,
+        deadline_s=nccl.timeout_minutes * 60,
     )
+
+
+def eks_gpu_node_user_data() -> str:
+    """The GPU launch template's user data: a MIME part for nodeadm putting containerd and
+    kubelet on the instance-store NVMe (RAID0) (issue 14 item 12)."""
+    return render_template("k8s/eks-gpu-node-userdata.mime.j2", boundary="GPUCLUSTERS")
 
 
 def values_file(addon: HelmAddon) -> str:

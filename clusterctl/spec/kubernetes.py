@@ -73,6 +73,88 @@ FALLBACK_DOCA_DRIVER = "doca3.2.0-25.10-1.2.8.0-2"
 """nvcr.io/nvidia/mellanox/doca-driver tag Azure/aks-rdma-infiniband runs on AKS Ubuntu nodes."""
 PEERMEM_LOADER_IMAGE = "mcr.microsoft.com/mirror/docker/library/ubuntu:24.04"
 
+MPIRUN = {
+    # mpirun by its absolute path in each default image: awsome-distributed-training
+    # micro-benchmarks/nccl-tests/kubernetes/nccl-tests.yaml calls /opt/amazon/openmpi/bin/mpirun;
+    # Azure/aks-rdma-infiniband tests/containers/nccl-tests/Dockerfile installs Ubuntu's
+    # openmpi-bin.
+    "aws": "/opt/amazon/openmpi/bin/mpirun",
+    "azure": "/usr/bin/mpirun",
+}
+IMAGE_ENV_TO_FORWARD = {
+    # Ranks that mpirun starts through the workers' sshd get none of the image's ENV: forward what
+    # the image sets with -x (awsome's MPIJob passes `-x PATH -x LD_LIBRARY_PATH`; the AWS
+    # nccl-tests image also sets LD_PRELOAD). Issue 14 item 2.
+    "aws": ("PATH", "LD_LIBRARY_PATH", "LD_PRELOAD"),
+    "azure": ("PATH", "LD_LIBRARY_PATH"),
+}
+MPI_ROOT_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
+"""The images run as root; Open MPI refuses that without these (set once, in the launcher env)."""
+TOPOLOGY_CONFIGMAP = "nccl-topology"
+TOPOLOGY_MOUNT = "/opt/nvidia-topology"
+"""Where the workers see the NCCL topology ConfigMap (the path Azure/aks-rdma-infiniband's MPIJob
+mounts its `nvidia-topology` ConfigMap at)."""
+TOPOLOGY_FAMILY = {"ndv5": "ndv5", "ndv4": "ndv4"}
+"""VM NCCL profile -> the Azure topology family whose file the ConfigMap carries."""
+
+
+@dataclass(frozen=True)
+class NumaTopology:
+    affinity: str
+    switches: tuple[tuple[tuple[str, str], ...], ...]
+    """Per PCIe switch, its (GPU PCI domain, HCA PCI domain) pairs: each GPU shares a switch with
+    the HCA NCCL should pair it with."""
+
+
+@dataclass(frozen=True)
+class VmTopology:
+    cpu_vendor: str
+    cpu_family: int
+    cpu_model: int
+    link_speed: str
+    numa: tuple[NumaTopology, ...]
+
+
+# The PCI layout of the ND VMs as NCCL needs it (which GPU and HCA share a PCIe switch, under which
+# NUMA node), facts read from Azure/azhpc-images topology/ndv5-topo.xml and ndv4-topo.xml (the files
+# the HPC image installs under /opt/microsoft). nccl_topology_xml() writes NCCL's topology XML from
+# it for the ConfigMap the AKS workers mount. GPUs are PCI class 0x0302, HCAs 0x0207 (the VFs
+# 15b3:101e on ND H100 v5, 15b3:101c on ND A100 v4).
+NCCL_TOPOLOGY: dict[str, VmTopology] = {
+    "ndv5": VmTopology(
+        "GenuineIntel", 6, 143, "32.0 GT/s PCIe",
+        (
+            NumaTopology("ffffffff,ffff0000,00000000", (
+                (("0001", "0101"),), (("0002", "0102"),), (("0003", "0103"),), (("0008", "0104"),),
+            )),
+            NumaTopology("00000000,0000ffff,ffffffff", (
+                (("0009", "0105"),), (("000a", "0106"),), (("000b", "0107"),), (("000c", "0108"),),
+            )),
+        ),
+    ),
+    "ndv4": VmTopology(
+        "AuthenticAMD", 23, 49, "16 GT/s",
+        (
+            NumaTopology("00000000,00000000,00ffffff", ((("0003", "0103"), ("0004", "0104")),)),
+            NumaTopology("00000000,0000ffff,ff000000", ((("0001", "0101"), ("0002", "0102")),)),
+            NumaTopology("000000ff,ffff0000,00000000", ((("000d", "0107"), ("000e", "0108")),)),
+            NumaTopology("ffffff00,00000000,00000000", ((("000b", "0105"), ("000c", "0106")),)),
+        ),
+    ),
+}  # fmt: skip
+MELLANOX_PCI_VENDOR = "15b3"
+IB_VF_DEVICE_IDS = ("101c", "101e")
+"""The InfiniBand VFs ND A100 v4 (101c, ConnectX-6) and ND H100 v5 (101e, ConnectX-7) VMs show;
+Azure/aks-rdma-infiniband's NodeFeatureRule matches exactly these device ids."""
+NFD_MELLANOX_LABEL = "feature.node.kubernetes.io/pci-15b3.present"
+"""The label the NicClusterPolicy selects on; with the chart's rules off only our rule sets it."""
+SHM_SIZE = "16Gi"
+SHM_SIZE_MIB = 16 * 1024
+WORKER_MEMORY_MIB = 32000
+"""The worker's own memory (awsome's nccl-tests MPIJob asks 32000Mi), before /dev/shm."""
+LAUNCHER_RESOURCES = {"cpu": "500m", "memory": "512Mi"}
+KUEUE_LOCAL_QUEUE = "nccl-tests"
+
 
 @dataclass(frozen=True)
 class HelmAddon:
@@ -147,61 +229,121 @@ def node_labels(part: PartitionSpec) -> dict[str, str]:
 def nccl_image(spec: ClusterSpec, cat: Catalog) -> str:
     if spec.validation.nccl.container_image:
         return spec.validation.nccl.container_image
+    return default_nccl_image(spec.cloud, cat)
+
+
+def default_nccl_image(cloud: str, cat: Catalog) -> str:
     images = cat.images.get("ncclTests") or {}
-    return images.get(spec.cloud) or FALLBACK_NCCL_TESTS_IMAGE[spec.cloud]
+    return images.get(cloud) or FALLBACK_NCCL_TESTS_IMAGE[cloud]
 
 
-def nccl_env(spec: ClusterSpec, part: PartitionSpec, cat: Catalog) -> dict[str, str]:
-    """The catalog's NCCL profile for this SKU on Kubernetes.
+def nccl_env(sku: Sku, fabric: str, cat: Catalog) -> dict[str, str]:
+    """The NCCL and MPI environment of the MPIJob's launcher for this SKU on Kubernetes.
 
-    On AKS the `aks-ib` profile replaces the VM profile: AKS node images have no
-    /opt/microsoft topology file, so the VM profile's NCCL_TOPO_FILE would point at nothing.
+    Every variable once (a dict): the MPIJob CRD keys container env by name (a list-map), and the
+    API server refuses a name given twice (issue 14 item 3). On AKS the `aks-ib` profile replaces
+    the VM profile: AKS node images and the nccl-tests image have no /opt/microsoft topology file,
+    so NCCL_TOPO_FILE points at the topology ConfigMap mounted at TOPOLOGY_MOUNT (issue 14 item 6).
     """
-    sku = gpu_sku(part, cat)
     name = sku.nccl_profile
-    if spec.cloud == "azure" and fabric_kind(part, cat) == "infiniband":
+    if sku.cloud == "azure" and fabric == "infiniband":
         name = "aks-ib" if "aks-ib" in cat.nccl_profiles else name
     profile = cat.nccl_profiles.get(name) if name else None
-    return dict(profile.env) if profile else {}
+    env = {**MPI_ROOT_ENV, **(dict(profile.env) if profile else {})}
+    topology = topology_file(sku, fabric)
+    if topology:
+        env["NCCL_TOPO_FILE"] = f"{TOPOLOGY_MOUNT}/{topology}"
+        # GPUDirect RDMA between any GPU and HCA, as Azure's own MPIJob sets it
+        # (Azure/aks-rdma-infiniband tests/scenarios/k8s, nccl-env-vars ConfigMap + mpi-job.yaml).
+        env["NCCL_NET_GDR_LEVEL"] = "SYS"
+    return env
 
 
-def worker_resources(part: PartitionSpec, cat: Catalog) -> dict[str, Any]:
-    """Per-node requests (= limits) of one NCCL worker that takes a whole node."""
-    sku = gpu_sku(part, cat)
+def topology_file(sku: Sku, fabric: str) -> str | None:
+    """The NCCL topology file (a key of the nccl-topology ConfigMap) for an Azure IB SKU."""
+    if sku.cloud != "azure" or fabric != "infiniband":
+        return None
+    family = TOPOLOGY_FAMILY.get(sku.nccl_profile or "")
+    return f"{family}-topo.xml" if family else None
+
+
+def worker_resources(sku: Sku, fabric: str) -> dict[str, Any]:
+    """Per-node requests (= limits) of one NCCL worker that takes a whole node.
+
+    memory covers the worker's own use and the /dev/shm memory emptyDir (SHM_SIZE), which the
+    kernel charges to the pod's memory cgroup (issue 14 item 11).
+    """
     res: dict[str, Any] = {"nvidia.com/gpu": sku.gpus}
-    kind = fabric_kind(part, cat)
-    if kind == "efa":
+    if fabric == "efa":
         res[EFA_RESOURCE] = sku.fabric.nics
         # libfabric's EFA provider wants 2 MiB huge pages (awsome-distributed-training nccl-tests).
         res["hugepages-2Mi"] = "5120Mi"
-        res["memory"] = "32000Mi"
-    elif kind == "infiniband":
+    elif fabric == "infiniband":
         res[IB_RESOURCE] = sku.fabric.nics
+    res["memory"] = f"{WORKER_MEMORY_MIB + SHM_SIZE_MIB}Mi"
     return res
+
+
+def launcher_for(
+    sku: Sku,
+    workers: int,
+    cat: Catalog,
+    *,
+    fabric: str | None = None,
+    image: str | None = None,
+    partition: str | None = None,
+    node_selector: dict[str, str] | None = None,
+    queue: str | None = None,
+) -> out.NcclLauncher:
+    """The one `ncclLauncher` value: a stack's output (nccl_launcher) and the launcher for a
+    cluster made elsewhere (`validate --kubeconfig --sku --nodes`) are built here."""
+    kind = fabric or sku.fabric.kind
+    launcher: out.NcclLauncher = {
+        "namespace": VALIDATION_NAMESPACE,
+        "sku": sku.name,
+        "workers": workers,
+        "slotsPerWorker": sku.gpus,
+        "fabric": kind,
+        "image": image or default_nccl_image(sku.cloud, cat),
+        out.ALL_REDUCE_PERF: NCCL_TESTS_BINARY[sku.cloud],
+        "mpirun": MPIRUN[sku.cloud],
+        "forwardEnv": list(IMAGE_ENV_TO_FORWARD[sku.cloud]),
+        "nodeSelector": dict(node_selector or {}),
+        "tolerations": [GPU_TOLERATION],
+        "resources": worker_resources(sku, kind),
+        "capabilities": ["IPC_LOCK"] if kind in ("efa", "infiniband") else [],
+        "env": nccl_env(sku, kind, cat),
+        "shmSize": SHM_SIZE,
+        "mpiJobApiVersion": "kubeflow.org/v2beta1",
+    }
+    topology = topology_file(sku, kind)
+    if topology:
+        launcher["topology"] = {
+            "configMap": TOPOLOGY_CONFIGMAP,
+            "mountPath": TOPOLOGY_MOUNT,
+            "file": topology,
+        }
+    if partition:
+        launcher["partition"] = partition
+    if queue:
+        launcher["queue"] = queue
+    return launcher
 
 
 def nccl_launcher(spec: ClusterSpec, stack: str, cat: Catalog | None = None) -> out.NcclLauncher:
     """What the NCCL validation needs to launch an MPIJob here: the `ncclLauncher` stack output."""
     cat = cat or catalog()
     part = spec.default_partition
-    sku = gpu_sku(part, cat)
-    kind = fabric_kind(part, cat)
-    return {
-        "namespace": VALIDATION_NAMESPACE,
-        "partition": part.name,
-        "sku": sku.name,
-        "workers": part.nodes,
-        "slotsPerWorker": sku.gpus,
-        "fabric": kind,
-        "image": nccl_image(spec, cat),
-        out.ALL_REDUCE_PERF: NCCL_TESTS_BINARY[spec.cloud],
-        "nodeSelector": node_labels(part),
-        "tolerations": [GPU_TOLERATION],
-        "resources": worker_resources(part, cat),
-        "capabilities": ["IPC_LOCK"] if kind in ("efa", "infiniband") else [],
-        "env": nccl_env(spec, part, cat),
-        "mpiJobApiVersion": "kubeflow.org/v2beta1",
-    }
+    return launcher_for(
+        gpu_sku(part, cat),
+        part.nodes,
+        cat,
+        fabric=fabric_kind(part, cat),
+        image=nccl_image(spec, cat),
+        partition=part.name,
+        node_selector=node_labels(part),
+        queue=KUEUE_LOCAL_QUEUE if spec.kubernetes.kueue else None,
+    )
 
 
 def helm_addons(spec: ClusterSpec, cat: Catalog | None = None) -> list[HelmAddon]:

@@ -149,6 +149,9 @@ class KubernetesSpec(Model):
     kueue: Annotated[bool, Strict()] = False
     dcgm_exporter: Annotated[bool, Strict()] = True
     system_nodes: Annotated[int, Strict()] = Field(default=2, ge=1, le=20)
+    admin_principal_arns: tuple[str, ...] = ()
+    """EKS only: the IAM roles/users that get cluster admin (access entries). Empty: the role
+    running `pulumi up`, by its issuer ARN with its path (SSO roles live under a path)."""
 
 
 class ClusterSpec(Model):

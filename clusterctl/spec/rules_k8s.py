@@ -6,6 +6,7 @@ checked in clusterctl/spec/rules.py already; these add what the Kubernetes clust
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from clusterctl.errors import Finding
@@ -58,6 +59,20 @@ def capacity_reservation_size(spec: ClusterSpec, cat: Catalog) -> Iterator[Findi
             )
 
 
+def reservation_placement(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
+    """An ODCR gets no new placement group (issue 14 item 10): say where placement comes from."""
+    for i, part in enumerate(spec.partitions):
+        if spec.cloud != "aws" or not part.capacity_reservation_id or part.capacity_block:
+            continue
+        yield Finding(
+            "info",
+            f"no placement group is made for {part.capacity_reservation_id}: an ODCR serves only "
+            "instances launched into the placement group it was created in; for EFA locality, "
+            "create the reservation in a cluster placement group (--placement-group-arn)",
+            field_path("partitions", i, "capacityReservationId"),
+        )
+
+
 def capacity_block_options(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
     for i, part in enumerate(spec.partitions):
         if not part.capacity_block:
@@ -90,9 +105,10 @@ def aks_infiniband_registration(spec: ClusterSpec, cat: Catalog) -> Iterator[Fin
         namespace, feature = AKS_INFINIBAND_FEATURE
         yield Finding(
             "info",
-            f"the program registers {namespace}/{feature} (a subscription feature, kept on "
-            f"destroy); the first time, once it shows Registered, run `az provider register "
-            f"--namespace {namespace}` before the GPU node pool can use one InfiniBand fabric",
+            f"`pulumi up` stops before creating anything unless the subscription feature "
+            f"{namespace}/{feature} is Registered (the plan assumes it is): the first time, run "
+            f"`az feature register --namespace {namespace} --name {feature}`, wait for "
+            f"Registered, then `az provider register --namespace {namespace}`",
             field_path("partitions", i, "sku"),
         )
         return
@@ -154,9 +170,52 @@ def nccl_image_pinned(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
         )
 
 
+_IAM_PRINCIPAL = re.compile(r"^arn:aws(-[a-z]+)*:iam::\d{12}:(role|user)/([\w+=,.@/-]+)$")
+_STS_SESSION = re.compile(r"^arn:aws(-[a-z]+)*:sts::(\d{12}):assumed-role/([^/]+)/")
+
+
+def admin_principals(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
+    """kubernetes.adminPrincipalArns: IAM role or user ARNs, on EKS stacks only."""
+    arns = spec.kubernetes.admin_principal_arns
+    if not arns:
+        return
+    if not _kubernetes(spec) or spec.cloud != "aws":
+        yield Finding(
+            "error",
+            "EKS access entries only: remove it (AKS admin access comes from the Azure login)",
+            field_path("kubernetes", "adminPrincipalArns"),
+        )
+        return
+    for i, arn in enumerate(arns):
+        where = field_path("kubernetes", "adminPrincipalArns", i)
+        session = _STS_SESSION.match(arn)
+        if session:
+            yield Finding(
+                "error",
+                f"{arn} is an STS session, not a principal; give the role's IAM ARN with its path "
+                f"(`aws iam get-role --role-name {session.group(3)} --query Role.Arn`)",
+                where,
+            )
+        elif not _IAM_PRINCIPAL.match(arn):
+            yield Finding(
+                "error",
+                f"{arn!r} is not an IAM role or user ARN "
+                "(arn:aws:iam::<account>:role/<path/>name or :user/name)",
+                where,
+            )
+    if len(set(arns)) != len(arns):
+        yield Finding(
+            "error",
+            "lists an ARN twice; list each once",
+            field_path("kubernetes", "adminPrincipalArns"),
+        )
+
+
 RULES: tuple[Rule, ...] = (
+    admin_principals,
     node_group_single_zone,
     capacity_reservation_size,
+    reservation_placement,
     capacity_block_options,
     aks_infiniband_registration,
     aks_pool_names,

@@ -14,31 +14,19 @@ from typing import Any, Protocol
 
 import yaml
 
-from clusterctl.outputs import ALL_REDUCE_PERF
 from clusterctl.validate import CouldNotRun
 
-TEMPLATE = "validate/nccl_mpijob.yaml.j2"
-BINARY = "/opt/nccl-tests/build/all_reduce_perf"
 LAUNCHER_SELECTOR = "training.kubeflow.org/job-name={name},training.kubeflow.org/job-role=launcher"
 WORKER_SELECTOR = "training.kubeflow.org/job-name={name},training.kubeflow.org/job-role=worker"
 
 
 class KubeClient(Protocol):
+    def apply(self, docs: list[dict[str, Any]]) -> None: ...
     def create_mpijob(self, namespace: str, manifest: dict[str, Any]) -> dict[str, Any]: ...
     def get_mpijob(self, namespace: str, name: str) -> dict[str, Any]: ...
     def list_pods(self, namespace: str, selector: str) -> list[dict[str, Any]]: ...
     def pod_log(self, namespace: str, pod: str) -> str: ...
     def delete_mpijob(self, namespace: str, name: str) -> None: ...
-
-
-def mpirun_args(
-    ranks: int, env: dict[str, str], min_bytes: str, max_bytes: str, binary: str = BINARY
-) -> list[str]:
-    args = ["--allow-run-as-root", "-np", str(ranks), "--bind-to", "none"]
-    for name in sorted(env):
-        args += ["-x", name]
-    return [*args, binary, "-b", min_bytes, "-e", max_bytes, "-f", "2", "-g", "1", "-c", "1",
-            "-n", "20", "-w", "5"]  # fmt: skip
 
 
 def build_mpijob(
@@ -49,33 +37,25 @@ def build_mpijob(
     max_bytes: str = "16G",
     deadline_s: int = 1800,
 ) -> dict[str, Any]:
-    """The MPIJob for the `ncclLauncher` stack output (clusterctl.outputs.NcclLauncher)."""
-    from clusterctl.render.engine import render_template
+    """The MPIJob for the `ncclLauncher` stack output (clusterctl.outputs.NcclLauncher): the same
+    template and function `plan --out` writes its validation MPIJob with."""
+    from clusterctl.render.kubernetes import mpijob_manifest
 
-    workers = int(launcher["workers"])
-    slots = int(launcher["slotsPerWorker"])
-    env = {str(k): str(v) for k, v in launcher.get("env", {}).items()}
-    if workers > 1:
-        env["NCCL_ALGO"] = "Ring"  # the network check: FACTS.md section 2
-    text = render_template(
-        TEMPLATE,
-        job_name=name,
-        namespace=launcher["namespace"],
-        workers=workers,
-        slots=slots,
-        sku=launcher.get("sku", ""),
-        image=launcher["image"],
-        env=env,
-        mpirun_args=mpirun_args(
-            workers * slots, env, min_bytes, max_bytes, launcher.get(ALL_REDUCE_PERF, BINARY)
-        ),
-        node_selector=launcher.get("nodeSelector", {}),
-        tolerations=launcher.get("tolerations", []),
-        capabilities=launcher.get("capabilities", ["IPC_LOCK"]),
-        resources=launcher["resources"],
+    text = mpijob_manifest(
+        launcher,  # type: ignore[arg-type]
+        name=name,
+        min_bytes=min_bytes,
+        max_bytes=max_bytes,
         deadline_s=deadline_s,
     )
     return yaml.safe_load(text)
+
+
+def prerequisites(launcher: dict[str, Any]) -> list[dict[str, Any]]:
+    """The namespace (and topology ConfigMap) the MPIJob needs, applied before it is created."""
+    from clusterctl.render.kubernetes import mpijob_prerequisites
+
+    return mpijob_prerequisites(launcher)  # type: ignore[arg-type]
 
 
 def _condition(job: dict[str, Any], kind: str) -> dict[str, Any] | None:
@@ -109,10 +89,19 @@ class K8sLauncher:
     sleep: Callable[[float], None] = time.sleep
     clock: Callable[[], float] = time.monotonic
 
-    def run(self, manifest: dict[str, Any], *, timeout_s: float = 1800.0) -> str:
-        """Create the MPIJob, wait for it, return the launcher's log; always delete it."""
+    def run(
+        self,
+        manifest: dict[str, Any],
+        *,
+        timeout_s: float = 1800.0,
+        needs: list[dict[str, Any]] | None = None,
+    ) -> str:
+        """Apply what the MPIJob needs (`needs`: its namespace, ...), create the MPIJob, wait for
+        it, return the launcher's log; always delete the MPIJob."""
         ns, name = manifest["metadata"]["namespace"], manifest["metadata"]["name"]
         try:
+            if needs:
+                self.client.apply(needs)
             self.client.create_mpijob(ns, manifest)
         except CouldNotRun:
             raise
@@ -157,12 +146,11 @@ class K8sLauncher:
 class KubectlClient:
     """The real client: `kubectl` with the user's kubeconfig (no kube-apiserver runs here)."""
 
-    def __init__(self, kubeconfig: str | None = None, context: str | None = None) -> None:
-        self.base = ["kubectl"]
-        if kubeconfig:
-            self.base += ["--kubeconfig", kubeconfig]
-        if context:
-            self.base += ["--context", context]
+    def __init__(self, kubeconfig: str) -> None:
+        # Always an explicit file: never the ambient KUBECONFIG / ~/.kube/config context.
+        if not kubeconfig:
+            raise CouldNotRun("no kubeconfig file to reach the cluster with")
+        self.base = ["kubectl", "--kubeconfig", kubeconfig]
 
     def _run(self, args: list[str], stdin: str | None = None) -> str:
         try:
@@ -177,6 +165,10 @@ class KubectlClient:
             msg = (proc.stderr.strip().splitlines() or ["(no message)"])[-1]
             raise CouldNotRun(f"kubectl {args[0]} failed: {msg}")
         return proc.stdout
+
+    def apply(self, docs: list[dict[str, Any]]) -> None:
+        doc = {"apiVersion": "v1", "kind": "List", "items": docs}
+        self._run(["apply", "-f", "-"], json.dumps(doc))
 
     def create_mpijob(self, namespace: str, manifest: dict[str, Any]) -> dict[str, Any]:
         return json.loads(self._run(["create", "-o", "json", "-f", "-"], json.dumps(manifest)))

@@ -264,14 +264,18 @@ def validate_slurm(target: SlurmTarget, opts: Options, *, launcher: Any = None) 
 
 
 def validate_k8s(target: KubeTarget, opts: Options, *, client: Any = None) -> Outcome:
-    from clusterctl.validate.k8s_launcher import K8sLauncher, KubectlClient, build_mpijob
+    from clusterctl.validate.k8s_launcher import (
+        K8sLauncher,
+        KubectlClient,
+        build_mpijob,
+        prerequisites,
+    )
 
     client = client or KubectlClient(target.kubeconfig)
     launcher = dict(target.launcher)
     if opts.container_image:
         launcher["image"] = opts.container_image
     th = catalog_thresholds(target.sku, target.nodes, opts)
-    opts.say(f"kubectl --kubeconfig {target.kubeconfig}")
     manifest = build_mpijob(
         launcher,
         min_bytes=opts.min_bytes or "8",
@@ -279,7 +283,9 @@ def validate_k8s(target: KubeTarget, opts: Options, *, client: Any = None) -> Ou
         deadline_s=opts.timeout_minutes * 60,
     )
     opts.say(f"running MPIJob {manifest['metadata']['name']} on {target.nodes} node(s)")
-    log = K8sLauncher(client).run(manifest, timeout_s=opts.timeout_minutes * 60)
+    log = K8sLauncher(client).run(
+        manifest, timeout_s=opts.timeout_minutes * 60, needs=prerequisites(launcher)
+    )
     run = parse_output(log, "MPIJob launcher log")
     outcome = Outcome([judge_run(run, th, launcher.get("partition") or "cluster")])
     if opts.sweep:

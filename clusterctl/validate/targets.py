@@ -8,7 +8,7 @@ import json
 import shutil
 import subprocess
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -56,6 +56,8 @@ class KubeTarget:
     launcher: dict[str, Any] = field(default_factory=dict)  # an out.NcclLauncher
     drain_prefix: str = "gpucl:"
     label: str = ""
+    kubeconfig_source: str = "--kubeconfig"
+    """Where the file came from, for the line that says which kubeconfig was used."""
 
     @property
     def sku(self) -> str | None:
@@ -80,8 +82,11 @@ TARGETS = {
 
 
 def which_target(**given: object) -> str:
-    """The one key of TARGETS given a value; UserError for none or several."""
+    """The one key of TARGETS given a value; UserError for none or several. `-s STACK
+    --kubeconfig FILE` is the stack's target reached through FILE."""
     chosen = [k for k in TARGETS if given.get(k) not in (None, False)]
+    if set(chosen) == {"stack", "kubeconfig"}:
+        return "stack"
     if not chosen:
         raise UserError(f"say where to validate: one of {', '.join(TARGETS.values())}")
     if len(chosen) > 1:
@@ -122,25 +127,45 @@ def resolve(
     if which == "kubeconfig":
         if sku is None or nodes is None:
             raise UserError("--kubeconfig needs --sku and --nodes (or use -s STACK)")
-        return KubeTarget(
-            str(kubeconfig), launcher_for_sku(sku, nodes), label=f"--kubeconfig {kubeconfig}"
-        )
+        path = given_kubeconfig(str(kubeconfig))
+        return KubeTarget(path, launcher_for_sku(sku, nodes), label=f"--kubeconfig {kubeconfig}")
     assert stack is not None
-    return _deployed_stack_target(stack, nodes, partition)
+    return _deployed_stack_target(stack, nodes, partition, kubeconfig)
 
 
-def _deployed_stack_target(stack: str, nodes: int | None, partition: str | None) -> Target:
+def given_kubeconfig(path: str, flag: str = "--kubeconfig") -> str:
+    """The file the user named, checked to exist (kubectl would otherwise fall back to nothing
+    useful); never the ambient context."""
+    file = Path(path).expanduser()
+    if not file.is_file():
+        raise UserError(f"{flag} {path}: no such file; pass the kubeconfig of the cluster")
+    return str(file.resolve())
+
+
+def _deployed_stack_target(
+    stack: str, nodes: int | None, partition: str | None, kubeconfig: str | None = None
+) -> Target:
     from clusterctl.lifecycle.kubeconfig import stack_kubeconfig
     from clusterctl.project import find_project
 
     project = find_project()  # the one up/status/down use
-    return stack_target(
+    given = given_kubeconfig(kubeconfig) if kubeconfig else None
+    target = stack_target(
         stack,
         read_stack_outputs(stack, project),
         nodes=nodes,
         partition=partition,
-        kubeconfig=lambda value: str(stack_kubeconfig(project.dir, stack, value)),
+        kubeconfig=(
+            (lambda _value: given)
+            if given
+            else (lambda value: str(stack_kubeconfig(project.dir, stack, value)))
+        ),
     )
+    if given and not isinstance(target, KubeTarget):
+        raise UserError(f"--kubeconfig: stack {stack} is a Slurm cluster; leave it out")
+    if given and isinstance(target, KubeTarget):
+        return replace(target, kubeconfig_source=f"--kubeconfig, for stack {stack}")
+    return target
 
 
 def _sku_gpus(sku: str | None) -> int:
@@ -152,33 +177,13 @@ def _sku_gpus(sku: str | None) -> int:
 
 
 def launcher_for_sku(sku_name: str, nodes: int) -> out.NcclLauncher:
-    """An `ncclLauncher` value for a cluster made elsewhere (--kubeconfig)."""
+    """An `ncclLauncher` value for a cluster made elsewhere (--kubeconfig): built by the same
+    function as a stack's output (clusterctl.spec.kubernetes.launcher_for)."""
     from clusterctl.spec.catalog import catalog
-    from clusterctl.spec.kubernetes import FALLBACK_NCCL_TESTS_IMAGE, NCCL_TESTS_BINARY
+    from clusterctl.spec.kubernetes import launcher_for
 
     cat = catalog()
-    sku = cat.require(sku_name)
-    profile = cat.profile(sku)
-    resources: dict[str, int | str] = {"nvidia.com/gpu": sku.gpus}
-    if sku.fabric.kind == "efa":
-        resources.update({"vpc.amazonaws.com/efa": sku.fabric.nics, "hugepages-2Mi": "5120Mi",
-                          "memory": "32000Mi"})  # fmt: skip
-    elif sku.fabric.kind == "infiniband":
-        resources["rdma/ib"] = sku.fabric.nics
-    return {
-        "namespace": "nccl-validation",
-        "sku": sku.name,
-        "workers": nodes,
-        "slotsPerWorker": sku.gpus,
-        "image": (cat.images.get("ncclTests") or {}).get(sku.cloud)
-        or FALLBACK_NCCL_TESTS_IMAGE[sku.cloud],
-        out.ALL_REDUCE_PERF: NCCL_TESTS_BINARY[sku.cloud],
-        "resources": resources,
-        "capabilities": ["IPC_LOCK"],
-        "env": dict(profile.env) if profile else {},
-        "nodeSelector": {},
-        "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
-    }
+    return launcher_for(cat.require(sku_name, field="--sku"), nodes, cat)
 
 
 def stack_target(
@@ -205,7 +210,10 @@ def stack_target(
         if kubeconfig is None:
             raise UserError(f"stack {stack}: no kubeconfig to reach the cluster with")
         path = kubeconfig(got.get(out.KUBECONFIG))
-        return KubeTarget(path, launcher, prefix, f"stack {stack} (kubeconfig {path})")
+        return KubeTarget(
+            path, launcher, prefix, f"stack {stack} (kubeconfig {path})",
+            kubeconfig_source=f"the `{out.KUBECONFIG}` output of stack {stack}",
+        )  # fmt: skip
     address = got.get(out.SCHEDULER_ADDRESS)
     if not address:
         raise UserError(f"stack {stack}: no schedulerAddress output; is it deployed?")

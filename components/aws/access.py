@@ -6,25 +6,18 @@ Managed node groups get their node access entry from EKS itself.
 
 from __future__ import annotations
 
-import re
-
 import pulumi
 import pulumi_aws as aws
 
 ADMIN_POLICY = "AmazonEKSClusterAdminPolicy"
-_ASSUMED_ROLE = re.compile(r"^arn:([^:]+):sts::(\d+):assumed-role/([^/]+)/.+$")
 
 
-def principal_arn(caller_arn: str) -> str:
-    """Access entries take IAM users and roles, not STS sessions: map a session to its role.
-
-    (A role with a path, e.g. SSO's aws-reserved/..., needs that path; pass such a role's ARN.)
-    """
-    match = _ASSUMED_ROLE.match(caller_arn)
-    if match:
-        part, account, role = match.groups()
-        return f"arn:{part}:iam::{account}:role/{role}"
-    return caller_arn
+def deployer_principal(caller_arn: str) -> str:
+    """The IAM principal behind the credentials running `pulumi up`: IAM's issuer ARN of the
+    session, which keeps the role's path (SSO roles live under aws-reserved/sso.amazonaws.com/,
+    and an access entry for the role without its path authorises nobody). terraform-aws-eks does
+    the same (aws_iam_session_context.issuer_arn for enable_cluster_creator_admin_permissions)."""
+    return aws.iam.get_session_context(arn=caller_arn).issuer_arn
 
 
 class EksAdminAccess(pulumi.ComponentResource):

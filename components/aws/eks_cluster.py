@@ -19,7 +19,7 @@ from clusterctl.spec.defaults import head_sku
 from clusterctl.spec.kubernetes import kubernetes_version, nccl_launcher
 from clusterctl.spec.model import ClusterSpec
 from clusterctl.spec.tags import cloud_tags, k8s_labels
-from components.aws.access import EksAdminAccess, principal_arn
+from components.aws.access import EksAdminAccess, deployer_principal
 from components.aws.efa_security_group import EfaSecurityGroup
 from components.aws.gpu_node_group import EksGpuNodeGroup
 from components.aws.iam import EksIamRoles
@@ -76,9 +76,17 @@ class EksGpuCluster(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, depends_on=self.iam.attachments),
         )
         cluster_name = self.cluster.name
-        self.admin = EksAdminAccess(
-            f"{name}-admin", cluster_name, principal_arn(caller.arn), partition, tags, child
-        )
+        # Cluster admins: kubernetes.adminPrincipalArns, else the deployer's role with its path.
+        # The Helm releases later in this `up` authenticate as the deployer, so it must be one.
+        admins = list(spec.kubernetes.admin_principal_arns) or [deployer_principal(caller.arn)]
+        self.admins = [
+            EksAdminAccess(
+                f"{name}-admin" if i == 0 else f"{name}-admin-{i}", cluster_name, arn,
+                partition, tags, child,
+            )
+            for i, arn in enumerate(admins)
+        ]  # fmt: skip
+        self.admin = self.admins[0]
         self.addons = [
             aws.eks.Addon(
                 f"{name}-{addon}",
@@ -142,7 +150,7 @@ class EksGpuCluster(pulumi.ComponentResource):
         self.provider = k8s.Provider(
             f"{name}-k8s",
             kubeconfig=self.kubeconfig,
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.admin]),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=self.admins),
         )
         self.k8s_addons = KubernetesGpuAddons(
             f"{name}-addons",

@@ -21,6 +21,11 @@ def capacity_type(part: PartitionSpec) -> str:
     return "SPOT" if part.spot else "ON_DEMAND"
 
 
+def reserved(part: PartitionSpec) -> bool:
+    """The node group runs in a capacity reservation (ODCR) or a capacity block."""
+    return bool(part.capacity_block or part.capacity_reservation_id)
+
+
 def _template_version(latest: int | None) -> str:
     # Pin the node group to the template version just written, so a change rolls the nodes.
     return "$Latest" if latest is None else str(latest)
@@ -45,10 +50,12 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
         super().__init__("gpu-clusters:aws:GpuNodeGroup", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         efa_count = sku.fabric.nics if sku.fabric.kind == "efa" and part.fabric != "none" else 0
-        # A capacity block already places its instances; EC2 refuses a placement group with it.
+        # Reserved capacity is placed where it was reserved: EC2 refuses a placement group with a
+        # capacity block, and an ODCR only serves instances launched into the placement group it
+        # was created in, so a new group here would leave the reservation unused (issue 14 item 10).
         self.placement_group = (
             None
-            if part.capacity_block
+            if reserved(part)
             else aws.ec2.PlacementGroup(
                 f"{name}-pg",
                 name=placement_group_name,
@@ -87,7 +94,11 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
                 )
             ],
             # Replace GPU nodes one at a time: a multi-node job loses at most one node per step.
-            update_config=aws.eks.NodeGroupUpdateConfigArgs(max_unavailable=1),
+            # In reserved capacity there is no room for the surge node EKS's DEFAULT strategy
+            # launches first, so every update would stall: MINIMAL replaces in place.
+            update_config=aws.eks.NodeGroupUpdateConfigArgs(
+                max_unavailable=1, update_strategy="MINIMAL" if reserved(part) else None
+            ),
             tags=tags,
             opts=child,
         )

@@ -1,6 +1,7 @@
 """KubernetesGpuAddons: the GPU and network add-ons of a GPU cluster, over a Kubernetes provider.
 
-What it installs is decided in clusterctl/k8s_bundle.py (pure), so `clusterctl plan --out` writes
+What it installs is decided in clusterctl/spec/kubernetes.py and clusterctl/render/kubernetes.py
+(pure), so `clusterctl plan --out` writes
 the very same values and manifests.
 """
 
@@ -57,10 +58,20 @@ class KubernetesGpuAddons(pulumi.ComponentResource):
         after_charts = pulumi.ResourceOptions.merge(
             child, pulumi.ResourceOptions(depends_on=[*self.releases.values(), self.mpi_operator])
         )
-        self.manifests = [
-            apply_manifest(name, doc, after_charts)
+        docs = [
+            doc
             for text in cluster_manifests(spec, stack, cat).values()
             for doc in load_manifest_docs(text)
+        ]
+        # Namespaces first: a namespaced object (topology ConfigMap, LocalQueue) needs its own.
+        namespaces = [
+            apply_manifest(name, d, after_charts) for d in docs if d["kind"] == "Namespace"
+        ]
+        after_namespaces = pulumi.ResourceOptions.merge(
+            after_charts, pulumi.ResourceOptions(depends_on=namespaces)
+        )
+        self.manifests = namespaces + [
+            apply_manifest(name, d, after_namespaces) for d in docs if d["kind"] != "Namespace"
         ]
         self.chart_versions = {a.release: a.pin.version for a in addons}
         self.chart_versions["mpi-operator"] = mpi_operator_version(cat)

@@ -21,6 +21,8 @@ def apply_manifest(
     body = {k: v for k, v in doc.items() if k not in ("apiVersion", "kind", "metadata")}
     if doc["kind"] == "Namespace":
         return k8s.core.v1.Namespace(name, metadata=meta, opts=opts)
+    if doc["kind"] == "ConfigMap":
+        return k8s.core.v1.ConfigMap(name, metadata=meta, data=doc.get("data"), opts=opts)
     return k8s.apiextensions.CustomResource(
         name, api_version=doc["apiVersion"], kind=doc["kind"], metadata=meta, opts=opts, **body
     )

@@ -31,6 +31,12 @@ ELSEWHERE: list[tuple[str, str]] = [
         "tests/e2e/vm/test_vm_validate.py::test_healthy_vm_sandbox_passes",
     ),
     (
+        # Kubernetes stacks and clusters: every such README line is run, as written, against a
+        # stand-in kubectl and a deployed stack's outputs
+        r"validate --nccl (-s (aws-p5|aks-h100)\b|--kubeconfig\b)",
+        "tests/cli/test_validate_kubernetes.py::test_readme_kubernetes_validate_command_runs",
+    ),
+    (
         r"validate --nccl -s \S+$",
         "tests/validate/test_slurm.py::test_stack_outputs_make_a_slurm_target",
     ),
@@ -39,10 +45,6 @@ ELSEWHERE: list[tuple[str, str]] = [
         r"validate --nccl -s \S+ --resume\b",
         "tests/e2e/vm/test_vm_validate.py::"
         "test_slow_link_is_found_drained_kept_by_the_health_check_and_resumed",
-    ),
-    (
-        r"validate --nccl --kubeconfig\b",
-        "tests/validate/test_k8s.py::test_succeeded_run_is_judged_and_cleaned_up",
     ),
     (
         r"up -s\b",

@@ -7,10 +7,10 @@ import re
 
 import pytest
 
+from clusterctl.plan.invokes import _aws_session_context
 from clusterctl.spec.catalog import catalog
-from clusterctl.spec.kubernetes import FALLBACK_CHARTS, chart_pins
+from clusterctl.spec.kubernetes import FALLBACK_CHARTS, MPI_ROOT_ENV, chart_pins
 from clusterctl.spec.tags import STACK_LABEL, STACK_TAG
-from components.aws.access import principal_arn
 from tests.conftest import plan_stack, resources
 
 LT = "aws:ec2/launchTemplate:LaunchTemplate"
@@ -166,10 +166,14 @@ def test_api_authentication_with_an_explicit_admin_access_entry(p5) -> None:
     assert assoc.inputs["accessScope"] == {"type": "cluster"}
 
 
-def test_access_entry_principal_from_an_assumed_role_session() -> None:
+def test_the_plan_mock_answers_session_contexts_as_iam_does() -> None:
+    """The deployer's principal comes from IAM (getSessionContext), not from parsing its ARN."""
     session = "arn:aws:sts::123456789012:assumed-role/Admin/alice@example.com"
-    assert principal_arn(session) == "arn:aws:iam::123456789012:role/Admin"
-    assert principal_arn("arn:aws:iam::1:user/bob") == "arn:aws:iam::1:user/bob"
+    assert _aws_session_context({"arn": session})["issuerArn"] == (
+        "arn:aws:iam::123456789012:role/Admin"
+    )
+    user = "arn:aws:iam::1:user/bob"
+    assert _aws_session_context({"arn": user})["issuerArn"] == user
 
 
 def test_every_taggable_resource_carries_the_stack_tag(p5) -> None:
@@ -218,6 +222,6 @@ def test_outputs_for_the_nccl_launcher_and_a_secret_kubeconfig(p5) -> None:
     assert launcher["workers"] == 2
     assert launcher["slotsPerWorker"] == 8
     sku = catalog().get("p5.48xlarge")
-    assert launcher["env"] == dict(catalog().profile(sku).env)
+    assert launcher["env"] == {**MPI_ROOT_ENV, **catalog().profile(sku).env}
     assert launcher["env"], "the catalog's EFA profile sets the NCCL/libfabric env"
     assert outputs["addonVersions"]["gpu-operator"] == chart_pins(catalog())["gpu-operator"].version

@@ -25,7 +25,9 @@ from tests.conftest import need_tool
 
 pytestmark = pytest.mark.integration
 
-CUSTOM_KINDS = {"MPIJob", "NicClusterPolicy", "ResourceFlavor", "ClusterQueue", "LocalQueue"}
+CUSTOM_KINDS = {
+    "MPIJob", "NicClusterPolicy", "NodeFeatureRule", "ResourceFlavor", "ClusterQueue", "LocalQueue",
+}  # fmt: skip
 CASES = [
     ("aws-p5", []),
     ("aws-p5", ["kubernetes.kueue=true", "kubernetes.gpuDriver=managed"]),

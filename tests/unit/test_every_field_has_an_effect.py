@@ -65,6 +65,7 @@ FLIPS: dict[str, tuple[str, str]] = {
     "kubernetes.kueue": (AKS, "true"),
     "kubernetes.dcgmExporter": (EKS, "false"),
     "kubernetes.systemNodes": (AKS, "3"),
+    "kubernetes.adminPrincipalArns": (EKS, "[arn:aws:iam::123456789012:role/platform/admin]"),
     "tags": (SLURM, "{team: ml}"),
 }
 # Fields with no effect a plan can show, and the test that proves what they do.

@@ -26,6 +26,11 @@ class RecordedClient:
         self.rec = json.loads((FIXTURES / f"{name}.json").read_text())
         self.calls: list[tuple[str, ...]] = []
         self.created: dict | None = None
+        self.applied: list[dict] = []
+
+    def apply(self, docs):
+        self.calls.append(("apply", *sorted(d["kind"] for d in docs)))
+        self.applied += docs
 
     def create_mpijob(self, namespace, manifest):
         self.calls.append(("create", namespace, manifest["metadata"]["name"]))
@@ -52,7 +57,7 @@ class RecordedClient:
 
 
 def target(sku="Standard_ND96isr_H100_v5", nodes=2) -> KubeTarget:
-    return KubeTarget(None, launcher_for_sku(sku, nodes))
+    return KubeTarget("/nonexistent/kubeconfig", launcher_for_sku(sku, nodes))
 
 
 class Clock:
@@ -69,10 +74,13 @@ def test_succeeded_run_is_judged_and_cleaned_up() -> None:
     outcome = validate_k8s(target(), Options(), client=client)
     assert outcome.status == "pass"
     kinds = [c[0] for c in client.calls]
-    assert kinds[0] == "create" and kinds[-1] == "delete"
+    assert kinds[:2] == ["apply", "create"] and kinds[-1] == "delete"
+    # the namespace and the topology ConfigMap are applied before the MPIJob, so a cluster made
+    # elsewhere (--kubeconfig) has them (issue 14 item 5)
+    assert client.calls[0] == ("apply", "ConfigMap", "Namespace")
     assert (
         kinds.count("get") == 3
-        and ("log", "nccl-validation", "clusterctl-nccl-launcher-x7k2p") in client.calls
+        and ("log", "nccl-tests", "clusterctl-nccl-launcher-x7k2p") in client.calls
     )
 
 
@@ -116,9 +124,8 @@ def test_manifest_carries_the_skus_resources_and_env(sku, fabric_resource, env_k
     assert env["NCCL_ALGO"] == "Ring" and env_key in env
     args = launcher["args"]
     assert args[args.index("-np") + 1] == "16"
-    assert [args[i + 1] for i, a in enumerate(args) if a == "-x"] == sorted(
-        env.keys() - {"OMPI_ALLOW_RUN_AS_ROOT", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"} | {"NCCL_ALGO"}
-    )
+    image_env = ["PATH", "LD_LIBRARY_PATH", "LD_PRELOAD"][: 3 if sku.startswith("p5") else 2]
+    assert [args[i + 1] for i, a in enumerate(args) if a == "-x"] == [*image_env, *sorted(env)]
 
 
 def _pod_templates(m: dict) -> list[dict]:
