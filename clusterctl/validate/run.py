@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from clusterctl.nccl.judge import GIB, Thresholds, Verdict, judge, overall_status
-from clusterctl.nccl.parse import NcclParseError, NcclRun, parse_all_reduce
+from clusterctl.nccl.parse import NcclParseError, NcclRun, NotAllReduce, parse_all_reduce
 from clusterctl.nccl.units import SizeError, parse_size
 from clusterctl.validate import CouldNotRun
 from clusterctl.validate.sweep import SweepResult, run_sweep
@@ -79,6 +79,8 @@ class Outcome:
 def parse_output(text: str, where: str) -> NcclRun:
     try:
         return parse_all_reduce(text)
+    except NotAllReduce as exc:
+        raise CouldNotRun(f"{where}: {exc}") from None
     except NcclParseError as exc:
         raise CouldNotRun(f"{where}: not a complete all_reduce_perf result: {exc}") from None
 
