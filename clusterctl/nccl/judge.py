@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
+from clusterctl.nccl.collective import ranks_from_ratio
 from clusterctl.nccl.parse import NcclRow, NcclRun
 from clusterctl.nccl.units import fmt_bytes
 
@@ -124,6 +125,87 @@ def _correctness(run: NcclRun, error_tolerance: float) -> list[Observation]:
     return findings
 
 
+def _span(numbers: Iterable[int]) -> str:
+    ns = sorted(numbers)
+    return ", ".join(map(str, ns)) if len(ns) <= 4 else f"{ns[0]}-{ns[-1]}"
+
+
+def _ranks(run: NcclRun, gpus_per_host: int | None, nodes: int | None) -> list[Observation]:
+    """The ranks against nodes x GPUs: a GPU missing, two ranks on one GPU, uneven hosts."""
+    notes: list[Observation] = []
+    expected = gpus_per_host * nodes if gpus_per_host and nodes else None
+    if not run.ranks:
+        if expected is None:
+            return notes
+        n = ranks_from_ratio(run.rows)
+        if n is None:
+            notes.append(
+                Observation(
+                    "warn",
+                    "coverage",
+                    f"rank count not checked against {expected} ({nodes} x {gpus_per_host} GPUs): "
+                    "no `# Rank` lines and no busbw/algbw that tells it",
+                )
+            )
+        elif n != expected:
+            notes.append(
+                Observation(
+                    "fail",
+                    "coverage",
+                    f"busbw/algbw = 2(n-1)/n says {n} ranks ran, expected {expected} ({nodes} "
+                    f"nodes x {gpus_per_host} GPUs); no `# Rank` lines name the host",
+                )
+            )
+        return notes
+    by_host: dict[str, list] = {}
+    for r in run.ranks:
+        by_host.setdefault(r.host, []).append(r)
+    for host, ranks in by_host.items():
+        gpu: dict[object, list[int]] = {}
+        for r in ranks:
+            gpu.setdefault(r.bus_id or r.device, []).append(r.rank)
+        for key, on in gpu.items():
+            if len(on) > 1:
+                what = f"bus {key}" if isinstance(key, str) else f"device {key}"
+                notes.append(
+                    Observation(
+                        "fail",
+                        "coverage",
+                        f"ranks {_span(on)} share one GPU on {host} ({what}): the run does not "
+                        "use every GPU",
+                    )
+                )
+    most = max(len(v) for v in by_host.values())
+    want = gpus_per_host or most
+    for host, ranks in by_host.items():
+        count = len(ranks)
+        if count == want:
+            continue
+        devices = {r.device for r in ranks}
+        if count < want:
+            gone = sorted(set(range(want)) - devices) if len(devices) == count else []
+            which = f" (device {', '.join(map(str, gone))} missing)" if gone else ""
+            of = f"{count} of {want} GPUs" if gpus_per_host else f"{count} ranks, others {want}"
+            notes.append(
+                Observation(
+                    "fail",
+                    "coverage",
+                    f"{host} ran {of}{which}, ranks {_span(r.rank for r in ranks)}: "
+                    f"{run.n_ranks} ranks in all"
+                    + (f", expected {expected} ({nodes} x {gpus_per_host})" if expected else ""),
+                )
+            )
+        else:
+            notes.append(
+                Observation(
+                    "fail",
+                    "coverage",
+                    f"{host} ran {count} ranks on a {want}-GPU node",
+                )
+            )
+    return notes
+
+
 def _size_figures(rows: Iterable[NcclRow], gate_from: int | None) -> tuple[SizeFigure, ...]:
     # With several (type, redop) sweeps keep the worst figure per size.
     worst: dict[int, tuple[float, float]] = {}
@@ -146,6 +228,8 @@ def judge(
     min_gate_bytes: int = GIB,
     error_tolerance: float = 1e-3,
     group: str = "",
+    gpus_per_host: int | None = None,
+    nodes: int | None = None,
 ) -> Verdict:
     """Judge one run.
 
@@ -154,8 +238,11 @@ def judge(
     `min_gate_bytes` stand in: a figure above the floor there is reported as `warn` (bus
     bandwidth still grows with size, so the baseline size would likely pass too, but it was not
     measured); a figure below it is `inconclusive`, since smaller messages are slower anyway.
+
+    With `gpus_per_host` (and `nodes`) the ranks are checked against nodes x GPUs: a host short
+    of a GPU fails, named. Without them, hosts with fewer ranks than the others fail.
     """
-    findings = _correctness(run, error_tolerance)
+    findings = _correctness(run, error_tolerance) + _ranks(run, gpus_per_host, nodes)
     max_size = run.max_size_bytes
     want = thresholds.message_bytes
     if max_size >= want:

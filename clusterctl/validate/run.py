@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from clusterctl.nccl.judge import GIB, Thresholds, Verdict, judge, overall_status
-from clusterctl.nccl.parse import NcclParseError, NcclRun, parse_all_reduce
+from clusterctl.nccl.parse import NcclParseError, NcclRun, NotAllReduce, parse_all_reduce
 from clusterctl.nccl.units import SizeError, parse_size
 from clusterctl.validate import CouldNotRun
 from clusterctl.validate.sweep import SweepResult, run_sweep
@@ -79,6 +79,8 @@ class Outcome:
 def parse_output(text: str, where: str) -> NcclRun:
     try:
         return parse_all_reduce(text)
+    except NotAllReduce as exc:
+        raise CouldNotRun(f"{where}: {exc}") from None
     except NcclParseError as exc:
         raise CouldNotRun(f"{where}: not a complete all_reduce_perf result: {exc}") from None
 
@@ -100,8 +102,22 @@ def _cli(opts: Options) -> Overrides:
     return Overrides(opts.fail_below, opts.warn_below, "command line")
 
 
-def judge_run(run: NcclRun, th: Thresholds, group: str) -> Verdict:
-    return judge(run, th, min_gate_bytes=min(GIB, th.message_bytes), group=group)
+def judge_run(
+    run: NcclRun,
+    th: Thresholds,
+    group: str,
+    *,
+    gpus_per_host: int | None = None,
+    nodes: int | None = None,
+) -> Verdict:
+    return judge(
+        run,
+        th,
+        min_gate_bytes=min(GIB, th.message_bytes),
+        group=group,
+        gpus_per_host=gpus_per_host,
+        nodes=nodes,
+    )
 
 
 def validate_log(target: LogTarget, opts: Options) -> Outcome:
@@ -123,7 +139,17 @@ def validate_log(target: LogTarget, opts: Options) -> Outcome:
             f"{nodes}: the baseline would not apply"
         )
     th = catalog_thresholds(target.sku, nodes, opts)
-    return Outcome([judge_run(run, th, group=f"{nodes}-node")])
+    gpus = _sku_gpus(target.sku)
+    return Outcome([judge_run(run, th, f"{nodes}-node", gpus_per_host=gpus, nodes=nodes)])
+
+
+def _sku_gpus(sku: str | None) -> int | None:
+    """GPUs per node of a catalog SKU (None without a SKU, or a SKU the catalog gives none)."""
+    if sku is None:
+        return None
+    from clusterctl.spec.catalog import catalog
+
+    return catalog().require(sku).gpus or None
 
 
 def validate(target: Target, opts: Options, **deps: Any) -> Outcome:

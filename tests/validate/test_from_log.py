@@ -42,7 +42,14 @@ def log(name: str) -> str:
         ("wohlbier_dgx2_v100_old_error.txt", ("--nodes", "1", "--fail-below", "120"), 0, "pass"),
         ("wohlbier_dgx2_v100_old_error.txt", ("--nodes", "1", "--fail-below", "124"), 1, "fail"),
         # only up to 1.5 MB: nothing to judge at the baseline size: inconclusive, exit 2
-        ("nccl_issue2441_h100nvl_v2183_small.txt", (*H100, "--nodes", "2"), 2, "inconclusive"),
+        (
+            "nccl_issue2441_h100nvl_v2183_small.txt",
+            ("--nodes", "2", "--fail-below", "300"),
+            2,
+            "inconclusive",
+        ),
+        # the same 2 x 2 H100 NVL run said to be 2 ND H100 v5 nodes: 2 of 8 GPUs each, fail
+        ("nccl_issue2441_h100nvl_v2183_small.txt", (*H100, "--nodes", "2"), 1, "fail"),
     ],
 )
 def test_verdicts_and_exit_codes(cli, sample, args, code, status) -> None:
@@ -107,8 +114,12 @@ def test_single_node_uses_the_nvlink_baseline(cli) -> None:
     )
     data = json.loads(res.stdout)
     assert data["groups"][0]["thresholds"]["fail_below_gbps"] == 460.0
-    # stopped at 8 GiB, short of 16 GiB, and 123 < 460: inconclusive rather than a false fail
-    assert res.exit_code == 2 and data["status"] == "inconclusive"
+    # stopped at 8 GiB, short of 16 GiB, and 123 < 460: the bandwidth is not failed on that...
+    bandwidth = [f for f in data["groups"][0]["findings"] if f["kind"] == "bandwidth"]
+    assert [f["level"] for f in bandwidth] == ["warn"]
+    # ...but 12 ranks on one node of an 8-GPU SKU is not that SKU: fail (issue 15)
+    assert res.exit_code == 1 and data["status"] == "fail"
+    assert any("12 ranks on a 8-GPU node" in f["message"] for f in data["groups"][0]["findings"])
 
 
 def test_junit_and_table(cli, tmp_path) -> None:
