@@ -97,6 +97,7 @@ def sandbox_site(nodes: list[str], workdir: str | os.PathLike[str]) -> SlurmSite
         libexec_dir=str(lay.workdir / "libexec"),
         config_overrides=True,
         cloud_power_saving=False,
+        configless=False,
         cgroup_plugin=CGROUP_PLUGIN,
         proctrack=PROCTRACK,
         task_plugins=TASK_PLUGINS,
