@@ -109,3 +109,21 @@ def test_scheduler_installs_the_power_program_with_pinned_sdks() -> None:
     runcmd = " ".join(str(c) for c in yaml.safe_load(ud)["runcmd"])
     assert re.search(r"pip install .*azure-identity==\d+\.\d+\.\d+ azure-mgmt-compute==\d+", runcmd)
     assert runcmd.index("/opt/gpucl/venv") < runcmd.index("restart', 'slurmctld")
+
+
+def test_each_vm_gets_every_power_module_its_entry_point_imports() -> None:
+    import ast
+    from pathlib import Path
+
+    from clusterctl.render.engine import POWER_NODE_MODULES, POWER_SCHEDULER_MODULES
+
+    root = Path(__file__).resolve().parents[2] / "clusterctl" / "power"
+    for shipped in (POWER_SCHEDULER_MODULES, POWER_NODE_MODULES):
+        for name in shipped:
+            tree = ast.parse((root / name).read_text())
+            for node in ast.walk(tree):
+                if isinstance(node, ast.ImportFrom) and node.level == 1:
+                    wanted = [f"{node.module}.py"] if node.module else []
+                    wanted += [f"{a.name}.py" for a in node.names if not node.module]
+                    for module in wanted:
+                        assert module in shipped, f"{name} imports {module}, not shipped"
