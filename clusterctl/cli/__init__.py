@@ -78,13 +78,14 @@ def init(
 
 
 def _register_subcommands() -> None:
-    from clusterctl.cli import lifecycle, plan, sandbox, validate
+    from clusterctl.cli import lifecycle, nodes, plan, sandbox, validate
 
     plan.register(app)
     app.command()(init)
     sandbox.register(app)
     validate.register(app)
     lifecycle.register(app)
+    nodes.register(app)
 
 
 _register_subcommands()

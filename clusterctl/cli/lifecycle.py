@@ -50,13 +50,19 @@ def register(app: typer.Typer, *, deps: Deps | None = None) -> None:
     d = deps or Deps()
 
     @app.command()
-    def up(stack: StackOpt, as_json: JsonOpt = False) -> None:
+    def up(
+        stack: StackOpt,
+        as_json: JsonOpt = False,
+        yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask; for CI.")] = False,
+    ) -> None:
         """Create or update the cluster (`pulumi up` through the Automation API).
 
-        Shows progress, then the stack outputs and the cost per hour; with
-        validation.nccl.onDeploy the NCCL verdict. Needs the Pulumi CLI and cloud credentials.
+        First a preview: what changes and the cost per hour before and after; then asks (--yes
+        to skip; without a terminal --yes is required). Shows progress, then the stack outputs
+        and the cost per hour; with validation.nccl.onDeploy the NCCL verdict. Needs the Pulumi
+        CLI and cloud credentials.
         """
-        _up(stack, as_json)
+        _up(stack, as_json, yes, d)
 
     @app.command()
     def status(stack: StackOpt, as_json: JsonOpt = False) -> None:
@@ -125,18 +131,35 @@ def _select(project, stack: str):
 # -- up ------------------------------------------------------------------------------------------
 
 
-def _up(stack: str, as_json: bool) -> None:
-    from clusterctl.lifecycle.up import run_up, save_kubeconfig
+def _deployed_spec(handle) -> ClusterSpec | None:
+    """The spec the stack's last update ran with (None: never deployed, or unreadable)."""
+    from clusterctl.lifecycle.status import deployed_cluster
+    from clusterctl.spec.load import load_spec
+
+    info = handle.info()
+    raw = deployed_cluster(info.config) if info is not None else None
+    if raw is None or not handle.outputs():
+        return None
+    with suppress(UserError):
+        return load_spec(raw)[0]
+    return None
+
+
+def _up(stack: str, as_json: bool, yes: bool, d: Deps) -> None:
+    from clusterctl.lifecycle.up import run_preview, run_up, save_kubeconfig
     from clusterctl.lifecycle.workspace import open_stack
 
     project, spec = _context(stack)
     cost = _cost(spec)
-    err.print(
-        f"stack {stack}: {spec.total_nodes} GPU nodes, ${cost.total:,.2f}/hour while it runs",
-        highlight=False,
-    )
+    handle = open_stack(project, stack, create=True)
+    before = _deployed_spec(handle)
     with _operation():
-        outcome = run_up(open_stack(project, stack, create=True), err)
+        changes = run_preview(handle, err)
+    _show_preview(stack, changes, _cost(before) if before else None, cost, spec)
+    if any(op != "same" for op in changes):
+        _confirm_up(stack, yes, d)
+    with _operation():
+        outcome = run_up(handle, err)
     kubeconfig = save_kubeconfig(outcome, project.dir, stack)
     if as_json:
         doc = {
@@ -161,6 +184,34 @@ def _up(stack: str, as_json: bool) -> None:
         out.print(f"kubeconfig (0600): {kubeconfig}", highlight=False)
     if spec.validation.nccl.on_deploy:
         _show_validation(stack, outcome.validation)
+
+
+def _show_preview(stack: str, changes: dict[str, int], before, after, spec) -> None:
+    from clusterctl.spec.catalog import catalog
+    from clusterctl.spec.cost import idle_cost_per_hour
+
+    what = ", ".join(f"{n} to {op}" for op, n in sorted(changes.items()) if op != "same")
+    err.print(f"preview of stack {stack}: {what or 'no changes'}", highlight=False)
+    was = "nothing deployed" if before is None else f"${before.total:,.2f}"
+    idle = idle_cost_per_hour(spec, catalog())
+    err.print(
+        f"cost per hour (catalog, every node running): {was} -> ${after.total:,.2f}; "
+        f"idle with power saving: ${idle:,.2f} ({spec.total_nodes} GPU nodes)",
+        highlight=False,
+    )
+
+
+def _confirm_up(stack: str, yes: bool, d: Deps) -> None:
+    if yes:
+        return
+    if not d.interactive():
+        raise UserError(
+            f"up -s {stack}: refusing to change the cluster without confirmation when not run "
+            "from a terminal; pass --yes"
+        )
+    if not typer.confirm(f"Apply these changes to stack {stack}?", default=False):
+        out.print("nothing changed")
+        raise typer.Exit(1)
 
 
 def _show_validation(stack: str, result) -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 from rich.tree import Tree
 
@@ -77,6 +78,7 @@ def _print_plan(result) -> None:
     for type_, n in sorted(counts.items()):
         table.add_row(type_, str(n))
     out.print(table)
+    _print_roles(run.resources)
     cost = result.cost
     for line in cost.lines:
         if line.usd_per_hour_each is None:
@@ -90,9 +92,38 @@ def _print_plan(result) -> None:
         f"[bold]estimated cost: ${cost.total:,.2f} per hour, ${cost.per_day:,.2f} per day[/] "
         "(on-demand compute at catalog prices; disks and traffic extra)"
     )
+    if result.spec.scheduler == "slurm":
+        from clusterctl.spec.catalog import catalog
+        from clusterctl.spec.cost import idle_cost_per_hour
+
+        idle = idle_cost_per_hour(result.spec, catalog())
+        out.print(
+            f"idle, with Slurm power saving: ${idle:,.2f} per hour (head node and minNodes; "
+            "idle GPU nodes are deallocated after idleMinutes)"
+        )
     for f in result.findings:
         colour = {"warning": "yellow", "info": "cyan"}.get(f.level, "red")
         out.print(f"[{colour}]{f.level}[/]: {f.line()}")
+
+
+def _print_roles(resources) -> None:
+    """Custom roles and where they are assigned: what the cluster's identities may do."""
+    roles = [r for r in resources if r.type == "azure-native:authorization:RoleDefinition"]
+    assigned = [r for r in resources if r.type == "azure-native:authorization:RoleAssignment"]
+    for role in roles:
+        name = role.inputs.get("roleName", role.name)
+        out.print(f"role [bold]{escape(name)}[/] (custom) may:", highlight=False)
+        for perm in role.inputs.get("permissions", []):
+            for action in perm.get("actions", []):
+                out.print(f"  {action}", highlight=False)
+        scopes = [
+            a.inputs.get("scope", "?")
+            for a in assigned
+            if str(a.inputs.get("roleDefinitionId", "")).endswith(f"/{role.name}")
+        ]
+        out.print(f"  assigned on {len(scopes)} scope(s):", highlight=False)
+        for scope in scopes:
+            out.print(f"  {escape(scope)}", highlight=False, soft_wrap=True)
 
 
 def catalog_cmd(

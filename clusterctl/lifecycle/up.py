@@ -51,6 +51,18 @@ def run_up(stack: Any, console: Console) -> UpOutcome:
     )
 
 
+def run_preview(stack: Any, console: Console) -> dict[str, int]:
+    """`pulumi preview`: what `up` would change, by operation (create, update, replace, ...)."""
+    from pulumi.automation import CommandError
+
+    with live(console, f"pulumi preview -s {stack.name}") as (log, on_event):
+        try:
+            result = stack.preview(on_event=on_event, color="never")
+        except CommandError as exc:
+            raise OperationFailed("preview", failure_lines(exc, log.errors)) from None
+    return {k: int(v) for k, v in (result.change_summary or {}).items() if v}
+
+
 def validation_text(result: out.NcclValidationResult) -> str:
     return f"NCCL validation (onDeploy): {result['verdict']}: {result['message']}"
 

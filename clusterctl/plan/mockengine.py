@@ -33,11 +33,14 @@ class RecordedResource:
     urn: str = ""
     parent_urn: str | None = None
     after_create_hooks: list[str] = field(default_factory=list)
+    ignore_changes: list[str] = field(default_factory=list)
 
     def as_json(self) -> dict[str, Any]:
         doc = {"type": self.type, "name": self.name, "parent": self.parent, "inputs": self.inputs}
         if self.protect:  # kept by `pulumi destroy`
             doc["protect"] = True
+        if self.ignore_changes:  # the engine leaves these inputs as they were created
+            doc["ignoreChanges"] = list(self.ignore_changes)
         if self.after_create_hooks:  # run by the engine after the resource is created
             doc["hooks"] = {"afterCreate": list(self.after_create_hooks)}
         return doc
@@ -143,6 +146,7 @@ class RecordingMonitor(pmocks.MockMonitor):
                     inputs=inputs,
                     secret_paths=secrets,
                     protect=bool(getattr(request, "protect", False)),
+                    ignore_changes=list(getattr(request, "ignoreChanges", []) or []),
                     urn=response.urn,
                     parent_urn=request.parent or None,
                     after_create_hooks=list(request.hooks.after_create)

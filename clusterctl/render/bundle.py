@@ -9,6 +9,7 @@ from clusterctl.render.engine import (
     node_scripts,
     partition_sku,
     render_cloud_init,
+    render_config_sync,
     render_nccl_conf,
     render_nhc_checks,
     render_nhc_conf,
@@ -37,6 +38,7 @@ def render_bundle(spec: ClusterSpec, stack: str) -> dict[str, str]:
             db_password=DB_PASSWORD_PLACEHOLDER,
         )
         files.update({f"scripts/{n}": text for n, text in node_scripts(spec, site, None).items()})
+        files["scripts/slurm-config-sync.sh"] = render_config_sync(spec, stack, cat)
         for part in spec.partitions:
             sku = partition_sku(part, cat)
             files[f"cloud-init/{part.name}.yaml"] = render_cloud_init(

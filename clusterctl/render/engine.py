@@ -6,7 +6,11 @@ reading templates) or the network.
 
 from __future__ import annotations
 
+import base64
+import gzip
+import json
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 import jinja2
@@ -15,6 +19,7 @@ from clusterctl.project import templates_dir
 from clusterctl.render.site import SlurmSite
 from clusterctl.spec.catalog import Catalog, Sku, catalog
 from clusterctl.spec.model import ClusterSpec, PartitionSpec
+from clusterctl.spec.power import power_plan
 from clusterctl.spec.topology import FabricGroup, fabric_groups
 
 """RealMemory sits ~5% under the VM's memory so the OS and daemons keep room (cyclecloud-slurm)."""
@@ -46,6 +51,7 @@ def partition_groups(spec: ClusterSpec) -> dict[str, list[FabricGroup]]:
 
 def slurm_context(spec: ClusterSpec, site: SlurmSite, stack: str, cat: Catalog) -> dict[str, Any]:
     default = spec.default_partition.name
+    power = power_plan(spec)
     parts = []
     for part in spec.partitions:
         sku = partition_sku(part, cat)
@@ -71,6 +77,7 @@ def slurm_context(spec: ClusterSpec, site: SlurmSite, stack: str, cat: Catalog) 
                 "real_memory_mib": sku.real_memory_mib,
                 "gres_type": sku.gres_type,
                 "gpus": sku.gpus,
+                "suspend_time": power.of(part.name).suspend_time,
             }
         )
     leaves = [g.name for p in parts for g in p["groups"]]
@@ -78,6 +85,7 @@ def slurm_context(spec: ClusterSpec, site: SlurmSite, stack: str, cat: Catalog) 
         "cluster": spec.name,
         "stack": stack,
         "site": site,
+        "power": power,
         "partitions": parts,
         "accounting": spec.head_node.accounting,
         "health_checks": spec.health_checks.enabled,
@@ -102,6 +110,32 @@ def render_slurm(
     }
 
 
+SYNCED_SLURM_FILES = ("slurm.conf", "gres.conf", "topology.conf")
+"""The Slurm files whose text depends on the partitions and their node counts."""
+
+
+def render_config_sync(spec: ClusterSpec, stack: str, cat: Catalog | None = None) -> str:
+    """The script the Pulumi program runs on the scheduler to bring a resize to the running
+    cluster (issue 13, item 6): the node-count-dependent files, then `scontrol reconfigure`."""
+    site = cloud_site(spec)
+    files = render_slurm(spec, site, stack, cat or catalog())
+    blobs = {
+        rel: "\n".join(_wrap(base64.b64encode(files[rel].encode()).decode()))
+        for rel in SYNCED_SLURM_FILES
+    }
+    return render_template(
+        "scripts/slurm-config-sync.sh.j2",
+        cluster=spec.name,
+        stack=stack,
+        etc_dir=site.etc_dir,
+        files=blobs,
+    )
+
+
+def _wrap(text: str, width: int = 76) -> list[str]:
+    return [text[i : i + width] for i in range(0, len(text), width)] or [""]
+
+
 def render_nccl_conf(sku: Sku, cat: Catalog) -> str:
     profile = cat.profile(sku)
     return render_template(
@@ -118,6 +152,11 @@ ENROOT_RUNTIME = f"{SCRATCH}/enroot/runtime"
 # Fixed ids of the service users on every node (Azure/cyclecloud-slurm install.py setup_users).
 SERVICE_IDS = {"slurm": 11100, "munge": 11101}
 HEALTH_ENV = "/etc/gpu-clusters/health.env"
+POWER_CONFIG = "/etc/gpu-clusters/power.json"
+POWER_LOG = "/var/log/slurm/gpucl-power.log"
+POWER_HOME = "/opt/gpucl"
+"""The power program on the scheduler: a venv with pinned azure SDKs (config/versions.yaml
+`powerProgram`) and the package clusterctl/power copied to <home>/lib/gpucl_power."""
 NCCL_CONF_OURS = "/etc/gpu-clusters/nccl.conf"
 ACCOUNTING_DB = {"db_name": "slurm_acct_db", "db_user": "slurm"}
 ACCOUNTING_DATADIR = "/shared/mysql"  # on the scheduler's data disk
@@ -170,6 +209,7 @@ def node_scripts(spec: ClusterSpec, site: SlurmSite, sku: Sku | None) -> dict[st
         "libexec": site.libexec_dir,
         "gpus": sku.gpus if sku else 0,
         "cluster": spec.name,
+        "conf_server": f"{scheduler_host(spec)}:{site.slurmctld_port}",
         "etc_dir": site.etc_dir,
         "nccl_conf_ours": NCCL_CONF_OURS,
         "pyxis_tag": node_versions(catalog())["pyxis"],
@@ -178,7 +218,10 @@ def node_scripts(spec: ClusterSpec, site: SlurmSite, sku: Sku | None) -> dict[st
             "slurm/pyxis.conf.j2", pyxis_library=PYXIS_LIBRARY, enroot_runtime=ENROOT_RUNTIME
         ).strip(),
     }
-    names = ["prolog.sh", "epilog.sh", "resume.sh", "suspend.sh", "gpucl-pyxis.sh"]
+    names = ["prolog.sh", "epilog.sh", "gpucl-pyxis.sh"]
+    if sku is None:
+        names += ["resume.sh", "suspend.sh", "resume-fail.sh"]
+        ctx["power_log"] = POWER_LOG
     if sku is not None:
         names += ["gpucl-scratch.sh", "node-name.sh", "gpu-node-setup.sh", "gpucl-nccl-conf.sh"]
     if sku is None and spec.head_node.accounting:
@@ -187,6 +230,52 @@ def node_scripts(spec: ClusterSpec, site: SlurmSite, sku: Sku | None) -> dict[st
     files = {name: render_template(f"scripts/{name}.j2", **ctx) for name in names}
     files["gpucl-health.sh"] = health_script(spec, site)
     return dict(sorted(files.items()))
+
+
+POWER_SCHEDULER_MODULES = (
+    "__init__.py",
+    "__main__.py",
+    "names.py",
+    "backend.py",
+    "slurm.py",
+    "program.py",
+    "azure_backend.py",
+)
+POWER_NODE_MODULES = ("__init__.py", "names.py", "slurm.py", "events.py")
+
+
+def power_package(modules: tuple[str, ...]) -> dict[str, str]:
+    """Source of clusterctl/power's modules, as cloud-init writes them to <home>/lib/gpucl_power
+    (read as text: the renderer never imports the power program)."""
+    root = Path(__file__).resolve().parents[1] / "power"
+    return {name: gzip_b64((root / name).read_text()) for name in modules}
+
+
+def gzip_b64(text: str) -> str:
+    """cloud-init `encoding: gz+b64`, byte-stable (no timestamp in the gzip header)."""
+    return base64.b64encode(gzip.compress(text.encode(), mtime=0)).decode()
+
+
+def power_config(spec: ClusterSpec) -> str:
+    """/etc/gpu-clusters/power.json: what the power program knows of its cluster. Subscription
+    and resource group come from the scheduler's own IMDS (the scale sets live beside it)."""
+    doc = {
+        "cluster": spec.name,
+        "backend": "azure",
+        "reasonPrefix": spec.health_checks.drain_prefix,
+        "resumeWaitSeconds": 900,
+        "pollSeconds": 15,
+        "logFile": POWER_LOG,
+        "azure": {},
+    }
+    return json.dumps(doc, indent=2, sort_keys=True) + "\n"
+
+
+def power_pins(cat: Catalog) -> list[str]:
+    pins = (cat.versions.get("powerProgram") or {}).get("pypi") or {}
+    if not pins:
+        raise LookupError("config/versions.yaml powerProgram.pypi: missing")
+    return [f"{name}=={version}" for name, version in sorted(pins.items())]
 
 
 NHC_FAST_CONF = "/etc/nhc/gpucl-fast.conf"
@@ -285,8 +374,14 @@ def render_cloud_init(
         "scratch": SCRATCH,
         "ids": SERVICE_IDS,
         "nccl_conf_ours": NCCL_CONF_OURS,
+        "power_home": POWER_HOME,
+        "slurmctld_port": site.slurmctld_port,
     }
     if sku is None:
+        ctx["power_files"] = power_package(POWER_SCHEDULER_MODULES)
+        ctx["power_config_path"] = POWER_CONFIG
+        ctx["power_config"] = power_config(spec)
+        ctx["power_pins"] = power_pins(cat)
         if spec.head_node.accounting:
             if not db_password:
                 raise ValueError("headNode.accounting needs the database password")
@@ -297,6 +392,7 @@ def render_cloud_init(
         **ctx,
         partition=partition.name,
         sku=sku,
+        power_files=power_package(POWER_NODE_MODULES),
         nccl_conf=render_nccl_conf(sku, cat),
         nhc_conf=render_nhc_conf(spec, sku, cat),
         nhc_deep_conf=render_nhc_deep_conf(spec, sku, cat),

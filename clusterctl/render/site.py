@@ -37,6 +37,9 @@ class SlurmSite:
     slurmd_port: int = 6818
     cloud_power_saving: bool = True
     """Nodes start in State=CLOUD with power saving (cloud); the sandbox boots them powered up."""
+    configless: bool = True
+    """SlurmctldParameters=enable_configless: slurmd fetches its config from slurmctld (cloud);
+    the namespace sandbox writes the files for every daemon itself."""
     cgroup_plugin: str = "autodetect"
     proctrack: str = "proctrack/cgroup"
     task_plugins: str = "task/affinity,task/cgroup"

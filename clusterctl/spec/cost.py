@@ -62,3 +62,18 @@ def _line(cat: Catalog, item: str, sku_name: str, count: int) -> CostLine | None
     return CostLine(
         item, sku.name, count, sku.price.usd_per_hour, sku.price.source, sku.price.as_of
     )
+
+
+def idle_cost_per_hour(spec: ClusterSpec, cat: Catalog) -> float:
+    """What an idle cluster bills per hour with Slurm power saving: the head node (and jump
+    host) plus the minNodes of each partition; a partition with idleMinutes 0 never suspends."""
+    if spec.scheduler != "slurm":
+        return cost_per_hour(spec, cat).total
+    full = cost_per_hour(spec, cat)
+    total = sum(line.usd_per_hour for line in full.lines if not line.item.startswith("partition "))
+    for part in spec.partitions:
+        sku = cat.get(part.sku)
+        price = (sku.price.usd_per_hour or 0.0) if sku else 0.0
+        kept = part.nodes if part.idle_minutes == 0 else part.min_nodes
+        total += kept * price
+    return round(total, 2)

@@ -25,6 +25,9 @@ from clusterctl.nccl.units import SIZE_PATTERN, SYNTAX, normalize_size
 
 CONFIG_NAMESPACE = "gpu-clusters"
 CONFIG_KEY = f"{CONFIG_NAMESPACE}:cluster"
+DEFAULT_IDLE_MINUTES = 15
+"""An ND VM takes minutes to start (up to 20, FACTS 4): suspending after 15 idle minutes keeps a
+burst of short jobs from cycling nodes, and an idle 8-GPU node bills a quarter hour at most."""
 
 
 class Model(BaseModel):
@@ -103,6 +106,11 @@ class PartitionSpec(Model):
     zones: tuple[str, ...] = ()
     capacity_reservation_id: str | None = None
     capacity_block: Annotated[bool, Strict()] = False
+    idle_minutes: Annotated[int, Strict()] = Field(default=DEFAULT_IDLE_MINUTES, ge=0, le=10080)
+    """Slurm: minutes a node stays idle before it is deallocated (compute billing stops; the
+    instance and its name survive) and started again on demand. 0: never suspend."""
+    min_nodes: Annotated[int, Strict()] = Field(default=0, ge=0, le=4096)
+    """Slurm: nodes of this partition kept powered up even when idle (SuspendExcNodes)."""
 
 
 class HeadNodeSpec(Model):

@@ -285,6 +285,35 @@ def scheduler_keys(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
             )
 
 
+def power_saving_fields(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
+    """idleMinutes/minNodes drive Slurm's power saving: refuse what Slurm cannot honour."""
+    for i, part in enumerate(spec.partitions):
+        if spec.scheduler != "slurm":
+            for key, attr in (("idleMinutes", "idle_minutes"), ("minNodes", "min_nodes")):
+                if attr in part.model_fields_set:
+                    yield Finding(
+                        "error",
+                        f"{key} (Slurm power saving) has no effect on a Kubernetes cluster; "
+                        "remove it (scale the node pool instead)",
+                        field_path("partitions", i, key),
+                    )
+            continue
+        if part.min_nodes > part.nodes:
+            yield Finding(
+                "error",
+                f"minNodes {part.min_nodes} is more than the partition's {part.nodes} nodes; "
+                f"set minNodes to at most {part.nodes}",
+                field_path("partitions", i, "minNodes"),
+            )
+        elif part.idle_minutes == 0 and "min_nodes" in part.model_fields_set:
+            yield Finding(
+                "error",
+                "minNodes has no effect with idleMinutes: 0 (no node is ever suspended); "
+                "remove minNodes or set idleMinutes above 0",
+                field_path("partitions", i, "minNodes"),
+            )
+
+
 def address_space_fits(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
     if spec.cloud != "azure" or spec.scheduler != "slurm":
         return
@@ -315,5 +344,6 @@ RULES: tuple[Rule, ...] = (
     ssh_key_parses,
     option_pairs,
     scheduler_keys,
+    power_saving_fields,
     address_space_fits,
 )

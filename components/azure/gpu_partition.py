@@ -83,7 +83,9 @@ def vm_profile(spec, partition, group, network, secrets, custom_data, image) -> 
     spot = (
         {
             "priority": "Spot",
-            "eviction_policy": "Delete",
+            # Deallocate: an evicted VM keeps its disks and instance id, so its node name;
+            # the power program starts it again when Slurm next needs it.
+            "eviction_policy": "Deallocate",
             "billing_profile": {"max_price": -1},
         }
         if partition.spot

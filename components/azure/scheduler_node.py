@@ -136,5 +136,7 @@ class SchedulerNode(pulumi.ComponentResource):
             },
             security_profile={"security_type": "TrustedLaunch"},
             tags=tags,
-            opts=child,
+            # Later Slurm files reach the scheduler through SlurmConfigSync (a run command);
+            # a changed customData must not replace the VM that runs slurmctld.
+            opts=pulumi.ResourceOptions(parent=self, ignore_changes=["osProfile.customData"]),
         )

@@ -20,7 +20,9 @@ from components.azure.cluster_secrets import ClusterSecrets
 from components.azure.gpu_partition import GpuPartition
 from components.azure.jump_host import JumpHost
 from components.azure.network import AzureNetwork
+from components.azure.power_role import PowerRole
 from components.azure.scheduler_node import SchedulerNode
+from components.azure.slurm_config_sync import SlurmConfigSync
 
 
 class AzureSlurmCluster(pulumi.ComponentResource):
@@ -72,6 +74,23 @@ class AzureSlurmCluster(pulumi.ComponentResource):
             )
             for part in spec.partitions
         ]
+        self.power_role = PowerRole(
+            f"{name}-power",
+            cluster=spec.name,
+            stack=stack,
+            principal_id=self.scheduler.identity.identity.principal_id,
+            resource_group=self.network.resource_group,
+            scale_sets=[(g.name, v) for gp in self.partitions for g, v in gp.scale_sets],
+            opts=child,
+        )
+        self.config_sync = SlurmConfigSync(
+            f"{name}-slurm-config",
+            spec,
+            stack,
+            vm=self.scheduler.vm,
+            resource_group_name=self.network.resource_group.name,
+            opts=child,
+        )
         scale_sets = {
             p.name: [f"{spec.name}-{g.name}" for g, _ in gp.scale_sets]
             for p, gp in zip(spec.partitions, self.partitions, strict=True)

@@ -56,3 +56,16 @@ def test_schema_goes_to_stdout_and_writes_only_where_told(tmp_path) -> None:
     assert run.returncode == 0, run.stderr
     assert run.stdout == "" and "wrote my.schema.json" in run.stderr
     assert json.loads((tmp_path / "my.schema.json").read_text())["title"] == "gpu-clusters:cluster"
+
+
+def test_plan_shows_the_power_roles_actions_and_scopes(cli) -> None:
+    """Issue 13: what the scheduler's identity may do, and where, is visible before `up`."""
+    result = cli("plan", "-s", "azure-h100", "--set", "partitions[0].nodes=150")
+    assert result.exit_code == 0, result.output
+    text = result.stdout
+    assert "role gpu-clusters power h100 (azure-h100) (custom) may:" in text
+    assert "  Microsoft.Compute/virtualMachineScaleSets/virtualMachines/reimage/action" in text
+    assert "assigned on 2 scope(s):" in text
+    assert text.count("/VirtualMachineScaleSet/h100-gpu-gpu-pg") == 2
+    assert "Reader" not in text
+    assert "idle, with Slurm power saving: $0.38 per hour" in text

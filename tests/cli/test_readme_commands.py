@@ -59,6 +59,11 @@ ELSEWHERE: list[tuple[str, str]] = [
         "tests/lifecycle/test_down.py::test_include_storage_unprotects_then_destroys_everything",
     ),
     (r"down -s\b", "tests/lifecycle/test_down.py::test_yes_keeps_storage_and_proves_the_rest_gone"),
+    (
+        r"node replace -s\b",
+        "tests/nodes/test_node_replace.py::"
+        "test_replace_drains_reimages_waits_and_returns_after_checks_pass",
+    ),
 ]
 # Commands run right here (after placeholder substitution), with the exit code they must give.
 RUN_HERE = [

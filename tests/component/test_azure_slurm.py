@@ -78,12 +78,30 @@ def test_compute_has_no_public_ip_and_scheduler_has_one(h100) -> None:
     assert jump.run.outputs["sshCommand"].startswith("ssh -J azureuser@198.51.100.10 azureuser@")
 
 
-def test_identity_is_reader_on_the_resource_group_only(h100) -> None:
-    (role,) = resources(h100, "azure-native:authorization:RoleAssignment")
-    assert role.inputs["roleDefinitionId"].endswith("acdd72a7-3385-48ef-bd42-f606fba81ae7")
+def test_identity_holds_only_the_power_role_on_the_clusters_scale_sets() -> None:
+    """Issue 13: the unused Reader on the resource group becomes a custom role with exactly the
+    actions the power program calls, assigned per scale set (two groups here)."""
+    from components.azure.power_role import POWER_ROLE_ACTIONS
+    from tests.power.test_power_azure import ROLE_ACTION_OF_OPERATION
+
+    plan = plan_stack("azure-h100", "partitions[0].nodes=150")
+    (role,) = resources(plan, "azure-native:authorization:RoleDefinition")
+    (perm,) = role.inputs["permissions"]
+    assert sorted(perm["actions"]) == sorted(POWER_ROLE_ACTIONS)
+    # nothing beyond what the power program's requests need (test_power_azure records them)
+    assert set(perm["actions"]) == set(ROLE_ACTION_OF_OPERATION.values())
+    assert not perm.get("notActions") and not perm.get("dataActions")
+    assert role.inputs["roleType"] == "CustomRole"
+    assert role.inputs["assignableScopes"] == [role.inputs["scope"]]
     assert "/resourceGroups/" in role.inputs["scope"]
-    assert role.inputs["scope"].count("/") > 2  # a resource group, never "/subscriptions/<id>"
-    assert role.inputs["principalType"] == "ServicePrincipal"
+    assigned = resources(plan, "azure-native:authorization:RoleAssignment", at_least=2)
+    sets = {v.urn.rsplit("::", 1)[1]: v for v in resources(plan, VMSS, at_least=2)}
+    assert len(assigned) == len(sets) == 2
+    for a in assigned:
+        assert a.inputs["scope"].rsplit("/", 1)[1] in sets  # a scale set, nothing wider
+        assert "/VirtualMachineScaleSet/" in a.inputs["scope"]
+        assert a.inputs["roleDefinitionId"].endswith("/h100-power-def")
+        assert a.inputs["principalType"] == "ServicePrincipal"
 
 
 def test_shared_disk_is_protected_unless_the_stack_says_otherwise(h100) -> None:
@@ -110,7 +128,8 @@ def test_spot_partition() -> None:
     (vmss,) = resources(plan, VMSS)
     profile = vmss.inputs["virtualMachineProfile"]
     assert profile["priority"] == "Spot"
-    assert profile["evictionPolicy"] == "Delete"
+    # Deallocate, not Delete: the evicted VM keeps its instance id, so its Slurm node name.
+    assert profile["evictionPolicy"] == "Deallocate"
 
 
 def test_512_nodes_become_six_scale_sets_and_nothing_else_grows(h100) -> None:
@@ -121,8 +140,11 @@ def test_512_nodes_become_six_scale_sets_and_nothing_else_grows(h100) -> None:
     assert sum(capacities) == 512 and max(capacities) <= 100
     names = sorted(s.inputs["vmScaleSetName"] for s in sets)
     assert names == [f"h100-gpu-pg{i}" for i in range(6)]
-    small = Counter(r.type for r in h100.run.resources if r.type != VMSS)
-    large = Counter(r.type for r in big.run.resources if r.type != VMSS)
+    # one power-role assignment per scale set, like the set itself; nothing else grows
+    per_set = (VMSS, "azure-native:authorization:RoleAssignment")
+    assert len(resources(big, per_set[1], at_least=6)) == 6
+    small = Counter(r.type for r in h100.run.resources if r.type not in per_set)
+    large = Counter(r.type for r in big.run.resources if r.type not in per_set)
     assert small == large
 
 
@@ -142,3 +164,22 @@ def test_post_deploy_validation_hook_binds_to_the_last_scale_set(h100) -> None:
     sets = sorted(resources(plan, VMSS, at_least=2), key=lambda r: r.inputs["vmScaleSetName"])
     assert [bool(s.after_create_hooks) for s in sets] == [False, True]
     assert sets[-1].after_create_hooks == ["h100-nccl-validation"]
+
+
+def test_resize_reaches_the_scheduler_through_a_run_command_not_a_new_vm() -> None:
+    """Issue 13 item 6: 2 -> 3 nodes changes the run command's script (the new slurm.conf and
+    `scontrol reconfigure`); the scheduler VM ignores its customData, so it is not replaced."""
+    small, big = plan_stack("azure-h100"), plan_stack("azure-h100", "partitions[0].nodes=3")
+    scripts = []
+    for plan in (small, big):
+        (vm,) = resources(plan, "azure-native:compute:VirtualMachine")
+        assert vm.ignore_changes == ["osProfile.customData"]
+        (run,) = resources(plan, "azure-native:compute:VirtualMachineRunCommandByVirtualMachine")
+        assert run.inputs["vmName"] == vm.inputs.get("vmName", "h100-scheduler-vm")
+        assert run.inputs["treatFailureAsDeploymentFailure"] is True
+        script = run.inputs["source"]["script"]
+        assert "scontrol reconfigure" in script
+        scripts.append(script)
+    assert scripts[0] != scripts[1]
+    (vmss,) = resources(big, VMSS)
+    assert vmss.inputs["sku"]["capacity"] == 3

@@ -128,7 +128,7 @@ def env(tmp_path, monkeypatch) -> Env:
 @pytest.fixture
 def deployed(env) -> Env:
     """The stack after a successful `clusterctl up` (through the fake); calls log cleared."""
-    result = env.invoke("up", "-s", STACK)
+    result = env.invoke("up", "-s", STACK, "--yes")
     assert result.exit_code == 0, result.output
     env.forget_calls()
     return env

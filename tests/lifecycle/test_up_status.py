@@ -15,14 +15,14 @@ def _cost() -> float:
 
 
 def test_up_runs_pulumi_up_through_the_automation_api(env):
-    result = env.invoke("up", "-s", STACK)
+    result = env.invoke("up", "-s", STACK, "--yes")
 
     assert result.exit_code == 0, result.output
     calls = env.calls()
     assert calls[0] == ["version"]  # the SDK's version check
     assert calls[1] == ["--non-interactive", "stack", "select", "--stack", STACK]
     assert calls[2] == ["--non-interactive", "stack", "init", STACK]  # select failed: created
-    up = calls[3]
+    up = next(c for c in calls if c[1:2] == ["up"])
     assert up[:7] == [
         "--non-interactive",
         "up",
@@ -46,7 +46,7 @@ def test_up_runs_pulumi_up_through_the_automation_api(env):
         "--stack",
         STACK,
     ] in calls
-    raw = env.raw_calls()[3]
+    raw = env.raw_calls()[calls.index(up)]
     assert raw["cwd"] == str(env.project)
     assert raw["env"]["PULUMI_AUTOMATION_API"] == "true"
     assert raw["env"]["PULUMI_HOME"].endswith("pulumi-home")
@@ -57,7 +57,7 @@ def test_up_runs_pulumi_up_through_the_automation_api(env):
 
 
 def test_up_json_prints_outputs_with_secrets_masked(env):
-    result = env.invoke("up", "-s", STACK, "--json")
+    result = env.invoke("up", "-s", STACK, "--json", "--yes")
 
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout[result.stdout.index("{") :])
@@ -70,7 +70,7 @@ def test_up_json_prints_outputs_with_secrets_masked(env):
 def test_up_with_an_older_cli_reads_events_from_a_log_file(env):
     env.scenario(version="v3.200.0")
 
-    result = env.invoke("up", "-s", STACK)
+    result = env.invoke("up", "-s", STACK, "--yes")
 
     assert result.exit_code == 0, result.output
     up = next(c for c in env.calls() if "up" in c)
@@ -82,7 +82,7 @@ def test_up_with_an_older_cli_reads_events_from_a_log_file(env):
 def test_a_too_old_cli_is_a_clear_error(env):
     env.scenario(version="v3.0.1")
 
-    result = env.invoke("up", "-s", STACK)
+    result = env.invoke("up", "-s", STACK, "--yes")
 
     assert result.exit_code != 0
     assert "Minimum version requirement failed" in str(result.exception)
@@ -147,3 +147,39 @@ def test_status_of_a_stack_never_deployed(env):
         "init",
         STACK,
     ] not in env.calls()  # status creates nothing
+
+
+def test_up_previews_with_cost_before_and_after_then_asks(env):
+    """Issue 13 item 7: `up` shows what changes and the cost per hour before and after first."""
+    env.interactive = True
+    refused = env.invoke("up", "-s", STACK, input="n\n")
+
+    assert refused.exit_code == 1, refused.output
+    assert "preview of stack azure-h100: 11 to create" in refused.output
+    assert f"nothing deployed -> ${_cost():,.2f}" in refused.output
+    assert "idle with power saving: $" in refused.output
+    assert "Apply these changes to stack azure-h100?" in refused.output
+    assert [c[1] for c in env.calls() if c[1:2] in (["preview"], ["up"])] == ["preview"]
+
+    accepted = env.invoke("up", "-s", STACK, input="y\n")
+    assert accepted.exit_code == 0, accepted.output
+    assert [c[1] for c in env.calls() if c[1:2] in (["preview"], ["up"])] == [
+        "preview",
+        "preview",
+        "up",
+    ]
+
+
+def test_up_without_a_terminal_needs_yes(env):
+    result = env.invoke("up", "-s", STACK)
+
+    assert result.exit_code != 0
+    assert "pass --yes" in str(result.exception) + result.output
+    assert not any(c[1:2] == ["up"] for c in env.calls())
+
+
+def test_a_second_up_shows_the_deployed_cost_as_before(deployed):
+    deployed.interactive = True
+    result = deployed.invoke("up", "-s", STACK, input="n\n")
+
+    assert f"${_cost():,.2f} -> ${_cost():,.2f}" in result.output

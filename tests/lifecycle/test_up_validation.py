@@ -27,7 +27,7 @@ def test_up_shows_the_verdict_the_hook_logged(env):
     on_deploy(env)
     env.scenario(diagnostics=[{"severity": "info", "message": validation_line(PASS)}])
 
-    result = env.invoke("up", "-s", STACK)
+    result = env.invoke("up", "-s", STACK, "--yes")
 
     assert result.exit_code == 0, result.output
     assert "NCCL validation (onDeploy): pass" in result.output
@@ -38,7 +38,7 @@ def test_up_json_carries_the_verdict(env):
     on_deploy(env)
     env.scenario(diagnostics=[{"severity": "info", "message": validation_line(PASS)}])
 
-    result = env.invoke("up", "-s", STACK, "--json")
+    result = env.invoke("up", "-s", STACK, "--json", "--yes")
 
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout[result.stdout.index("{") :])
@@ -53,7 +53,7 @@ def test_a_failed_verdict_fails_up_and_is_shown(env):
         fail_up=f"after_create hook failed: {FAIL['message']}",
     )
 
-    result = env.invoke("up", "-s", STACK)
+    result = env.invoke("up", "-s", STACK, "--yes")
 
     assert result.exit_code == 1, result.output
     assert "NCCL validation (onDeploy): fail: NCCL validation fail" in result.output
@@ -62,7 +62,7 @@ def test_a_failed_verdict_fails_up_and_is_shown(env):
 def test_up_says_when_the_hook_did_not_run(env):
     on_deploy(env)  # an update that created no GPU nodes: the after_create hook does not fire
 
-    result = env.invoke("up", "-s", STACK)
+    result = env.invoke("up", "-s", STACK, "--yes")
 
     assert result.exit_code == 0, result.output
     assert "NCCL validation (onDeploy): did not run in this update" in result.output
@@ -70,7 +70,7 @@ def test_up_says_when_the_hook_did_not_run(env):
 
 
 def test_without_on_deploy_up_says_nothing_about_validation(env):
-    result = env.invoke("up", "-s", STACK)
+    result = env.invoke("up", "-s", STACK, "--yes")
 
     assert result.exit_code == 0, result.output
     assert "NCCL validation" not in result.output
@@ -81,7 +81,7 @@ def test_up_writes_a_kubernetes_stacks_kubeconfig_0600(env):
     kubeconfig = "apiVersion: v1\nkind: Config\nclusters: []\n"
     env.scenario(outputs={"scheduler": "kubernetes", "kubeconfig": {"secret": kubeconfig}})
 
-    result = env.invoke("up", "-s", "aks-h100", "--json")
+    result = env.invoke("up", "-s", "aks-h100", "--json", "--yes")
 
     assert result.exit_code == 0, result.output
     path = env.project / ".clusterctl" / "aks-h100.kubeconfig"

@@ -47,6 +47,8 @@ FLIPS: dict[str, tuple[str, str]] = {
     "partitions[0].zones": (EKS, "[us-east-1b]"),
     "partitions[0].capacityReservationId": (EKS, "cr-0123456789abcdef0"),
     "partitions[0].capacityBlock": (EKS, "true"),
+    "partitions[0].idleMinutes": (SLURM, "0"),
+    "partitions[0].minNodes": (SLURM, "1"),
     "storage.kind": (SLURM, "azure-files-nfs"),
     "storage.sizeGib": (SLURM, "2048"),
     "storage.keepOnDestroy": (SLURM, "false"),

@@ -82,3 +82,33 @@ def test_help_leaves_pulumi_and_pydantic_out() -> None:
     )
     loaded = loaded_after(code)
     assert loaded.isdisjoint(HEAVY), sorted(loaded & HEAVY)
+
+
+def test_power_program_imports_only_itself_the_standard_library_and_azure() -> None:
+    """clusterctl/power is copied to the scheduler and the nodes as a package of its own
+    (gpucl_power): every import of the project's is relative, and only azure_backend needs more
+    than the standard library (the pinned venv's azure-identity and azure-mgmt-compute)."""
+    folder = ROOT / "clusterctl" / "power"
+    files = sorted(folder.glob("*.py"))
+    assert len(files) >= 6
+    bad = []
+    for path in files:
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.level:
+                continue  # relative: stays inside the package wherever it is copied
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else []
+            )
+            for name in names:
+                top = name.split(".")[0]
+                if top in sys.stdlib_module_names:
+                    continue
+                if top == "azure" and path.name == "azure_backend.py":
+                    continue
+                bad.append(f"{path.name}:{node.lineno}: {name}")
+    assert bad == []

@@ -117,6 +117,9 @@ def test_readers_and_writers_spell_keys_through_the_contract() -> None:
     keys = {k for k in _key_constants() if k != k.lower()} | {"binary", "kubeconfigPath"}
     files = [*(ROOT / "clusterctl").rglob("*.py"), *(ROOT / "components").rglob("*.py")]
     skip = {"outputs.py", "mockengine.py"}  # the contract; the mock engine reads resource inputs
+    # clusterctl/power runs on the scheduler and reads Azure IMDS (its own resourceGroupName),
+    # never stack outputs
+    files = [f for f in files if "power" not in f.relative_to(ROOT).parts]
     found = [hit for f in files if f.name not in skip for hit in _literal_reads(f, keys)]
     assert found == []
 

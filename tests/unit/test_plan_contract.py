@@ -29,11 +29,11 @@ def test_plan_json_contract(tmp_path) -> None:
     assert set(doc) >= {"stack", "resources", "outputs", "cost_per_hour_usd", "findings"}
     assert doc["stack"] == "azure-h100"
     for res in doc["resources"]:
-        # the contract's four keys, plus protect/hooks where a resource has them
+        # the contract's four keys, plus protect/hooks/ignoreChanges where a resource has them
         assert (
             {"type", "name", "parent", "inputs"}
             <= set(res)
-            <= {"type", "name", "parent", "inputs", "protect", "hooks"}
+            <= {"type", "name", "parent", "inputs", "protect", "hooks", "ignoreChanges"}
         )
     assert any(r.get("protect") for r in doc["resources"])  # the shared data disk
     types = {r["type"] for r in doc["resources"]}

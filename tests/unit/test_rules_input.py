@@ -61,6 +61,16 @@ def assert_refused(stack: str, overrides: list[str], field: str, words: str) -> 
         ("azure-a100", f"ssh.publicKey={_key('ssh-ed25519', 'ssh-rsa')}", "ssh.publicKey", "holds"),
         ("azure-a100", "ssh.publicKey=ssh-rsa !!!! me", "ssh.publicKey", "base64"),
         ("azure-a100", f"ssh.publicKey={_key('ssh-dss')}", "ssh.publicKey", "not ssh-dss"),
+        ("azure-h100", "partitions[0].minNodes=3", "partitions[0].minNodes", "at most 2"),
+        (
+            "azure-h100",
+            "partitions[0].idleMinutes=-1",
+            "partitions[0].idleMinutes",
+            "greater than or equal to 0",
+        ),
+        ("azure-h100", "partitions[0].idleMinutes=20000", "partitions[0].idleMinutes", "10080"),
+        ("aks-h100", "partitions[0].idleMinutes=5", "partitions[0].idleMinutes", "no effect"),
+        ("aws-p5", "partitions[0].minNodes=1", "partitions[0].minNodes", "no effect"),
     ],
 )
 def test_refused_with_the_field_and_the_fix(stack, override, field, words) -> None:
@@ -97,3 +107,12 @@ def test_good_values_pass() -> None:
 def test_yaml_booleans_are_not_numbers_and_numbers_not_booleans(override: str) -> None:
     field = override.split("=")[0]
     assert_refused("azure-a100", [override], field, "valid")
+
+
+def test_min_nodes_without_power_saving_is_refused() -> None:
+    assert_refused(
+        "azure-h100",
+        ["partitions[0].idleMinutes=0", "partitions[0].minNodes=1"],
+        "partitions[0].minNodes",
+        "no effect with idleMinutes: 0",
+    )

@@ -68,6 +68,7 @@ REPO_PACKAGES = (
     "libcap2-bin",
     "autoconf",
     "automake",
+    "python3-venv",  # the scheduler's power program venv
 )
 
 

@@ -303,6 +303,21 @@ def prepare(image, log=print) -> Path:
         log("repo: building the github.com stand-ins (enroot .debs, pyxis and NHC repositories)")
         github.build(gh, pins)
         (gh / "READY").write_text("ok\n")
+    from . import pypi
+
+    pins = pypi.pins_from_catalog()
+    py = repo_dir / f"pypi-{pypi.digest(pins)}"
+    if not (py / "READY").exists():
+        for stale in repo_dir.glob("pypi-*"):
+            shutil.rmtree(stale)
+        log(f"repo: downloading the wheels pip will install ({', '.join(pins) or 'none'})")
+        pypi.build(py, pins)
+        (py / "READY").write_text("ok\n")
+    served = repo_dir / "pypi"
+    if served.is_symlink() or served.exists():
+        served.unlink()
+    served.symlink_to(py.name)
+    (image.rootfs / "etc" / "pip.conf").write_text(pypi.PIP_CONF)
     ca = image.rootfs / "usr" / "local" / "share" / "ca-certificates" / "gpucl-sandbox-ca.crt"
     if not ca.exists() or ca.read_bytes() != (gh / "tls" / "ca.crt").read_bytes():
         ca.parent.mkdir(parents=True, exist_ok=True)

@@ -60,6 +60,14 @@ SUBSTITUTIONS: tuple[Substitution, ...] = (
         "user-data",
     ),
     Substitution(
+        "pypi",
+        "pip installs the power program's pinned packages (and their dependencies) from PyPI",
+        "the same pins and resolver against http://sandbox-mirror/pypi/simple/: wheels for the "
+        "node's Python downloaded once by the host; the image's /etc/pip.conf names that index",
+        "the lab has no route out",
+        "image+repo",
+    ),
+    Substitution(
         "slurm-smd",
         "Microsoft's slurm-smd* 25.11.5 (SchedMD packaging)",
         "Debian's Slurm 24.11.5 binaries repackaged as slurm-smd* version "

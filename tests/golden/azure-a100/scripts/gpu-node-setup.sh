@@ -22,7 +22,8 @@ systemctl start gpucl-scratch.service
 node=$("$libexec/node-name.sh")
 hostnamectl set-hostname "$node"
 mkdir -p /etc/systemd/system/slurmd.service.d
-# Quoted: systemd splits an unquoted Environment= line at spaces ("-N" would lose the name).
+# Configless: slurmd fetches slurm.conf, gres.conf, cgroup.conf, topology.conf and plugstack.conf
+# from slurmctld. Quoted: systemd splits an unquoted Environment= line at spaces ("-N" would lose the name).
 cat > /etc/systemd/system/slurmd.service.d/gpu-clusters.conf <<UNIT
 [Unit]
 After=gpucl-scratch.service munge.service remote-fs.target
@@ -30,7 +31,7 @@ Requires=gpucl-scratch.service
 RequiresMountsFor=/mnt/nvme
 
 [Service]
-Environment="SLURMD_OPTIONS=-N $node"
+Environment="SLURMD_OPTIONS=-N $node --conf-server a100-scheduler:6817"
 Environment="PMIX_MCA_ptl=^usock" "PMIX_MCA_psec=none" "PMIX_SYSTEM_TMPDIR=/var/empty" "PMIX_MCA_gds=hash"
 UNIT
 systemctl daemon-reload

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Slurm ResumeProgram. Pulumi owns the scale sets' capacity, so nodes already exist: a resume only
-# waits for the node's slurmd to register. Logged so an admin sees Slurm asked.
-logger -t gpucl-resume "resume requested for $1 (capacity is managed by Pulumi)" 2>/dev/null || true
-exit 0
+# Slurm ResumeProgram (runs as SlurmUser on the scheduler): start the deallocated VMs of the
+# hostlist in $1. gpucl-power logs to /var/log/slurm/gpucl-power.log; a VM the platform cannot start is set
+# DOWN with a "gpucl: power:" reason so its job is requeued onto other nodes.
+exec /usr/local/bin/gpucl-power resume "$1"

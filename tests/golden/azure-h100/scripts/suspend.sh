@@ -1,4 +1,4 @@
 #!/bin/bash
-# Slurm SuspendProgram. Capacity is Pulumi's (`clusterctl down` / `pulumi destroy`), never Slurm's.
-logger -t gpucl-suspend "suspend requested for $1 (ignored: capacity is managed by Pulumi)" 2>/dev/null || true
-exit 0
+# Slurm SuspendProgram (runs as SlurmUser on the scheduler): deallocate the idle VMs of the
+# hostlist in $1. Compute billing stops; the VM, its disks and so its node name survive.
+exec /usr/local/bin/gpucl-power suspend "$1"

@@ -1,0 +1,8 @@
+"""The power program (`gpucl-power resume|suspend|fail|reimage|redeploy|state HOSTLIST`).
+
+Runs on the scheduler as Slurm's ResumeProgram, SuspendProgram and ResumeFailProgram (issue 13).
+Standard library only, except `azure_backend` (azure-identity + azure-mgmt-compute, imported when
+that backend is chosen): cloud-init copies this package to /opt/gpucl/lib/gpucl_power and runs it
+with the pinned venv /opt/gpucl/venv, so every import inside it is relative. The sandbox plugs in
+its own backend behind `backend.PowerBackend` (start/stop node containers).
+"""

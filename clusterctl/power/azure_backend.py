@@ -1,0 +1,195 @@
+"""The Azure backend: scale-set VMs started and deallocated with azure-mgmt-compute.
+
+Batched: one VMSS-level start or deallocate per scale set, always with an explicit, non-empty
+`instanceIds` (without it Azure acts on every VM of the set: ComputeRP.json 2026-04-01,
+VirtualMachineScaleSetVMInstanceIDs). A batch the service refuses is retried per instance, so one
+bad VM (quota, a failed state) does not hold back the rest. Requests are not polled to completion:
+polling reads Microsoft.Compute/locations/operations, which cannot be scoped to the scale sets;
+`state` reads each VM's instance view (virtualMachines/instanceView/read) instead, where an
+allocation failure shows as `ProvisioningState/failed/AllocationFailed`.
+
+Throttling: the SDK's own retries are off (retry_total=0) and `_call` honours ARM's 429 (and 503)
+Retry-After itself, bounded, so every wait is logged.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+import urllib.request
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from azure.core.exceptions import HttpResponseError
+from azure.identity import ManagedIdentityCredential
+from azure.mgmt.compute import ComputeManagementClient
+
+from .backend import NodeState
+from .names import NodeRef, by_scale_set
+
+LOG = logging.getLogger("gpucl-power")
+IMDS = "http://169.254.169.254/metadata/instance/compute?api-version=2021-02-01"
+RETRYABLE = {429, 503}
+MAX_ATTEMPTS = 6
+MAX_WAIT_S = 120.0
+POWER = {
+    "PowerState/running": "running",
+    "PowerState/starting": "starting",
+    "PowerState/deallocating": "stopping",
+    "PowerState/stopping": "stopping",
+    "PowerState/deallocated": "stopped",
+    "PowerState/stopped": "stopped",
+}
+
+
+class AzureBackend:
+    def __init__(
+        self,
+        client: Any,
+        resource_group: str,
+        sleep: Callable[[float], None] = time.sleep,
+    ):
+        self.client = client
+        self.rg = resource_group
+        self.sleep = sleep
+
+    @classmethod
+    def from_config(cls, cfg: dict, credential: Any = None, **client_kwargs: Any) -> AzureBackend:
+        sub, rg = cfg.get("subscriptionId"), cfg.get("resourceGroup")
+        if not sub or not rg:
+            meta = _imds()
+            sub, rg = sub or meta["subscriptionId"], rg or meta["resourceGroupName"]
+        credential = credential or ManagedIdentityCredential(client_id=cfg.get("clientId"))
+        client = ComputeManagementClient(
+            credential, sub, base_url=cfg.get("baseUrl"), retry_total=0, **client_kwargs
+        )
+        return cls(client, rg)
+
+    def _call(self, what: str, fn: Callable[[], Any]) -> None:
+        waited = 0.0
+        for attempt in range(1, MAX_ATTEMPTS + 1):
+            try:
+                fn()
+                return
+            except HttpResponseError as exc:
+                status = exc.status_code or 0
+                if status not in RETRYABLE or attempt == MAX_ATTEMPTS or waited >= MAX_WAIT_S:
+                    raise
+                delay = _retry_after(exc)
+                delay = min(delay, MAX_WAIT_S - waited)
+                LOG.warning(
+                    "%s: HTTP %d, retrying in %.0f s (attempt %d)", what, status, delay, attempt
+                )
+                self.sleep(delay)
+                waited += delay
+
+    def _batch(self, verb: str, nodes: Sequence[NodeRef]) -> dict[str, str | None]:
+        out: dict[str, str | None] = {}
+        sets = self.client.virtual_machine_scale_sets
+        vms = self.client.virtual_machine_scale_set_vms
+        for scale_set, refs in by_scale_set(list(nodes)).items():
+            ids = [r.instance_id for r in refs]
+            assert ids, "never call a scale-set action without instance ids: it acts on all VMs"
+            begin = getattr(sets, f"begin_{verb}")
+            try:
+                self._call(
+                    f"{verb} {scale_set} {ids}",
+                    lambda b=begin, s=scale_set, i=ids: b(
+                        self.rg, s, {"instanceIds": i}, polling=False
+                    ),
+                )
+                LOG.info("%s %s instances %s: accepted", verb, scale_set, ids)
+                out.update({r.name: None for r in refs})
+                continue
+            except HttpResponseError as exc:
+                LOG.warning(
+                    "%s %s %s refused (%s); retrying one by one", verb, scale_set, ids, _why(exc)
+                )
+            one = getattr(vms, f"begin_{verb}")
+            for r in refs:
+                try:
+                    self._call(
+                        f"{verb} {r.name}",
+                        lambda o=one, r=r: o(self.rg, r.scale_set, r.instance_id, polling=False),
+                    )
+                    out[r.name] = None
+                except HttpResponseError as exc:
+                    out[r.name] = _why(exc)
+        return out
+
+    def start(self, nodes: Sequence[NodeRef]) -> dict[str, str | None]:
+        return self._batch("start", nodes)
+
+    def stop(self, nodes: Sequence[NodeRef]) -> dict[str, str | None]:
+        return self._batch("deallocate", nodes)
+
+    def _one(self, verb: str, node: NodeRef) -> str | None:
+        op = getattr(self.client.virtual_machine_scale_set_vms, f"begin_{verb}")
+        try:
+            self._call(
+                f"{verb} {node.name}",
+                lambda: op(self.rg, node.scale_set, node.instance_id, polling=False),
+            )
+        except HttpResponseError as exc:
+            return _why(exc)
+        return None
+
+    def reimage(self, node: NodeRef) -> str | None:
+        return self._one("reimage", node)
+
+    def redeploy(self, node: NodeRef) -> str | None:
+        return self._one("redeploy", node)
+
+    def state(self, nodes: Sequence[NodeRef]) -> dict[str, NodeState]:
+        out = {}
+        vms = self.client.virtual_machine_scale_set_vms
+        for r in nodes:
+            box: dict[str, Any] = {}
+
+            def get(r=r, box=box) -> None:
+                box["view"] = vms.get_instance_view(self.rg, r.scale_set, r.instance_id)
+
+            try:
+                self._call(f"instanceView {r.name}", get)
+            except HttpResponseError as exc:
+                out[r.name] = NodeState("unknown", None)
+                LOG.warning("%s: instance view: %s", r.name, _why(exc))
+                continue
+            out[r.name] = _state(box["view"])
+        return out
+
+
+def _state(view: Any) -> NodeState:
+    power, error = "unknown", None
+    for status in getattr(view, "statuses", None) or []:
+        code = status.code or ""
+        if code in POWER:
+            power = POWER[code]
+        elif code.startswith("ProvisioningState/failed/"):
+            error = code.rsplit("/", 1)[1]
+            if status.message:
+                error += f": {status.message}"
+    return NodeState(power, error)  # type: ignore[arg-type]
+
+
+def _retry_after(exc: HttpResponseError) -> float:
+    headers = getattr(exc.response, "headers", None) or {}
+    try:
+        return max(0.0, float(headers.get("Retry-After", 5)))
+    except ValueError:
+        return 5.0
+
+
+def _why(exc: HttpResponseError) -> str:
+    code = getattr(getattr(exc, "error", None), "code", None)
+    message = getattr(getattr(exc, "error", None), "message", None)
+    if code:
+        return f"{code}: {message}" if message else code
+    return f"HTTP {exc.status_code}: {exc.reason}"
+
+
+def _imds() -> dict:
+    req = urllib.request.Request(IMDS, headers={"Metadata": "true"})
+    with urllib.request.urlopen(req, timeout=10) as resp:
+        return json.load(resp)

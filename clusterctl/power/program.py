@@ -1,0 +1,218 @@
+"""`gpucl-power ACTION HOSTLIST`: Slurm's ResumeProgram, SuspendProgram and ResumeFailProgram.
+
+Exit status (slurmctld logs a non-zero one): 0 every node done, 1 some nodes failed (each set
+DOWN with a reason starting with the cluster's prefix, e.g. "gpucl: power: start failed:
+AllocationFailed"), 2 usage or configuration error. Every request and outcome is logged.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import logging
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import slurm
+from .backend import PowerBackend
+from .names import NodeRef, node_ref
+
+CONFIG = Path("/etc/gpu-clusters/power.json")
+LOG = logging.getLogger("gpucl-power")
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+MAX_REASON = 120
+
+
+@dataclass
+class Config:
+    cluster: str
+    reason_prefix: str = "gpucl:"
+    resume_wait_s: float = 900.0
+    """How long `resume` watches the started VMs for a platform failure (< ResumeTimeout)."""
+    poll_s: float = 15.0
+    backend: str = "azure"
+    azure: dict = field(default_factory=dict)
+    """subscriptionId, resourceGroup (default: the scheduler's own, from IMDS), clientId."""
+    log_file: str | None = "/var/log/slurm/gpucl-power.log"
+
+    @classmethod
+    def load(cls, path: Path) -> Config:
+        raw = json.loads(path.read_text())
+        return cls(
+            cluster=raw["cluster"],
+            reason_prefix=raw.get("reasonPrefix", "gpucl:"),
+            resume_wait_s=float(raw.get("resumeWaitSeconds", 900)),
+            poll_s=float(raw.get("pollSeconds", 15)),
+            backend=raw.get("backend", "azure"),
+            azure=dict(raw.get("azure", {})),
+            log_file=raw.get("logFile", "/var/log/slurm/gpucl-power.log"),
+        )
+
+
+@dataclass
+class PowerProgram:
+    config: Config
+    backend: PowerBackend
+    runner: slurm.Runner = slurm.run
+    sleep: Callable[[float], None] = time.sleep
+    clock: Callable[[], float] = time.monotonic
+
+    def reason(self, text: str) -> str:
+        return f"{self.config.reason_prefix} power: {text}"[:MAX_REASON]
+
+    def refs(self, names: Sequence[str]) -> list[NodeRef]:
+        return [node_ref(self.config.cluster, n) for n in names]
+
+    def mark_down(self, failures: dict[str, str]) -> None:
+        for name, why in sorted(failures.items()):
+            LOG.error("%s: %s; setting it DOWN", name, why)
+            try:
+                slurm.update([name], "DOWN", self.reason(why), self.runner)
+            except RuntimeError as exc:
+                LOG.error("%s: could not set DOWN: %s", name, exc)
+
+    def resume(self, names: Sequence[str]) -> int:
+        refs = self.refs(names)
+        states = self.backend.state(refs)
+        todo = [r for r in refs if states.get(r.name) is None or states[r.name].power != "running"]
+        for r in refs:
+            if r not in todo:
+                LOG.info("%s: already running", r.name)
+        failures = {n: f"start refused: {e}" for n, e in self.backend.start(todo).items() if e}
+        pending = {r for r in todo if r.name not in failures}
+        deadline = self.clock() + self.config.resume_wait_s
+        while pending and self.clock() < deadline:
+            self.sleep(self.config.poll_s)
+            for name, st in self.backend.state(sorted(pending)).items():
+                ref = next(r for r in pending if r.name == name)
+                if st.error:
+                    failures[name] = f"start failed: {st.error}"
+                    pending.discard(ref)
+                elif st.power == "running":
+                    LOG.info("%s: running; slurmd registers on its own", name)
+                    pending.discard(ref)
+        for r in sorted(pending):
+            LOG.warning(
+                "%s: not running after %.0f s; ResumeTimeout decides",
+                r.name,
+                self.config.resume_wait_s,
+            )
+        self.mark_down(failures)
+        if failures:
+            self._stop_quietly(r for r in refs if r.name in failures)
+        return EXIT_FAILED if failures else EXIT_OK
+
+    def suspend(self, names: Sequence[str]) -> int:
+        failures = {
+            n: f"deallocate failed: {e}"
+            for n, e in self.backend.stop(self.refs(names)).items()
+            if e
+        }
+        self.mark_down(failures)
+        return EXIT_FAILED if failures else EXIT_OK
+
+    def fail(self, names: Sequence[str]) -> int:
+        """ResumeFailProgram: slurmctld already set these DOWN after ResumeTimeout and requeued
+        their jobs; give them a reason that names the cause and stop their billing."""
+        refs = self.refs(names)
+        states = self.backend.state(refs)
+        failures = {}
+        for r in refs:
+            st = states.get(r.name)
+            if st is not None and st.error:
+                failures[r.name] = f"start failed: {st.error}"
+            else:
+                power = st.power if st else "unknown"
+                failures[r.name] = f"not registered within ResumeTimeout (VM {power}); deallocated"
+        self.mark_down(failures)
+        self._stop_quietly(refs)
+        return EXIT_FAILED
+
+    def rebuild(self, action: str, names: Sequence[str]) -> int:
+        failed = 0
+        for ref in self.refs(names):
+            error = getattr(self.backend, action)(ref)
+            if error:
+                LOG.error("%s: %s refused: %s", ref.name, action, error)
+                failed += 1
+            else:
+                LOG.info("%s: %s accepted", ref.name, action)
+        return EXIT_FAILED if failed else EXIT_OK
+
+    def show(self, names: Sequence[str]) -> int:
+        for name, st in sorted(self.backend.state(self.refs(names)).items()):
+            print(f"{name} {st.power}{' ' + st.error if st.error else ''}")
+        return EXIT_OK
+
+    def _stop_quietly(self, refs) -> None:
+        errors = self.backend.stop(list(refs))
+        for name, error in errors.items():
+            if error:
+                LOG.error("%s: deallocate after failure refused: %s", name, error)
+
+
+ACTIONS = ("resume", "suspend", "fail", "reimage", "redeploy", "state")
+
+
+def make_backend(config: Config) -> PowerBackend:
+    if config.backend == "azure":
+        from .azure_backend import AzureBackend
+
+        return AzureBackend.from_config(config.azure)
+    raise ValueError(f"unknown backend '{config.backend}' in {CONFIG}")
+
+
+def main(
+    argv: Sequence[str] | None = None,
+    backend: PowerBackend | None = None,
+    runner: slurm.Runner = slurm.run,
+    config: Config | None = None,
+) -> int:
+    parser = argparse.ArgumentParser(prog="gpucl-power", description=__doc__.split("\n")[0])
+    parser.add_argument("action", choices=ACTIONS)
+    parser.add_argument("hostlist", help="Slurm hostlist, e.g. gpu-pg0-[1-4]")
+    parser.add_argument("--config", type=Path, default=CONFIG)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:
+        return EXIT_USAGE if exc.code else EXIT_OK
+    try:
+        config = config or Config.load(args.config)
+    except (OSError, KeyError, ValueError) as exc:
+        print(f"gpucl-power: cannot read {args.config}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    _logging(config)
+    try:
+        names = slurm.expand(args.hostlist, runner)
+        program = PowerProgram(config, backend or make_backend(config), runner)
+        program.refs(names)  # refuse names outside the scheme before any call
+    except (RuntimeError, ValueError, ImportError) as exc:
+        LOG.error("%s %s: %s", args.action, args.hostlist, exc)
+        return EXIT_USAGE
+    LOG.info("%s %s (%d nodes)", args.action, args.hostlist, len(names))
+    if args.action in ("reimage", "redeploy"):
+        code = program.rebuild(args.action, names)
+    elif args.action == "state":
+        code = program.show(names)
+    else:
+        code = getattr(program, args.action)(names)
+    LOG.info("%s %s: exit %d", args.action, args.hostlist, code)
+    return code
+
+
+def _logging(config: Config) -> None:
+    if LOG.handlers:
+        return
+    fmt = logging.Formatter("%(asctime)s gpucl-power[%(process)d] %(levelname)s %(message)s")
+    handlers: list[logging.Handler] = [logging.StreamHandler(sys.stderr)]
+    if config.log_file:
+        with contextlib.suppress(OSError):  # not writable: stderr (slurmctld's log) only
+            handlers.append(logging.FileHandler(config.log_file))
+    for h in handlers:
+        h.setFormatter(fmt)
+        LOG.addHandler(h)
+    LOG.setLevel(logging.INFO)

@@ -1,0 +1,39 @@
+"""The few Slurm commands the power program and the node watcher run (scontrol, squeue)."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Callable, Sequence
+
+Runner = Callable[[Sequence[str]], str]
+"""Runs a command, returns its stdout, raises RuntimeError with stderr on a non-zero exit."""
+
+
+def run(argv: Sequence[str]) -> str:
+    proc = subprocess.run(list(argv), capture_output=True, text=True, timeout=60, check=False)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(argv)}: {proc.stderr.strip() or proc.returncode}")
+    return proc.stdout
+
+
+def expand(hostlist: str, runner: Runner = run) -> list[str]:
+    """Slurm hostlist -> names, by Slurm itself (`scontrol show hostnames`)."""
+    return [n for n in runner(["scontrol", "show", "hostnames", hostlist]).split() if n]
+
+
+def update(nodes: Sequence[str], state: str, reason: str | None, runner: Runner = run) -> None:
+    argv = ["scontrol", "update", f"NodeName={','.join(nodes)}", f"State={state}"]
+    if reason is not None:
+        argv.append(f"Reason={reason}")
+    runner(argv)
+
+
+def jobs_on(node: str, runner: Runner = run) -> list[str]:
+    """Ids of the running or starting jobs on a node."""
+    out = runner(["squeue", "-h", "-w", node, "-t", "RUNNING,CONFIGURING,COMPLETING", "-o", "%i"])
+    return [line.strip() for line in out.splitlines() if line.strip()]
+
+
+def requeue(jobs: Sequence[str], runner: Runner = run) -> None:
+    if jobs:
+        runner(["scontrol", "requeue", ",".join(jobs)])

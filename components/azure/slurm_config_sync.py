@@ -1,0 +1,49 @@
+"""SlurmConfigSync: a resize reaches the running cluster without restarting a node.
+
+GPU nodes run configless (slurmd --conf-server); the scheduler holds the only copy of slurm.conf,
+gres.conf and topology.conf. This Azure Run Command (Microsoft.Compute/virtualMachines/runCommands)
+carries those files in its script (clusterctl/render: render_config_sync); when `nodes` or the
+partitions change, the script's text changes, Pulumi updates the run command and Azure runs it
+again: it rewrites what changed and runs `scontrol reconfigure`. It needs no SSH (so it works
+behind a jump host, and without the private key) and no provider beyond azure-native. The
+scheduler VM itself ignores later changes of its customData (its first-boot copy of the same
+files), so a resize never replaces the scheduler.
+"""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_azure_native as azure
+
+from clusterctl.render.engine import render_config_sync
+from clusterctl.spec.model import ClusterSpec
+from clusterctl.spec.tags import cloud_tags
+
+
+class SlurmConfigSync(pulumi.ComponentResource):
+    def __init__(
+        self,
+        name: str,
+        spec: ClusterSpec,
+        stack: str,
+        *,
+        vm: azure.compute.VirtualMachine,
+        resource_group_name: pulumi.Input[str],
+        opts: pulumi.ResourceOptions | None = None,
+    ):
+        super().__init__("gpu-clusters:azure:SlurmConfigSync", name, None, opts)
+        self.script = render_config_sync(spec, stack)
+        self.command = azure.compute.VirtualMachineRunCommandByVirtualMachine(
+            f"{name}-run",
+            resource_group_name=resource_group_name,
+            vm_name=vm.name,
+            run_command_name="gpu-clusters-slurm-config",
+            location=spec.region,
+            source={"script": self.script},
+            async_execution=False,
+            timeout_in_seconds=3600,
+            treat_failure_as_deployment_failure=True,
+            tags=cloud_tags(spec, stack, **{"gpu-clusters:role": "scheduler"}),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[vm]),
+        )
+        self.register_outputs({})

@@ -1,0 +1,154 @@
+"""`clusterctl node replace` against a fake scheduler (scontrol, squeue, gpucl-power over SSH)."""
+
+from __future__ import annotations
+
+import shlex
+import subprocess
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from clusterctl.cli.nodes import NodeDeps, register
+
+NODE = "gpu-pg0-3"
+
+
+class FakeScheduler:
+    """Answers the command lines `node replace` sends; a node that comes back after `polls_to_boot`
+    looks and then passes (or fails) its health check."""
+
+    def __init__(self, jobs=(), health_passes=True, polls_to_boot=2, power_rc=0):
+        self.commands: list[str] = []
+        self.jobs = list(jobs)
+        self.state, self.reason, self.start = "MIXED" if jobs else "IDLE", "", "2026-11-01T10:00:00"
+        self.health_passes = health_passes
+        self.polls_to_boot = polls_to_boot
+        self.power_rc = power_rc
+        self.rebuilding = False
+        self.requeued: list[str] = []
+
+    def run(self, cmd: str, check: bool = True, **_):
+        self.commands.append(cmd)
+        argv = shlex.split(cmd)
+        while argv[0] == "sudo":
+            argv = argv[2:] if argv[1] == "-n" else argv[1:]
+            if argv[0] == "-u":
+                argv = argv[2:]
+        out, rc = "", 0
+        if argv[:3] == ["scontrol", "show", "node"]:
+            out = self._show()
+        elif argv[0] == "squeue":
+            out = "".join(f"{j}\n" for j in self.jobs)
+        elif argv[:2] == ["scontrol", "update"]:
+            fields = dict(a.split("=", 1) for a in argv[2:])
+            if fields["State"] == "DRAIN":
+                self.state, self.reason = "DRAIN", fields["Reason"]
+        elif argv[:2] == ["scontrol", "requeue"]:
+            self.requeued += argv[2].split(",")
+            self.jobs = []
+        elif argv[0] == "/usr/local/bin/gpucl-power":
+            assert argv[1] in ("reimage", "redeploy") and argv[2] == NODE
+            rc = self.power_rc
+            self.rebuilding = rc == 0
+        else:
+            raise AssertionError(cmd)
+        return subprocess.CompletedProcess(argv, rc, out, "refused: Conflict" if rc else "")
+
+    def _show(self) -> str:
+        if self.rebuilding:
+            self.polls_to_boot -= 1
+            if self.polls_to_boot < 0:
+                self.rebuilding = False
+                self.start = "2026-11-01T11:30:00"
+            else:
+                self.state = "DOWN+DRAIN+NOT_RESPONDING"
+        elif self.start.endswith("11:30:00") and self.state.startswith("DOWN"):
+            self.state = "IDLE+DRAIN"  # registered; the health check runs next
+        elif self.state == "IDLE+DRAIN":
+            if self.health_passes:
+                self.state, self.reason = "IDLE", ""
+            else:
+                self.reason = "gpucl: nhc: check_gpu_count: 7 GPUs, expected 8"
+        reason = f" Reason={self.reason} [slurm@2026-11-01T10:05:00]" if self.reason else ""
+        return (
+            f"NodeName={NODE} Arch=x86_64 CoresPerSocket=48 State={self.state} "
+            f"SlurmdStartTime={self.start} Partitions=gpu{reason}\n"
+        )
+
+
+def invoke(sched: FakeScheduler, *args: str):
+    app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
+
+    @app.callback()
+    def _root() -> None:
+        """Test app."""
+
+    ticks = iter(range(0, 10**6, 60))
+    deps = NodeDeps(
+        target=lambda stack: (sched, "azureuser", "gpucl:"),
+        sleep=lambda s: None,
+        clock=lambda: float(next(ticks)),
+    )
+    register(app, deps=deps)
+    return CliRunner().invoke(app, ["node", "replace", *args])
+
+
+def test_replace_drains_reimages_waits_and_returns_after_checks_pass() -> None:
+    sched = FakeScheduler()
+    result = invoke(sched, "-s", "azure-h100", NODE)
+    assert result.exit_code == 0, result.output
+    assert "passed its health check" in result.output
+    drain = next(c for c in sched.commands if "State=DRAIN" in c)
+    assert drain.startswith("sudo -n scontrol update")
+    assert "'Reason=gpucl: replace: reimage requested by clusterctl'" in drain
+    power = [c for c in sched.commands if "gpucl-power" in c]
+    assert power == [f"sudo -n -u slurm /usr/local/bin/gpucl-power reimage {NODE}"]
+    # never resumed by hand: the health check did it
+    assert not any("State=RESUME" in c for c in sched.commands)
+
+
+def test_replace_refuses_a_node_with_a_running_job() -> None:
+    sched = FakeScheduler(jobs=["4711"])
+    result = invoke(sched, "-s", "azure-h100", NODE)
+    assert result.exit_code == 2
+    assert "runs job(s) 4711; pass --force" in result.output
+    assert not any("State=DRAIN" in c or "gpucl-power" in c for c in sched.commands)
+
+
+def test_force_requeues_the_job_first_and_redeploy_is_asked_for() -> None:
+    sched = FakeScheduler(jobs=["4711", "4712"])
+    result = invoke(sched, "-s", "azure-h100", NODE, "--force", "--redeploy")
+    assert result.exit_code == 0, result.output
+    assert sched.requeued == ["4711", "4712"]
+    order = [c for c in sched.commands if "DRAIN" in c or "requeue" in c or "gpucl-power" in c]
+    assert "DRAIN" in order[0] and "requeue" in order[1] and "redeploy" in order[2]
+
+
+def test_a_node_failing_its_checks_stays_drained_with_the_checks_reason() -> None:
+    sched = FakeScheduler(health_passes=False)
+    result = invoke(sched, "-s", "azure-h100", NODE)
+    assert result.exit_code == 1
+    assert "failed its health check: gpucl: nhc: check_gpu_count" in result.output
+
+
+def test_a_node_that_never_returns_is_bounded_by_the_timeout() -> None:
+    sched = FakeScheduler(polls_to_boot=10**9)
+    result = invoke(sched, "-s", "azure-h100", NODE, "--timeout", "5")
+    assert result.exit_code == 1
+    assert "did not register again within 5 min; left drained" in result.output
+
+
+def test_a_refused_reimage_exits_2_and_says_why() -> None:
+    sched = FakeScheduler(power_rc=1)
+    result = invoke(sched, "-s", "azure-h100", NODE)
+    assert result.exit_code == 2
+    assert "reimage of gpu-pg0-3 refused: refused: Conflict" in result.output
+
+
+@pytest.mark.parametrize("name", ["login-1", "gpu-3", "GPU-pg0-1"])
+def test_names_outside_the_scheme_are_refused(name: str) -> None:
+    sched = FakeScheduler()
+    result = invoke(sched, "-s", "azure-h100", name)
+    assert result.exit_code == 2 and "is not a node name" in result.output
+    assert sched.commands == []

@@ -1,0 +1,122 @@
+"""The node's Scheduled Events watcher against IMDS documents shaped as Microsoft documents them
+(MicrosoftDocs azure-docs articles/virtual-machines/linux/scheduled-events.md, api 2020-07-01)."""
+
+from __future__ import annotations
+
+import pytest
+
+from clusterctl.power.events import Watcher
+
+VM = "demo-gpu-pg0_2"
+NODE = "gpu-pg0-3"
+
+
+def doc(kind: str, resources: list[str], event_id: str = "602d9444-d2cd-49c7-8624-8643e7171297"):
+    return {
+        "DocumentIncarnation": 2,
+        "Events": [
+            {
+                "EventId": event_id,
+                "EventType": kind,
+                "ResourceType": "VirtualMachine",
+                "Resources": resources,
+                "EventStatus": "Scheduled",
+                "NotBefore": "Mon, 19 Sep 2016 18:29:47 GMT",
+                "Description": "",
+                "EventSource": "Platform",
+                "DurationInSeconds": -1,
+            }
+        ],
+    }
+
+
+class FakeSlurm:
+    def __init__(self, jobs: str = "41\n42\n") -> None:
+        self.calls: list[list[str]] = []
+        self.jobs = jobs
+
+    def __call__(self, argv):
+        self.calls.append(list(argv))
+        return self.jobs if argv[0] == "squeue" else ""
+
+
+def watcher(slurm: FakeSlurm, approved: list[str]) -> Watcher:
+    return Watcher(VM, NODE, "gpucl:", runner=slurm, approve=approved.append)
+
+
+def test_preemption_drains_requeues_approves_and_powers_down_once() -> None:
+    slurm, approved = FakeSlurm(), []
+    w = watcher(slurm, approved)
+    event = doc("Preempt", [VM, "demo-gpu-pg0_5"])
+    w.handle(event)
+    assert slurm.calls == [
+        [
+            "scontrol",
+            "update",
+            f"NodeName={NODE}",
+            "State=DRAIN",
+            "Reason=gpucl: spot: spot eviction notice (602d9444)",
+        ],
+        ["squeue", "-h", "-w", NODE, "-t", "RUNNING,CONFIGURING,COMPLETING", "-o", "%i"],
+        ["scontrol", "requeue", "41,42"],
+        [
+            "scontrol",
+            "update",
+            f"NodeName={NODE}",
+            "State=POWER_DOWN_FORCE",
+            "Reason=gpucl: spot: spot eviction notice (602d9444)",
+        ],
+    ]
+    assert approved == ["602d9444-d2cd-49c7-8624-8643e7171297"]
+    w.handle(event)  # the same document, polled again a second later
+    assert len(slurm.calls) == 4
+
+
+def test_events_for_other_vms_and_empty_documents_are_ignored() -> None:
+    slurm, approved = FakeSlurm(), []
+    w = watcher(slurm, approved)
+    w.handle(doc("Preempt", ["demo-gpu-pg0_5"]))
+    w.handle({"DocumentIncarnation": 1, "Events": []})
+    assert slurm.calls == [] and approved == []
+
+
+def test_maintenance_only_drains_and_is_not_approved() -> None:
+    slurm, approved = FakeSlurm(), []
+    w = watcher(slurm, approved)
+    w.handle(doc("Redeploy", [VM]))
+    assert slurm.calls == [
+        [
+            "scontrol",
+            "update",
+            f"NodeName={NODE}",
+            "State=DRAIN",
+            "Reason=gpucl: maintenance: Redeploy at Mon, 19 Sep 2016 18:29:47 GMT (602d9444)",
+        ]
+    ]
+    assert approved == []
+
+
+def test_a_failed_scontrol_is_retried_at_the_next_poll() -> None:
+    calls = []
+
+    def flaky(argv):
+        calls.append(argv)
+        if len(calls) == 1:
+            raise RuntimeError("slurmctld not reachable")
+        return ""
+
+    w = Watcher(VM, NODE, runner=flaky)
+    event = doc("Preempt", [VM])
+    with pytest.raises(RuntimeError):
+        w.handle(event)
+    assert w.handled == set()
+    w.handle(event)
+    assert calls[-1][3] == "State=POWER_DOWN_FORCE"
+
+
+def test_node_name_follows_the_vm_name() -> None:
+    from clusterctl.power.names import node_name, node_ref
+
+    assert node_name("demo", VM) == NODE
+    assert node_ref("demo", NODE).instance_id == "2"
+    assert node_ref("demo", NODE).scale_set == "demo-gpu-pg0"

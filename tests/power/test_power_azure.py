@@ -1,0 +1,241 @@
+"""The power program's Azure side against a local ARM stand-in (issue 13): batched start and
+deallocate, 429 + Retry-After, an allocation failure, a partial failure; every request held to
+Azure's published REST spec (tests/data/azure-rest/, SOURCES.md cites the files)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from clusterctl.power.azure_backend import AzureBackend
+from clusterctl.power.program import Config, PowerProgram, main
+from tests.power.armstandin import (
+    Arm,
+    StubCredential,
+    Vm,
+    check_against_spec,
+    serve,
+    spec_operations,
+    standin_auth_policy,
+)
+
+CLUSTER = "demo"
+SUB, RG = "00000000-0000-0000-0000-000000000001", "demo-rg"
+
+
+class FakeSlurm:
+    """scontrol as far as the power program uses it: hostnames and node updates."""
+
+    def __init__(self) -> None:
+        self.updates: list[list[str]] = []
+
+    def __call__(self, argv):
+        argv = list(argv)
+        if argv[:3] == ["scontrol", "show", "hostnames"]:
+            spec = argv[3]
+            if "[" in spec:
+                prefix, rng = spec[:-1].split("[")
+                lo, hi = rng.split("-")
+                return "\n".join(f"{prefix}{i}" for i in range(int(lo), int(hi) + 1)) + "\n"
+            return "\n".join(spec.split(",")) + "\n"
+        if argv[:2] == ["scontrol", "update"]:
+            self.updates.append(argv)
+            return ""
+        raise AssertionError(argv)
+
+
+@pytest.fixture
+def arm():
+    state = Arm(
+        vms={(f"{CLUSTER}-gpu-pg0", str(i)): Vm() for i in range(4)}
+        | {(f"{CLUSTER}-gpu-pg1", str(i)): Vm() for i in range(2)}
+    )
+    server = serve(state)
+    state.base_url = f"http://127.0.0.1:{server.server_address[1]}"
+    yield state
+    server.shutdown()
+    ops = spec_operations()
+    for req in state.requests:
+        check_against_spec(req, ops)
+
+
+def program(arm, sleeps=None):
+    slept = sleeps if sleeps is not None else []
+    backend = AzureBackend.from_config(
+        {"subscriptionId": SUB, "resourceGroup": RG, "baseUrl": arm.base_url},
+        credential=StubCredential(),
+        authentication_policy=standin_auth_policy(),
+    )
+    backend.sleep = slept.append
+    slurm = FakeSlurm()
+    cfg = Config(cluster=CLUSTER, resume_wait_s=5, poll_s=0.01, log_file=None)
+    return PowerProgram(cfg, backend, runner=slurm, sleep=lambda s: None), slurm
+
+
+def posts(arm):
+    return [r for r in arm.requests if r.method == "POST"]
+
+
+def test_resume_starts_each_scale_set_in_one_call_with_explicit_ids(arm) -> None:
+    prog, slurm = program(arm)
+    names = ["gpu-pg0-1", "gpu-pg0-3", "gpu-pg1-2"]
+    assert prog.resume(names) == 0
+    calls = [(r.path.rsplit("/", 2)[-2:], json.loads(r.body)) for r in posts(arm)]
+    assert calls == [
+        ([f"{CLUSTER}-gpu-pg0", "start"], {"instanceIds": ["0", "2"]}),
+        ([f"{CLUSTER}-gpu-pg1", "start"], {"instanceIds": ["1"]}),
+    ]
+    assert arm.vms[(f"{CLUSTER}-gpu-pg0", "1")].power == "deallocated"  # not named: untouched
+    assert slurm.updates == []
+
+
+def test_every_request_matches_the_published_spec(arm) -> None:
+    prog, _ = program(arm)
+    prog.resume(["gpu-pg0-1", "gpu-pg0-2"])
+    prog.suspend(["gpu-pg0-1"])
+    prog.rebuild("reimage", ["gpu-pg0-2"])
+    prog.rebuild("redeploy", ["gpu-pg0-2"])
+    ops = spec_operations()
+    seen = {check_against_spec(r, ops) for r in arm.requests}
+    assert seen == {
+        "VirtualMachineScaleSets_Start",
+        "VirtualMachineScaleSets_Deallocate",
+        "VirtualMachineScaleSetVMs_GetInstanceView",
+        "VirtualMachineScaleSetVMs_Reimage",
+        "VirtualMachineScaleSetVMs_Redeploy",
+    }
+
+
+def test_resume_of_running_nodes_sends_no_start(arm) -> None:
+    for i in range(2):
+        arm.vms[(f"{CLUSTER}-gpu-pg0", str(i))].power = "running"
+    prog, _ = program(arm)
+    assert prog.resume(["gpu-pg0-1", "gpu-pg0-2"]) == 0
+    assert posts(arm) == []
+
+
+def test_throttled_request_waits_retry_after_then_succeeds(arm) -> None:
+    arm.throttle, arm.retry_after = 2, "7"
+    sleeps: list[float] = []
+    prog, _ = program(arm, sleeps)
+    assert prog.suspend(["gpu-pg0-1", "gpu-pg0-2"]) == 0
+    assert sleeps == [7.0, 7.0]
+    assert [json.loads(r.body) for r in posts(arm)] == [{"instanceIds": ["0", "1"]}] * 3
+
+
+def test_allocation_failure_marks_the_node_down_with_the_cause(arm) -> None:
+    arm.vms[(f"{CLUSTER}-gpu-pg0", "1")].allocation_fails = True
+    prog, slurm = program(arm)
+    assert prog.resume(["gpu-pg0-1", "gpu-pg0-2"]) == 1
+    assert arm.vms[(f"{CLUSTER}-gpu-pg0", "0")].power == "running"
+    assert slurm.updates == [
+        [
+            "scontrol",
+            "update",
+            "NodeName=gpu-pg0-2",
+            "State=DOWN",
+            "Reason=gpucl: power: start failed: AllocationFailed: no capacity for the size in "
+            "this region",
+        ]
+    ]
+    # ... and its VM is deallocated again, one id only.
+    last = posts(arm)[-1]
+    assert last.path.endswith(f"{CLUSTER}-gpu-pg0/deallocate")
+    assert json.loads(last.body) == {"instanceIds": ["1"]}
+
+
+def test_partial_failure_retries_one_by_one_and_starts_the_rest(arm) -> None:
+    arm.vms[(f"{CLUSTER}-gpu-pg0", "2")].refuse = "OperationNotAllowed"
+    prog, slurm = program(arm)
+    assert prog.resume(["gpu-pg0-1", "gpu-pg0-2", "gpu-pg0-3"]) == 1
+    assert arm.vms[(f"{CLUSTER}-gpu-pg0", "0")].power == "running"
+    assert arm.vms[(f"{CLUSTER}-gpu-pg0", "1")].power == "running"
+    assert [u[2] for u in slurm.updates] == ["NodeName=gpu-pg0-3"]
+    assert "OperationNotAllowed" in slurm.updates[0][4]
+    one_by_one = [r.path for r in posts(arm) if "/virtualMachines/" in r.path]
+    assert [p.rsplit("/", 3)[-3:] for p in one_by_one][:3] == [
+        ["virtualMachines", "0", "start"],
+        ["virtualMachines", "1", "start"],
+        ["virtualMachines", "2", "start"],
+    ]
+
+
+def test_suspend_is_idempotent(arm) -> None:
+    prog, slurm = program(arm)
+    assert prog.suspend(["gpu-pg1-1"]) == 0
+    assert prog.suspend(["gpu-pg1-1"]) == 0
+    assert arm.vms[(f"{CLUSTER}-gpu-pg1", "0")].power == "deallocated"
+    assert slurm.updates == []
+
+
+def test_fail_names_the_cause_and_deallocates(arm) -> None:
+    arm.vms[(f"{CLUSTER}-gpu-pg0", "0")].power = "running"
+    prog, slurm = program(arm)
+    assert prog.fail(["gpu-pg0-1"]) == 1
+    assert slurm.updates[0][3:] == [
+        "State=DOWN",
+        "Reason=gpucl: power: not registered within ResumeTimeout (VM running); deallocated",
+    ]
+    assert arm.vms[(f"{CLUSTER}-gpu-pg0", "0")].power == "deallocated"
+
+
+def test_main_expands_the_hostlist_with_scontrol_and_exits_like_slurm_expects(arm) -> None:
+    _, _ = program(arm)
+    backend = AzureBackend.from_config(
+        {"subscriptionId": SUB, "resourceGroup": RG, "baseUrl": arm.base_url},
+        credential=StubCredential(),
+        authentication_policy=standin_auth_policy(),
+    )
+    slurm = FakeSlurm()
+    cfg = Config(cluster=CLUSTER, resume_wait_s=0, log_file=None)
+    assert main(["suspend", "gpu-pg0-[1-4]"], backend=backend, runner=slurm, config=cfg) == 0
+    assert json.loads(posts(arm)[0].body) == {"instanceIds": ["0", "1", "2", "3"]}
+    assert main(["suspend", "login-1"], backend=backend, runner=slurm, config=cfg) == 2
+    assert main(["explode", "gpu-pg0-1"], backend=backend, runner=slurm, config=cfg) == 2
+
+
+def test_a_scale_set_call_without_ids_is_never_made(arm) -> None:
+    prog, _ = program(arm)
+    assert prog.resume([]) == 0
+    assert prog.suspend([]) == 0
+    assert posts(arm) == []
+
+
+ROLE_ACTION_OF_OPERATION = {
+    "VirtualMachineScaleSets_Start": "Microsoft.Compute/virtualMachineScaleSets/start/action",
+    "VirtualMachineScaleSets_Deallocate": (
+        "Microsoft.Compute/virtualMachineScaleSets/deallocate/action"
+    ),
+    "VirtualMachineScaleSetVMs_Start": (
+        "Microsoft.Compute/virtualMachineScaleSets/virtualMachines/start/action"
+    ),
+    "VirtualMachineScaleSetVMs_Deallocate": (
+        "Microsoft.Compute/virtualMachineScaleSets/virtualMachines/deallocate/action"
+    ),
+    "VirtualMachineScaleSetVMs_GetInstanceView": (
+        "Microsoft.Compute/virtualMachineScaleSets/virtualMachines/instanceView/read"
+    ),
+    "VirtualMachineScaleSetVMs_Reimage": (
+        "Microsoft.Compute/virtualMachineScaleSets/virtualMachines/reimage/action"
+    ),
+    "VirtualMachineScaleSetVMs_Redeploy": (
+        "Microsoft.Compute/virtualMachineScaleSets/virtualMachines/redeploy/action"
+    ),
+}
+"""The RBAC action each spec operation needs (MicrosoftDocs, resource provider operations,
+Microsoft.Compute); the role test asserts the role holds exactly these."""
+
+
+def test_the_program_calls_exactly_the_operations_the_role_allows(arm) -> None:
+    arm.vms[(f"{CLUSTER}-gpu-pg1", "1")].refuse = "OperationNotAllowed"
+    prog, _ = program(arm)
+    prog.resume(["gpu-pg0-1", "gpu-pg1-1", "gpu-pg1-2"])
+    arm.vms[(f"{CLUSTER}-gpu-pg1", "1")].refuse = None
+    arm.vms[(f"{CLUSTER}-gpu-pg0", "0")].refuse = "Conflict"
+    prog.suspend(["gpu-pg0-1", "gpu-pg0-2"])
+    arm.vms[(f"{CLUSTER}-gpu-pg0", "0")].refuse = None
+    prog.rebuild("reimage", ["gpu-pg0-2"])
+    prog.rebuild("redeploy", ["gpu-pg0-2"])
+    ops = spec_operations()
+    assert {check_against_spec(r, ops) for r in arm.requests} == set(ROLE_ACTION_OF_OPERATION)

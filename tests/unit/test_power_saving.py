@@ -1,0 +1,129 @@
+"""Issue 13: Slurm's power saving drives the GPU nodes (slurm.conf), configless nodes, the power
+program installed on the scheduler, and a resize that leaves the nodes' user-data alone."""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+import re
+
+import yaml
+
+from clusterctl.render.bundle import MUNGE_PLACEHOLDER
+from clusterctl.render.engine import cloud_site, render_cloud_init, render_slurm
+from clusterctl.spec.load import load_stack_spec
+
+
+def conf(*overrides: str) -> dict[str, list[str]]:
+    spec, _ = load_stack_spec("azure-h100", list(overrides))
+    text = render_slurm(spec, cloud_site(spec), "azure-h100")["slurm.conf"]
+    out: dict[str, list[str]] = {}
+    for line in text.splitlines():
+        if line and not line.startswith("#") and "=" in line:
+            key, _, value = line.partition("=")
+            out.setdefault(key, []).append(value)
+    return out
+
+
+def test_idle_nodes_are_suspended_after_the_default_idle_time() -> None:
+    c = conf()
+    assert c["SuspendTime"] == ["900"]  # 15 minutes, never INFINITE by default
+    assert c["ResumeTimeout"] == ["1800"] and c["SuspendTimeout"] == ["600"]
+    assert c["ResumeProgram"] == ["/usr/local/libexec/gpu-clusters/resume.sh"]
+    assert c["SuspendProgram"] == ["/usr/local/libexec/gpu-clusters/suspend.sh"]
+    assert c["ResumeFailProgram"] == ["/usr/local/libexec/gpu-clusters/resume-fail.sh"]
+    assert "SuspendExcNodes" not in c
+    (part,) = c["PartitionName"]
+    assert part.endswith(" SuspendTime=900")
+    assert all("State=CLOUD" in n for n in c["NodeName"])
+
+
+def test_idle_minutes_zero_never_suspends_and_min_nodes_stay_up() -> None:
+    c = conf("partitions[0].idleMinutes=0")
+    assert c["SuspendTime"] == ["INFINITE"]
+    assert c["PartitionName"][0].endswith(" SuspendTime=INFINITE")
+    c = conf("partitions[0].nodes=150", "partitions[0].minNodes=76", "partitions[0].idleMinutes=5")
+    assert c["SuspendTime"] == ["300"]
+    assert c["SuspendExcNodes"] == ["gpu-pg0-[1-75],gpu-pg1-1"]
+
+
+def test_configless_controller() -> None:
+    c = conf()
+    assert c["SlurmctldParameters"] == ["idle_on_node_suspend,enable_configless"]
+
+
+def _write_files(user_data: str) -> dict[str, dict]:
+    return {f["path"]: f for f in yaml.safe_load(user_data)["write_files"]}
+
+
+def _text(entry: dict) -> str:
+    if entry.get("encoding") == "gz+b64":
+        return gzip.decompress(base64.b64decode(entry["content"])).decode()
+    return entry["content"]
+
+
+def test_gpu_nodes_fetch_their_config_and_resize_leaves_their_user_data_alone() -> None:
+    texts = []
+    for nodes in (2, 3):
+        spec, _ = load_stack_spec("azure-h100", [f"partitions[0].nodes={nodes}"])
+        ud = render_cloud_init(
+            spec, "azure-h100", munge_key_b64=MUNGE_PLACEHOLDER, partition=spec.partitions[0]
+        )
+        files = _write_files(ud)
+        assert "/etc/slurm/slurm.conf" not in files
+        setup = _text(files["/usr/local/libexec/gpu-clusters/gpu-node-setup.sh"])
+        assert '"SLURMD_OPTIONS=-N $node --conf-server h100-scheduler:6817"' in setup
+        texts.append(ud)
+    assert texts[0] == texts[1]
+
+
+def test_config_sync_script_carries_the_node_count_dependent_files() -> None:
+    from clusterctl.render.engine import render_config_sync
+
+    spec, _ = load_stack_spec("azure-h100", ["partitions[0].nodes=3"])
+    script = render_config_sync(spec, "azure-h100")
+    blobs = re.findall(r"^put (\S+) <<'B64'\n(.*?)\nB64$", script, re.S | re.M)
+    files = {path: base64.b64decode(b.replace("\n", "")).decode() for path, b in blobs}
+    assert sorted(files) == [
+        "/etc/slurm/gres.conf",
+        "/etc/slurm/slurm.conf",
+        "/etc/slurm/topology.conf",
+    ]
+    assert "NodeName=gpu-pg0-[1-3]" in files["/etc/slurm/slurm.conf"]
+    assert script.rstrip().endswith("fi") and "scontrol reconfigure" in script
+
+
+def test_scheduler_installs_the_power_program_with_pinned_sdks() -> None:
+    spec, _ = load_stack_spec("azure-h100", [])
+    ud = render_cloud_init(spec, "azure-h100", munge_key_b64=MUNGE_PLACEHOLDER, db_password="x")
+    files = _write_files(ud)
+    for module in ("program.py", "azure_backend.py", "names.py", "backend.py", "__main__.py"):
+        assert f"/opt/gpucl/lib/gpucl_power/{module}" in files
+    cfg = json.loads(files["/etc/gpu-clusters/power.json"]["content"])
+    assert cfg["cluster"] == "h100" and cfg["reasonPrefix"] == "gpucl:"
+    wrapper = files["/usr/local/bin/gpucl-power"]["content"]
+    assert "/opt/gpucl/venv/bin/python -m gpucl_power" in wrapper
+    resume = files["/usr/local/libexec/gpu-clusters/resume.sh"]["content"]
+    assert 'exec /usr/local/bin/gpucl-power resume "$1"' in resume
+    runcmd = " ".join(str(c) for c in yaml.safe_load(ud)["runcmd"])
+    assert re.search(r"pip install .*azure-identity==\d+\.\d+\.\d+ azure-mgmt-compute==\d+", runcmd)
+    assert runcmd.index("/opt/gpucl/venv") < runcmd.index("restart', 'slurmctld")
+
+
+def test_each_vm_gets_every_power_module_its_entry_point_imports() -> None:
+    import ast
+    from pathlib import Path
+
+    from clusterctl.render.engine import POWER_NODE_MODULES, POWER_SCHEDULER_MODULES
+
+    root = Path(__file__).resolve().parents[2] / "clusterctl" / "power"
+    for shipped in (POWER_SCHEDULER_MODULES, POWER_NODE_MODULES):
+        for name in shipped:
+            tree = ast.parse((root / name).read_text())
+            for node in ast.walk(tree):
+                if isinstance(node, ast.ImportFrom) and node.level == 1:
+                    wanted = [f"{node.module}.py"] if node.module else []
+                    wanted += [f"{a.name}.py" for a in node.names if not node.module]
+                    for module in wanted:
+                        assert module in shipped, f"{name} imports {module}, not shipped"
