@@ -15,7 +15,9 @@ from pathlib import Path
 
 PYTHON = "3.13"  # Debian trixie's python3, what the node's venv runs
 PLATFORMS = ("manylinux2014_x86_64", "manylinux_2_28_x86_64", "manylinux_2_34_x86_64", "any")
-PIP_CONF = "[global]\nindex-url = http://sandbox-mirror/pypi/simple/\n"
+PIP_CONF = (
+    "[global]\nindex-url = http://sandbox-mirror/pypi/simple/\ntrusted-host = sandbox-mirror\n"
+)
 
 
 def pins_from_catalog() -> list[str]:

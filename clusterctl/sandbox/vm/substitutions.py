@@ -55,15 +55,15 @@ SUBSTITUTIONS: tuple[Substitution, ...] = (
         f"user-data apt source {MS_URL} with keyid (keyserver)",
         f"the same source line with URL {MS_STANDIN_URL} and `key:` = the local "
         "repository key instead of `keyid:`",
-        "packages.microsoft.com and the keyserver cannot be reached; this is the one "
-        "edit to the user-data",
+        "packages.microsoft.com and the keyserver cannot be reached",
         "user-data",
     ),
     Substitution(
         "pypi",
         "pip installs the power program's pinned packages (and their dependencies) from PyPI",
         "the same pins and resolver against http://sandbox-mirror/pypi/simple/: wheels for the "
-        "node's Python downloaded once by the host; the image's /etc/pip.conf names that index",
+        "node's Python downloaded once by the host; the image's /etc/pip.conf names that index "
+        "(plain http, so a trusted host: the lab's own server)",
         "the lab has no route out",
         "image+repo",
     ),
