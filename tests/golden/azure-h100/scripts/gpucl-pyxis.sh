@@ -11,7 +11,12 @@ if [ ! -e "$lib" ]; then
   git clone --depth 1 --branch v0.24.0 https://github.com/NVIDIA/pyxis.git "$src"
   make -C "$src" install prefix=/usr/local libdir=/usr/local/lib
 fi
-mkdir -p /etc/slurm/plugstack.conf.d
-cat > /etc/slurm/plugstack.conf.d/pyxis.conf <<'CONF'
+# The scheduler's plugstack.conf is what configless nodes get from slurmctld: name pyxis there
+# once, then have slurmctld hand the new file out. Nodes have no plugstack.conf of their own.
+conf=/etc/slurm/plugstack.conf
+if [ -e "$conf" ] && ! grep -qF "$lib" "$conf"; then
+  cat >> "$conf" <<'CONF'
 required /usr/local/lib/slurm/spank_pyxis.so runtime_path=/mnt/nvme/enroot/runtime
 CONF
+  if systemctl -q is-active slurmctld; then scontrol reconfigure; fi
+fi
