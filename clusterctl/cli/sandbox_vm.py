@@ -66,11 +66,11 @@ def up_cmd(
     except boot.BootError as exc:
         raise UserError(str(exc)) from None
     names = list(reports)
+    run = lambda n, a: boot.run(workdir, n, a)  # noqa: E731
     problems = checks.boot_problems(reports)
-    problems += checks.slurm_log_problems(lambda n, a: boot.run(workdir, n, a), names)
-    problems += checks.munge_problems(lambda n, a: boot.run(workdir, n, a), names)
+    problems += checks.slurm_log_problems(run, names)
+    problems += checks.munge_problems(run, names)
     if not problems:
-        run = lambda n, a: boot.run(workdir, n, a)  # noqa: E731
         scheduler = names[0]
         part = plan.spec.partitions[0]
         slurm_names = [h for g in fabric_groups(part.name, nodes) for h in g.hostnames()]

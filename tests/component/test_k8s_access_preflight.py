@@ -88,4 +88,4 @@ def test_item9_aks_fails_early_until_infiniband_support_is_registered(monkeypatc
 
 
 def test_item9_registered_feature_plans_the_node_pool(aks) -> None:
-    resources(aks, "azure-native:containerservice:AgentPool")
+    assert resources(aks, "azure-native:containerservice:AgentPool")
