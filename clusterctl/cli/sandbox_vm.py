@@ -70,6 +70,7 @@ def up_cmd(
     problems = checks.boot_problems(reports)
     problems += checks.slurm_log_problems(run, names)
     problems += checks.munge_problems(run, names)
+    problems += checks.daemon_problems(run, {n: s["role"] for n, s in boot.status(workdir).items()})
     if not problems:
         scheduler = names[0]
         part = plan.spec.partitions[0]

@@ -37,11 +37,17 @@ class Config:
     backend: str = "azure"
     azure: dict = field(default_factory=dict)
     """subscriptionId, resourceGroup (default: the scheduler's own, from IMDS), clientId."""
+    sandbox: dict = field(default_factory=dict)
+    """url: the VM sandbox's power stand-in (backend "sandbox" only)."""
     log_file: str | None = "/var/log/slurm/gpucl-power.log"
 
     @classmethod
     def load(cls, path: Path) -> Config:
+        """power.json, then each power.d/*.json beside it in name order, key by key (an operator's
+        or the sandbox's overrides: poll interval, resume wait, backend)."""
         raw = json.loads(path.read_text())
+        for extra in sorted(path.with_suffix(".d").glob("*.json")):
+            raw.update(json.loads(extra.read_text()))
         return cls(
             cluster=raw["cluster"],
             reason_prefix=raw.get("reasonPrefix", "gpucl:"),
@@ -49,6 +55,7 @@ class Config:
             poll_s=float(raw.get("pollSeconds", 15)),
             backend=raw.get("backend", "azure"),
             azure=dict(raw.get("azure", {})),
+            sandbox=dict(raw.get("sandbox", {})),
             log_file=raw.get("logFile", "/var/log/slurm/gpucl-power.log"),
         )
 
@@ -113,7 +120,21 @@ class PowerProgram:
             if e
         }
         self.mark_down(failures)
+        self._lift_eviction_drains([n for n in names if n not in failures])
         return EXIT_FAILED if failures else EXIT_OK
+
+    def _lift_eviction_drains(self, names: Sequence[str]) -> None:
+        """A node its spot eviction drained (gpucl-events) is an ordinary powered-down node once
+        deallocated: the next start gives it back to jobs. Only that drain is lifted."""
+        evicted = f"{self.config.reason_prefix} spot:"
+        for name in names:
+            try:
+                why = slurm.reason(name, self.runner)
+                if why.startswith(evicted):
+                    slurm.update([name], "RESUME", None, self.runner)
+                    LOG.info("%s: deallocated after eviction; drain '%s' lifted", name, why)
+            except RuntimeError as exc:
+                LOG.error("%s: could not lift its eviction drain: %s", name, exc)
 
     def fail(self, names: Sequence[str]) -> int:
         """ResumeFailProgram: slurmctld already set these DOWN after ResumeTimeout and requeued
@@ -163,6 +184,10 @@ def make_backend(config: Config) -> PowerBackend:
         from .azure_backend import AzureBackend
 
         return AzureBackend.from_config(config.azure)
+    if config.backend == "sandbox":
+        from .sandbox_backend import SandboxBackend
+
+        return SandboxBackend.from_config(config.sandbox)
     raise ValueError(f"unknown backend '{config.backend}' in {CONFIG}")
 
 

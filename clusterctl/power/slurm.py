@@ -37,3 +37,9 @@ def jobs_on(node: str, runner: Runner = run) -> list[str]:
 def requeue(jobs: Sequence[str], runner: Runner = run) -> None:
     if jobs:
         runner(["scontrol", "requeue", ",".join(jobs)])
+
+
+def reason(node: str, runner: Runner = run) -> str:
+    """The node's drain/down reason, '' when it has none."""
+    out = runner(["sinfo", "-h", "-N", "-n", node, "-o", "%E"]).strip()
+    return "" if out in ("", "none") else out.splitlines()[0]

@@ -27,8 +27,9 @@ SUB, RG = "00000000-0000-0000-0000-000000000001", "demo-rg"
 class FakeSlurm:
     """scontrol as far as the power program uses it: hostnames and node updates."""
 
-    def __init__(self) -> None:
+    def __init__(self, reasons: dict[str, str] | None = None) -> None:
         self.updates: list[list[str]] = []
+        self.reasons = reasons or {}
 
     def __call__(self, argv):
         argv = list(argv)
@@ -42,6 +43,8 @@ class FakeSlurm:
         if argv[:2] == ["scontrol", "update"]:
             self.updates.append(argv)
             return ""
+        if argv[:4] == ["sinfo", "-h", "-N", "-n"]:
+            return self.reasons.get(argv[4], "none") + "\n"
         raise AssertionError(argv)
 
 
@@ -167,6 +170,19 @@ def test_suspend_is_idempotent(arm) -> None:
     assert prog.suspend(["gpu-pg1-1"]) == 0
     assert arm.vms[(f"{CLUSTER}-gpu-pg1", "0")].power == "deallocated"
     assert slurm.updates == []
+
+
+def test_suspend_lifts_only_an_eviction_drain_once_deallocated(arm) -> None:
+    """A spot node drains itself on its eviction notice (gpucl-events); once deallocated it is an
+    ordinary powered-down node again. An admin's drain and a health drain stay."""
+    prog, slurm = program(arm)
+    slurm.reasons = {
+        "gpu-pg0-1": "gpucl: spot: spot eviction notice (1a2b3c4d)",
+        "gpu-pg0-2": "disk swap (admin)",
+        "gpu-pg0-3": "gpucl: health: gpu count 7 of 8",
+    }
+    assert prog.suspend(["gpu-pg0-1", "gpu-pg0-2", "gpu-pg0-3", "gpu-pg0-4"]) == 0
+    assert slurm.updates == [["scontrol", "update", "NodeName=gpu-pg0-1", "State=RESUME"]]
 
 
 def test_fail_names_the_cause_and_deallocates(arm) -> None:

@@ -143,6 +143,7 @@ def up(specs: list[NodeSpec], workdir: Path, timeout: float = 900.0, log=print) 
             },
             gpus=spec.gpus,
             ssh_keys=(admin_key,),
+            extra_files=substitutions.power_files(lab.gateway) if spec.role == "scheduler" else {},
             nvme_disks=spec.nvme_disks,
             data_disks=spec.data_disks,
         )
@@ -240,10 +241,12 @@ def _start_lab(state: VmState, lab: lab_mod.Lab, repo_dir: Path, specs: list[Nod
             "address": addr,
             "index": index,
             "netns": lab.node_netns(spec.name),
+            "vm_name": spec.vm_name,
         }
         lab_mod.attach_node(state, lab, spec.name, index)
         vms[addr] = {
             "hostnames": [spec.name],
+            "role": spec.role,
             "compute": lab_mod.imds_compute(spec.vm_name, spec.scale_set, spec.name, spec.vm_size),
         }
     vm_map = Path(state.workdir) / "imds-vms.json"

@@ -100,10 +100,12 @@ def wait_idle(run: Run, scheduler: str, count: int, timeout: float = 90.0) -> di
         time.sleep(2)
 
 
-def slurm_problems(run: Run, scheduler: str, names: Sequence[str], gres: str) -> list[Problem]:
+def slurm_problems(
+    run: Run, scheduler: str, names: Sequence[str], gres: str, timeout: float = 90.0
+) -> list[Problem]:
     """Every node idle with its GRES (waiting a bounded time for them to register), then one
     job across all of them."""
-    got = wait_idle(run, scheduler, len(names))
+    got = wait_idle(run, scheduler, len(names), timeout)
     out = []
     for name in names:
         state, node_gres = got.get(name, ("missing", ""))
@@ -126,6 +128,23 @@ def sbatch_problems(run: Run, scheduler: str, user: str) -> list[Problem]:
     if proc.returncode != 0:
         return [Problem(scheduler, f"sbatch as {user}", (proc.stdout, proc.stderr))]
     return []
+
+
+DAEMONS = {"scheduler": ("munge", "slurmctld"), "gpu": ("munge", "slurmd")}
+
+
+def daemon_problems(run: Run, roles: dict[str, str]) -> list[Problem]:
+    """Each role's daemons are active; otherwise systemd's own account of why (a unit skipped by
+    a Condition is neither failed nor running, so the failed-units check does not see it)."""
+    out = []
+    for node, role in sorted(roles.items()):
+        for unit in DAEMONS.get(role, ()):
+            state = run(node, ["systemctl", "is-active", unit]).stdout.strip()
+            if state != "active":
+                status = run(node, ["systemctl", "status", "--no-pager", "-n", "3", unit]).stdout
+                lines = [ln for ln in status.splitlines() if ln.strip()][-4:]
+                out.append(Problem(node, f"{unit}.service {state or 'unknown'}", tuple(lines)))
+    return out
 
 
 def munge_problems(run: Run, nodes: Sequence[str]) -> list[Problem]:

@@ -4,18 +4,26 @@
 - fail-health: the node's last GPU falls off the bus (its /dev/nvidiaN disappears inside the
   node: nvidia-smi lists one fewer, so the health check's GPU count fails, as on a VM).
 - kill-slurmd: slurmd killed with SIGKILL (the unit does not restart it; slurmctld notices).
+- start-fails: the node's VM cannot be started: each start is accepted, then the instance view
+  reports AllocationFailed, as Azure does when a region has no capacity (power.py).
+- preempt: a spot eviction notice (Scheduled Events `Preempt`, 30 s NotBefore) for the node's VM
+  at the IMDS stand-in; approving it deallocates the VM.
 - clear: every fault of the node undone (link, GPU device, slurmd started again).
 Faults are recorded in the sandbox state, so `clear` knows what to undo.
 """
 
 from __future__ import annotations
 
+import json
+import time
+import uuid
+from email.utils import formatdate
 from pathlib import Path
 
 from . import lab as lab_mod
 from . import machine, vmstate
 
-KINDS = ("slow-link", "fail-health", "kill-slurmd", "clear")
+KINDS = ("slow-link", "fail-health", "kill-slurmd", "start-fails", "preempt", "clear")
 
 
 class FaultError(RuntimeError):
@@ -40,11 +48,16 @@ def _sh(info: dict, script: str) -> str:
 
 def inject(workdir: Path, node: str, kind: str, rate: str = "20mbit") -> str:
     """Inject `kind` on `node`; returns what was done, in one line."""
+    with vmstate.lock(workdir.resolve()):
+        return _inject(workdir, node, kind, rate)
+
+
+def _inject(workdir: Path, node: str, kind: str, rate: str) -> str:
     if kind not in KINDS:
         raise FaultError(f"unknown fault {kind!r}; one of {', '.join(KINDS)}")
     state, info = _node(workdir, node)
     if kind == "clear":
-        return clear(workdir, node)
+        return _clear(workdir, node)
     faults = info.setdefault("faults", {})
     if kind == "slow-link":
         lab_mod.slow_link(lab_mod.Lab(state.sid), info["index"], node, rate)
@@ -58,6 +71,13 @@ def inject(workdir: Path, node: str, kind: str, rate: str = "20mbit") -> str:
         _sh(info, f"umount /dev/{last} 2>/dev/null; rm -f /dev/{last}")
         faults.setdefault("fail-health", []).append(last)
         done = f"{node}: /dev/{last} removed (the GPU fell off the bus)"
+    elif kind == "start-fails":
+        faults["start-fails"] = True
+        done = f"{node}: its VM's next starts fail (AllocationFailed)"
+    elif kind == "preempt":
+        event = _preempt(state, info)
+        faults["preempt"] = event["EventId"]
+        done = f"{node}: Preempt {event['EventId']} for {event['Resources'][0]}"
     else:
         _sh(info, "pkill -KILL -x slurmd || true")
         faults["kill-slurmd"] = True
@@ -66,9 +86,43 @@ def inject(workdir: Path, node: str, kind: str, rate: str = "20mbit") -> str:
     return done
 
 
+def _preempt(state: vmstate.VmState, info: dict) -> dict:
+    """Azure's Scheduled Events document entry for a spot eviction of this VM."""
+    when = time.time() + 30
+    event = {
+        "EventId": str(uuid.uuid4()).upper(),
+        "EventType": "Preempt",
+        "ResourceType": "VirtualMachine",
+        "Resources": [info["vm_name"]],
+        "EventStatus": "Scheduled",
+        "NotBefore": formatdate(when, usegmt=True),
+        "Description": "The virtual machine is being evicted (gpucl sandbox fault)",
+        "EventSource": "Platform",
+        "DurationInSeconds": -1,
+    }
+    _edit_events(state, info, lambda events: [*events, event])
+    return event
+
+
+def _edit_events(state: vmstate.VmState, info: dict, change) -> None:
+    vm_map = Path(state.lab["vm_map"])
+    vms = json.loads(vm_map.read_text())
+    doc = vms[info["address"]].setdefault("scheduledevents", {"DocumentIncarnation": 0})
+    doc["Events"] = change(doc.get("Events") or [])
+    doc["DocumentIncarnation"] = doc.get("DocumentIncarnation", 0) + 1
+    lab_mod.write_vm_map(vm_map, vms)
+
+
 def clear(workdir: Path, node: str) -> str:
+    with vmstate.lock(workdir.resolve()):
+        return _clear(workdir, node)
+
+
+def _clear(workdir: Path, node: str) -> str:
     state, info = _node(workdir, node)
     faults = info.pop("faults", {})
+    if faults.get("preempt"):
+        _edit_events(state, info, lambda evs: [e for e in evs if e["EventId"] != faults["preempt"]])
     lab_mod.clear_link(lab_mod.Lab(state.sid), info["index"], node)
     for dev in faults.get("fail-health", []):
         minor = int(dev.removeprefix("nvidia"))

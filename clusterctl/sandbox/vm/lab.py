@@ -140,6 +140,8 @@ def start_server(
         str(vm_map),
         "--github",
         str(github),
+        "--workdir",
+        str(state.workdir),
     ]
     with open(log, "ab") as out:
         proc = subprocess.Popen(

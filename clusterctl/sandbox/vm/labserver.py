@@ -4,7 +4,11 @@
   JSON map file (address -> compute document); Azure's `Metadata: true` header is required.
 - any other address (the bridge's, named `sandbox-mirror` in every node's /etc/hosts): the stand-in
   apt repositories, as static files under --root; and /gpucl-sandbox/nfs-mount, the NFS stand-in's
-  server side (the nodes' mount.nfs asks for an export; nfsbind.py attaches it).
+  server side (the nodes' mount.nfs asks for an export; nfsbind.py attaches it); and POST
+  /gpucl-sandbox/power/<action>, the stand-in for the ARM calls of the scheduler's gpucl-power
+  (power.py does them on the host; only the scheduler's address may call).
+- POST 169.254.169.254/metadata/scheduledevents: approving an event (StartRequests) lets it
+  happen at once: a Preempt deallocates the VM (the scale set's eviction policy).
 
 - https on port 443 (github.com in every node's /etc/hosts): the github.com stand-in (github.py):
   release files as static files, and git's smart HTTP protocol through `git http-backend`.
@@ -28,9 +32,14 @@ from urllib.parse import parse_qs, urlsplit
 IMDS_ADDR = "169.254.169.254"
 
 
+POWER_PATH = "/gpucl-sandbox/power/"
+VM_MAP_LOCK = threading.Lock()
+
+
 class LabHandler(SimpleHTTPRequestHandler):
     server_version = "gpucl-sandbox-lab/1"
     vm_map: Path  # set by main()
+    workdir: Path | None = None  # set by main(); the power stand-in needs it
 
     def log_message(self, format: str, *args: object) -> None:
         sys.stderr.write(
@@ -45,6 +54,71 @@ class LabHandler(SimpleHTTPRequestHandler):
             self._nfs_mount()
         else:
             super().do_GET()
+
+    def do_POST(self) -> None:
+        url = urlsplit(self.path)
+        if self.connection.getsockname()[0] == IMDS_ADDR:
+            if url.path.rstrip("/") == "/metadata/scheduledevents":
+                return self._approve()
+            return self._json(404, {"error": "Not found"})
+        if url.path.startswith(POWER_PATH):
+            return self._power(url.path[len(POWER_PATH) :])
+        return self._json(404, {"error": "Not found"})
+
+    def _body(self) -> dict:
+        length = int(self.headers.get("Content-Length") or 0)
+        try:
+            body = json.loads(self.rfile.read(length) or b"{}")
+        except ValueError:
+            body = None
+        return body if isinstance(body, dict) else {}
+
+    def _power(self, action: str) -> None:
+        vm = self._vms().get(self.client_address[0], {})
+        if vm.get("role") != "scheduler":
+            return self._json(403, {"error": f"{self.client_address[0]} holds no power role"})
+        vms = [v for v in self._body().get("vms", []) if isinstance(v, str)]
+        code, out = self._power_call(action, vms)
+        return self._json(code, out)
+
+    def _power_call(self, action: str, vms: list[str]) -> tuple[int, dict]:
+        if self.workdir is None:
+            return 503, {"error": "this lab server has no sandbox workdir"}
+        argv = [sys.executable, "-m", "clusterctl.sandbox.vm.power", action, *vms]
+        argv += ["--workdir", str(self.workdir)]
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=300)
+        sys.stderr.write(proc.stderr)
+        try:
+            out = json.loads(proc.stdout)
+        except ValueError:
+            return 500, {"error": proc.stderr.strip()[-500:] or "no answer"}
+        return (200 if proc.returncode == 0 else 500), out
+
+    def _approve(self) -> None:
+        if self.headers.get("Metadata", "").lower() != "true":
+            return self._json(400, {"error": "Bad request. Required metadata header not specified"})
+        addr = self.client_address[0]
+        wanted = {
+            r.get("EventId") for r in self._body().get("StartRequests", []) if isinstance(r, dict)
+        }
+        with VM_MAP_LOCK:
+            vms = self._vms()
+            vm = vms.get(addr)
+            if vm is None:
+                return self._json(404, {"error": f"no VM at {addr} in this lab"})
+            doc = vm.get("scheduledevents", {"DocumentIncarnation": 0, "Events": []})
+            approved = [e for e in doc.get("Events", []) if e.get("EventId") in wanted]
+            doc["Events"] = [e for e in doc.get("Events", []) if e not in approved]
+            doc["DocumentIncarnation"] = doc.get("DocumentIncarnation", 0) + 1
+            vm["scheduledevents"] = doc
+            tmp = self.vm_map.with_name(self.vm_map.name + ".tmp")
+            tmp.write_text(json.dumps(vms, indent=1))
+            os.replace(tmp, self.vm_map)
+        self._json(200, {})
+        # the approved event happens now: an eviction deallocates the VM
+        evicted = [e for e in approved if e.get("EventType") in ("Preempt", "Terminate")]
+        if evicted:
+            self._power_call("deallocate", [vm["compute"]["name"]])
 
     def _vms(self) -> dict:
         try:
@@ -198,8 +272,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--port", type=int, default=80)
     ap.add_argument("--github", help="the github.com stand-in (github.py), served on --tls-port")
     ap.add_argument("--tls-port", type=int, default=443)
+    ap.add_argument("--workdir", help="the sandbox's workdir (the power stand-in acts on it)")
     args = ap.parse_args(argv)
     LabHandler.vm_map = Path(args.vm_map)
+    LabHandler.workdir = Path(args.workdir) if args.workdir else None
     root = args.root
     if args.github:
         _serve_github(Path(args.github), args.tls_port)

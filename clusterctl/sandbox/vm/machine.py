@@ -7,6 +7,7 @@ of every cgroup hierarchy (the host is hybrid v1; Slurm's cgroup/v2 plugin refus
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import time
 from dataclasses import dataclass, field
@@ -33,6 +34,8 @@ class MachineSpec:
     admin_user: str = "azureuser"
     ssh_keys: tuple[str, ...] = ()
     """Public keys for the admin user, as Azure's osProfile linuxConfiguration.ssh gives them."""
+    extra_files: dict[str, str] = field(default_factory=dict)
+    """More files the sandbox puts on the node before it boots (path -> text; substitutions.py)."""
     nvme_disks: int = 0
     """Loop devices that lsblk reports with Azure's local NVMe model (no md-raid here: use 1)."""
     nvme_size_mib: int = 2048
@@ -56,6 +59,20 @@ def mount_root(state: VmState, spec: MachineSpec, lower: str) -> Path:
     opts = f"lowerdir={lower},upperdir={d / 'upper'},workdir={d / 'work'}"
     subprocess.run(["mount", "-t", "overlay", "overlay", "-o", opts, str(root)], check=True)
     return root
+
+
+def remount_fresh(state: VmState, name: str) -> None:
+    """A new OS disk from the image (Azure's reimage): the node's upper layer emptied, its
+    overlay mounted again, the platform's seed written. The node must be stopped."""
+    d = node_dir(state, name)
+    node = state.nodes[name]
+    subprocess.run(["umount", str(d / "root")], check=True)
+    for sub in ("upper", "work"):
+        shutil.rmtree(d / sub)
+        (d / sub).mkdir()
+    opts = f"lowerdir={node['lower']},upperdir={d / 'upper'},workdir={d / 'work'}"
+    subprocess.run(["mount", "-t", "overlay", "overlay", "-o", opts, str(d / "root")], check=True)
+    write_seed(d / "root", node["seed"])
 
 
 def seed_files(spec: MachineSpec, gateway: str) -> dict[str, str]:
@@ -83,6 +100,7 @@ def seed_files(spec: MachineSpec, gateway: str) -> dict[str, str]:
         "var/lib/cloud/seed/nocloud/network-config": network,
         "etc/hosts": hosts,
         "etc/cloud/cloud.cfg.d/91-gpucl-azure-osprofile.cfg": azure,
+        **spec.extra_files,
     }
 
 
@@ -207,18 +225,23 @@ def nspawn_argv(spec: MachineSpec, root: Path, binds: list[tuple[Path, str]]) ->
 def start(state: VmState, spec: MachineSpec, lower: str, gateway: str) -> int:
     """Mount, seed and boot one node; returns the PID of its systemd-nspawn."""
     root = mount_root(state, spec, lower)
-    write_seed(root, seed_files(spec, gateway))
+    seed = seed_files(spec, gateway)
     binds = make_gpu_nodes(state, spec)
     nvme_binds, nvme_lines = make_nvme(state, spec)
     disk_binds, disk_lines = make_data_disks(state, spec)
     if nvme_lines or disk_lines:
-        write_seed(root, {"etc/gpucl-sandbox/devices": nvme_lines + disk_lines})
+        seed["etc/gpucl-sandbox/devices"] = nvme_lines + disk_lines
+    write_seed(root, seed)
     binds += nvme_binds + disk_binds
     cgroups = cgroup_dirs(state, spec.name)
     binds += controller_binds(cgroups)
     join = "".join(f"echo $$ > {c}/cgroup.procs; " for c in cgroups)
-    argv = ["sh", "-c", f'{join}exec "$@"', "sh", *nspawn_argv(spec, root, binds)]
-    state.nodes[spec.name].update(argv=argv, root=str(root))
+    # Its own time namespace whose boot clock starts now, at every (re)start: a VM's uptime
+    # begins at its boot, and slurmctld accepts a resumed node only once its boot time is later
+    # than the resume request ("Still waiting for boot of node").
+    clock = "unshare --time --boottime -$(cut -d. -f1 /proc/uptime)"
+    argv = ["sh", "-c", f'{join}exec {clock} "$@"', "sh", *nspawn_argv(spec, root, binds)]
+    state.nodes[spec.name].update(argv=argv, root=str(root), lower=lower, seed=seed)
     return launch(state, spec.name)
 
 

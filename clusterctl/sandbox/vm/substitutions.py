@@ -214,9 +214,46 @@ SUBSTITUTIONS: tuple[Substitution, ...] = (
         "user-data",
     ),
     Substitution(
+        "power-api",
+        "gpucl-power on the scheduler calls Azure Resource Manager with its managed identity "
+        "(VMSS start, deallocate, reimage, redeploy, instance view: clusterctl/power/"
+        "azure_backend.py)",
+        "/etc/gpu-clusters/power.d/90-gpucl-sandbox.json (placed before boot, as the platform "
+        "places the seed) selects gpucl-power's sandbox backend: the same program, hostlists, "
+        "Slurm updates and failure handling, with the five calls sent to the lab server, which "
+        "stops and starts node containers (clusterctl/sandbox/vm/power.py: deallocate = guest "
+        "poweroff, disks kept, local NVMe zeroed; start boots the same disks; reimage = a fresh "
+        "OS disk; the start-fails fault answers AllocationFailed as the instance view does); "
+        "only the scheduler's address may call it, as only its identity holds the power role",
+        "ARM cannot be reached; the Azure calls themselves are tested against a local ARM "
+        "stand-in checked against the REST spec (tests/power)",
+        "machine+lab",
+    ),
+    Substitution(
+        "time-scale",
+        "SuspendTime = idleMinutes x 60 (default 900 s), SuspendTimeout 600 s, ResumeTimeout "
+        "1800 s, gpucl-power polls every 15 s",
+        "the power-saving tests rewrite these numbers in the scheduler's slurm.conf "
+        "(scontrol reconfigure) and power.d (poll 1 s) to seconds; boot keeps the rendered values",
+        "a test cannot wait 15 minutes for a node to go idle; the rendered values are asserted "
+        "by unit tests",
+        "test",
+    ),
+    Substitution(
+        "scheduled-events",
+        "Azure Scheduled Events at IMDS /metadata/scheduledevents (Preempt with >= 30 s notice; "
+        "the VM is evicted after the event is approved or NotBefore passes)",
+        "the IMDS stand-in serves the events the `preempt` fault puts in its map; approving one "
+        "(POST StartRequests) deallocates the VM through the power stand-in, as eviction with "
+        "policy Deallocate does",
+        "no Azure host raises events here",
+        "lab",
+    ),
+    Substitution(
         "kernel",
         "the VM's own Ubuntu HPC kernel (modules: nvidia, md, nfs, ib)",
-        "the host kernel, shared; no module loading",
+        "the host kernel, shared; no module loading; each node in its own time namespace whose "
+        "boot clock (uptime) starts when its container starts, as a VM's does at boot",
         "containers share the host kernel",
         "machine",
     ),
@@ -233,6 +270,16 @@ def explain() -> str:
             f"    why:     {s.why}",
         ]
     return "\n".join(lines)
+
+
+POWER_OVERRIDE = "etc/gpu-clusters/power.d/90-gpucl-sandbox.json"
+POWER_PATH = "/gpucl-sandbox/power"
+
+
+def power_files(gateway: str) -> dict[str, str]:
+    """The power-api substitution: the scheduler's gpucl-power talks to the lab server."""
+    body = {"backend": "sandbox", "sandbox": {"url": f"http://{MIRROR_HOST}{POWER_PATH}"}}
+    return {POWER_OVERRIDE: json.dumps(body, indent=1) + "\n"}
 
 
 def write(workdir: Path) -> Path:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import json
 import os
@@ -11,6 +12,7 @@ import shutil
 import signal
 import subprocess
 import time
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -60,6 +62,15 @@ class VmState:
     def set_pid(self, res: Resource, pid: int) -> None:
         res.pid, res.start_time = pid, proc_start_time(pid)
         self.save()
+
+
+@contextlib.contextmanager
+def lock(workdir: str | os.PathLike[str]) -> Iterator[None]:
+    """Held while a running sandbox's state is read, changed and saved by more than one process
+    (the lab server's power stand-in, `sandbox vm fault`)."""
+    with open(Path(workdir) / "state.lock", "w") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        yield
 
 
 def sandbox_id(workdir: str | os.PathLike[str]) -> str:
@@ -161,4 +172,5 @@ def teardown(state: VmState, log=print, grace: float = 5.0) -> None:
             except OSError as e:
                 log(f"down: could not release {kind} {res.name}: {e}")
     state.path.with_name(STATE_FILE + ".tmp").unlink(missing_ok=True)
+    state.path.with_name("state.lock").unlink(missing_ok=True)
     state.path.unlink(missing_ok=True)

@@ -46,7 +46,7 @@ def test_slurm_problems_need_idle_nodes_with_gres_then_an_srun_from_all() -> Non
         assert node == "sched"
         return done(sinfo)
 
-    (p,) = checks.slurm_problems(run, "sched", ["gpu-pg0-1", "gpu-pg0-2"], "gpu:h100:8")
+    (p,) = checks.slurm_problems(run, "sched", ["gpu-pg0-1", "gpu-pg0-2"], "gpu:h100:8", timeout=0)
     assert p.line() == "gpu-pg0-2: slurm: state drained, gres gpu:h100:8"
 
     def run_ok(node, argv):
@@ -66,3 +66,37 @@ def test_munge_credential_must_decode_on_the_next_node() -> None:
 
     (p,) = checks.munge_problems(run, ["a", "b"])
     assert p.node == "b" and "Invalid credential" in p.line()
+
+
+def test_daemons_must_be_active_and_a_skipped_one_says_why() -> None:
+    status = (
+        "○ slurmd.service - Slurm node daemon\n"
+        "     Active: inactive (dead)\n"
+        "  Condition: start condition unmet at Sun 2026-11-22 15:25:21 UTC\n"
+        "             └─ ConditionPathExists=/etc/slurm/slurm.conf was not met\n"
+    )
+
+    def run(node, argv):
+        if argv[:2] == ["systemctl", "is-active"]:
+            return done("inactive\n" if (node, argv[2]) == ("gpu1", "slurmd") else "active\n")
+        return done(status)
+
+    roles = {"sched": "scheduler", "gpu1": "gpu", "gpu2": "gpu"}
+    (p,) = checks.daemon_problems(run, roles)
+    assert p.node == "gpu1" and p.stage == "slurmd.service inactive"
+    assert "ConditionPathExists=/etc/slurm/slurm.conf was not met" in p.line()
+
+
+def test_the_slurmd_stand_in_starts_without_slurm_conf_as_upstream_does() -> None:
+    """Upstream's etc/slurmd.service.in (Slurm 24.11, which SchedMD's slurm-smd packaging ships)
+    comments out ConditionPathExists=slurm.conf so that a configless slurmd starts; Debian's own
+    unit keeps it. The stand-in claimed to be upstream's but kept Debian's line, which left every
+    configless GPU node without slurmd."""
+    from pathlib import Path
+
+    units = Path(checks.__file__).parent / "files" / "standins"
+    slurmd = (units / "slurm-smd-slurmd/usr/lib/systemd/system/slurmd.service").read_text()
+    slurmctld = (units / "slurm-smd-slurmctld/usr/lib/systemd/system/slurmctld.service").read_text()
+    active = lambda text: [ln for ln in text.splitlines() if ln.startswith("Condition")]  # noqa: E731
+    assert active(slurmd) == []
+    assert active(slurmctld) == ["ConditionPathExists=/etc/slurm/slurm.conf"]

@@ -1,0 +1,83 @@
+"""The sandbox backend: the same five calls, sent to the VM sandbox's lab server, which starts and
+stops node containers (clusterctl/sandbox/vm/power.py). Chosen by `"backend": "sandbox"` in a
+power.d override the sandbox places on its scheduler; never in a rendered plan. Standard library.
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from collections.abc import Sequence
+
+from .backend import NodeState
+from .names import NodeRef
+
+TIMEOUT_S = 300.0
+
+
+def vm_name(ref: NodeRef) -> str:
+    return f"{ref.scale_set}_{ref.instance_id}"
+
+
+class SandboxBackend:
+    def __init__(self, url: str):
+        self.url = url.rstrip("/")
+
+    @classmethod
+    def from_config(cls, cfg: dict) -> SandboxBackend:
+        if not cfg.get("url"):
+            raise ValueError("the sandbox backend needs sandbox.url")
+        return cls(cfg["url"])
+
+    def _call(self, action: str, refs: Sequence[NodeRef]) -> dict:
+        body = json.dumps({"vms": [vm_name(r) for r in refs]}).encode()
+        req = urllib.request.Request(
+            f"{self.url}/{action}",
+            data=body,
+            method="POST",
+            headers={"Content-Type": "application/json"},
+        )
+        try:
+            with urllib.request.urlopen(req, timeout=TIMEOUT_S) as resp:
+                return json.load(resp)
+        except urllib.error.HTTPError as exc:
+            try:
+                why = json.load(exc).get("error", exc.reason)
+            except ValueError:
+                why = exc.reason
+            raise RuntimeError(f"sandbox power {action}: HTTP {exc.code}: {why}") from None
+
+    def _each(self, action: str, refs: Sequence[NodeRef]) -> dict[str, str | None]:
+        if not refs:
+            return {}
+        try:
+            out = self._call(action, refs)
+        except (OSError, RuntimeError) as exc:
+            return {r.name: str(exc) for r in refs}
+        return {r.name: out.get(vm_name(r)) for r in refs}
+
+    def state(self, nodes: Sequence[NodeRef]) -> dict[str, NodeState]:
+        if not nodes:
+            return {}
+        out = self._call("state", nodes)
+        states = {}
+        for r in nodes:
+            got = out.get(vm_name(r)) or {}
+            power = got.get("power", "unknown")
+            states[r.name] = NodeState(
+                power if power in ("running", "stopped") else "unknown", got.get("error")
+            )
+        return states
+
+    def start(self, nodes: Sequence[NodeRef]) -> dict[str, str | None]:
+        return self._each("start", nodes)
+
+    def stop(self, nodes: Sequence[NodeRef]) -> dict[str, str | None]:
+        return self._each("deallocate", nodes)
+
+    def reimage(self, node: NodeRef) -> str | None:
+        return self._each("reimage", [node])[node.name]
+
+    def redeploy(self, node: NodeRef) -> str | None:
+        return self._each("redeploy", [node])[node.name]

@@ -1,0 +1,168 @@
+"""The sandbox's stand-in for the Azure calls of the power program: a GPU node's VM is started,
+deallocated, reimaged or redeployed by starting and stopping its container.
+
+The lab server answers the scheduler's `gpucl-power` (clusterctl/power/sandbox_backend.py) at
+/gpucl-sandbox/power/<action> and runs `python -m clusterctl.sandbox.vm.power ACTION VM...` on the
+host, which prints one JSON object. VMs are named as Azure names them, `<scale set>_<instance id>`.
+
+What each call does, as Azure does it (substitutions.py, "power-api"):
+- deallocate: the guest is shut down (systemd poweroff), the container exits; the OS disk (its
+  overlay upper layer) and data disks stay; the local NVMe's contents are lost (zeroed).
+- start: the recorded nspawn command boots the same disks again; cloud-init runs nothing new on a
+  known instance, systemd starts munge and slurmd, which registers.
+  A `start-fails` fault makes the next starts fail as Azure reports it: the call is accepted and
+  the instance view then shows the error (`AllocationFailed`), and the VM stays deallocated.
+- reimage: deallocate, a fresh OS disk (the upper layer emptied), start: cloud-init runs again.
+- redeploy: deallocate and start (new hardware on Azure; here the same host).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from . import machine, vmstate
+
+ACTIONS = ("state", "start", "deallocate", "reimage", "redeploy")
+STOP_GRACE_S = 60.0
+ALLOCATION_FAILED = (
+    "AllocationFailed: Allocation failed. We do not have sufficient capacity for the requested "
+    "VM size in this region."
+)
+
+
+class PowerError(RuntimeError):
+    pass
+
+
+@contextlib.contextmanager
+def locked(workdir: Path) -> Iterator[vmstate.VmState]:
+    """The sandbox state, loaded and saved under a lock: the lab server serves calls in threads."""
+    with vmstate.lock(workdir):
+        state = vmstate.load(workdir)
+        if state is None:
+            raise PowerError(f"no VM sandbox in {workdir}")
+        yield state
+        state.save()
+
+
+def node_of(state: vmstate.VmState, vm: str) -> str:
+    for name, node in state.nodes.items():
+        if node.get("vm_name") == vm and node.get("role") == "gpu":
+            return name
+    raise PowerError(f"no GPU node VM named {vm} in this sandbox")
+
+
+def running(node: dict) -> bool:
+    return "pid" in node and vmstate.proc_start_time(node["pid"]) is not None
+
+
+def power_state(state: vmstate.VmState, vm: str) -> dict:
+    node = state.nodes[node_of(state, vm)]
+    power = "running" if running(node) else "stopped"
+    return {"power": power, "error": node.get("power_error")}
+
+
+def deallocate(state: vmstate.VmState, name: str) -> None:
+    node = state.nodes[name]
+    if running(node):
+        machine.run_in(node["init"], ["systemctl", "poweroff", "--no-block"], timeout=30)
+        deadline = time.monotonic() + STOP_GRACE_S
+        while running(node) and time.monotonic() < deadline:
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(node["pid"], os.WNOHANG)
+            time.sleep(0.2)
+        if running(node):  # Azure stops the VM anyway when the guest does not shut down
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(node["pid"], signal.SIGKILL)
+    node.pop("init", None)
+    for backing in sorted(machine.node_dir(state, name).glob("nvme*.img")):
+        size = backing.stat().st_size
+        with open(backing, "r+b") as f:  # the temporary NVMe is wiped on deallocation
+            f.truncate(0)
+            f.truncate(size)
+    _publish(state)
+
+
+def start(state: vmstate.VmState, name: str) -> None:
+    node = state.nodes[name]
+    fault = node.get("faults", {}).get("start-fails")
+    if fault:
+        node["power_error"] = ALLOCATION_FAILED
+        return
+    node.pop("power_error", None)
+    if running(node):
+        return
+    machine.launch(state, name)
+    node["init"] = machine.init_pid(node["pid"])
+    _publish(state)
+
+
+def reimage(state: vmstate.VmState, name: str) -> None:
+    deallocate(state, name)
+    machine.remount_fresh(state, name)
+    start(state, name)
+
+
+def _publish(state: vmstate.VmState) -> None:
+    vm_map = Path(state.lab["vm_map"])
+    vms = json.loads(vm_map.read_text())
+    for node in state.nodes.values():
+        vms[node["address"]]["init"] = node.get("init")
+    tmp = vm_map.with_name(vm_map.name + ".tmp")
+    tmp.write_text(json.dumps(vms, indent=1))
+    os.replace(tmp, vm_map)
+
+
+def act(workdir: Path, action: str, vms: list[str]) -> dict:
+    """One call: {vm: {"power", "error"}} for state; {vm: None or why refused} otherwise."""
+    if action not in ACTIONS:
+        raise PowerError(f"unknown action {action!r}; one of {', '.join(ACTIONS)}")
+    out: dict[str, object] = {}
+    with locked(workdir) as state:
+        for vm in vms:
+            try:
+                name = node_of(state, vm)
+            except PowerError as exc:
+                out[vm] = {"power": "unknown", "error": str(exc)} if action == "state" else str(exc)
+                continue
+            if action == "state":
+                out[vm] = power_state(state, vm)
+                continue
+            if action == "deallocate":
+                deallocate(state, name)
+            elif action == "start":
+                start(state, name)
+            elif action == "reimage":
+                reimage(state, name)
+            else:
+                deallocate(state, name)
+                start(state, name)
+            out[vm] = None
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="python -m clusterctl.sandbox.vm.power")
+    ap.add_argument("action", choices=ACTIONS)
+    ap.add_argument("vms", nargs="*")
+    ap.add_argument("--workdir", type=Path, required=True)
+    args = ap.parse_args(argv)
+    try:
+        print(json.dumps(act(args.workdir.resolve(), args.action, args.vms)))
+    except (PowerError, OSError, RuntimeError) as exc:
+        print(json.dumps({"error": str(exc)}))
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
