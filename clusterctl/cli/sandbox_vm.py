@@ -140,7 +140,11 @@ def reboot_cmd(node: str, workdir: WorkdirOpt = VM_WORKDIR) -> None:
 def fault_cmd(
     node: Annotated[str, typer.Argument(help="Node hostname, as `status` lists it.")],
     kind: Annotated[
-        str, typer.Argument(help="slow-link | fail-health | kill-slurmd | clear", metavar="FAULT")
+        str,
+        typer.Argument(
+            help="slow-link | fail-health | kill-slurmd | start-fails | preempt | clear",
+            metavar="FAULT",
+        ),
     ],
     rate: Annotated[str, typer.Option("--rate", help="slow-link: the link's rate (tbf).")] = (
         "20mbit"
@@ -148,7 +152,7 @@ def fault_cmd(
     workdir: WorkdirOpt = VM_WORKDIR,
 ) -> None:
     """Inject a fault into a node (or `clear` its faults): a slow link, a GPU gone (the health
-    check drains the node), slurmd killed."""
+    check drains the node), slurmd killed, its VM unable to start, a spot eviction notice."""
     from clusterctl.sandbox.vm import faults
 
     _need_root()

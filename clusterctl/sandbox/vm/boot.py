@@ -128,30 +128,14 @@ def up(specs: list[NodeSpec], workdir: Path, timeout: float = 900.0, log=print) 
     (workdir / "logs").mkdir(exist_ok=True)
     (workdir / "logs" / "pinned-commits.json").write_text(json.dumps(commits, indent=1))
     (workdir / "logs" / "repo-key.asc").write_text(key)
-    admin_key = _admin_key(workdir)
+    hosts = {
+        **{s.name: state.nodes[s.name]["address"] for s in specs},
+        substitutions.MIRROR_HOST: lab.gateway,
+        github.HOST: lab.gateway,
+    }
     for spec in specs:
-        ms = machine.MachineSpec(
-            name=spec.name,
-            role=spec.role,
-            user_data=substitutions.rewrite_user_data(spec.user_data, key, commits),
-            address=state.nodes[spec.name]["address"],
-            netns=state.nodes[spec.name]["netns"],
-            hosts={
-                **{s.name: state.nodes[s.name]["address"] for s in specs},
-                substitutions.MIRROR_HOST: lab.gateway,
-                github.HOST: lab.gateway,
-            },
-            gpus=spec.gpus,
-            ssh_keys=(admin_key,),
-            extra_files=substitutions.power_files(lab.gateway) if spec.role == "scheduler" else {},
-            nvme_disks=spec.nvme_disks,
-            data_disks=spec.data_disks,
-        )
-        (workdir / "logs" / spec.name).mkdir(parents=True, exist_ok=True)
-        (workdir / "logs" / spec.name / "user-data").write_text(ms.user_data)
-        lower = f"{hpc}:{img.rootfs}" if spec.role == "gpu" else str(img.rootfs)
-        machine.start(state, ms, lower, lab.gateway)
-        log(f"up: {spec.name} ({spec.role}) booting at {ms.address}")
+        _start_node(state, lab, spec, hosts, key, commits, (img, hpc))
+        log(f"up: {spec.name} ({spec.role}) booting at {state.nodes[spec.name]['address']}")
     for name in state.nodes:
         state.nodes[name]["init"] = machine.init_pid(state.nodes[name]["pid"])
     state.save()
@@ -167,6 +151,78 @@ def up(specs: list[NodeSpec], workdir: Path, timeout: float = 900.0, log=print) 
     )
     log("up: " + ", ".join(f"{k} {v:.1f} s" for k, v in stages.items()))
     return reports
+
+
+def _start_node(state, lab, spec: NodeSpec, hosts: dict, key: str, commits: dict, layers) -> None:
+    img, hpc = layers
+    workdir = Path(state.workdir)
+    ms = machine.MachineSpec(
+        name=spec.name,
+        role=spec.role,
+        user_data=substitutions.rewrite_user_data(spec.user_data, key, commits),
+        address=state.nodes[spec.name]["address"],
+        netns=state.nodes[spec.name]["netns"],
+        hosts=hosts,
+        gpus=spec.gpus,
+        ssh_keys=(_admin_key(workdir),),
+        extra_files=substitutions.power_files(lab.gateway) if spec.role == "scheduler" else {},
+        nvme_disks=spec.nvme_disks,
+        data_disks=spec.data_disks,
+    )
+    (workdir / "logs" / spec.name).mkdir(parents=True, exist_ok=True)
+    (workdir / "logs" / spec.name / "user-data").write_text(ms.user_data)
+    lower = f"{hpc}:{img.rootfs}" if spec.role == "gpu" else str(img.rootfs)
+    machine.start(state, ms, lower, lab.gateway)
+
+
+def add_node(workdir: Path, spec: NodeSpec, timeout: float = 600.0, log=print) -> dict:
+    """A VM the scale set gains in a resize, booted into the running sandbox from its user-data:
+    the lab's DNS stand-in (every node's /etc/hosts) learns its name, as Azure DNS would."""
+    workdir = workdir.resolve()
+    img = image_mod.build(log=log)
+    repo_dir = repo.prepare(img, log=log)
+    hpc = repo.hpc_layer(img, repo_dir, log=log)
+    with vmstate.lock(workdir):
+        state = vmstate.load(workdir)
+        if state is None:
+            raise BootError(f"no VM sandbox in {workdir}")
+        if spec.name in state.nodes:
+            raise BootError(f"{spec.name} is in the sandbox already")
+        lab = lab_mod.Lab(state.sid)
+        index = max(n["index"] for n in state.nodes.values()) + 1
+        addr = lab.address(index)
+        state.nodes[spec.name] = {
+            "role": spec.role,
+            "address": addr,
+            "index": index,
+            "netns": lab.node_netns(spec.name),
+            "vm_name": spec.vm_name,
+        }
+        state.save()
+        lab_mod.attach_node(state, lab, spec.name, index)
+        vm_map = Path(state.lab["vm_map"])
+        vms = json.loads(vm_map.read_text())
+        vms[addr] = {
+            "hostnames": [spec.name],
+            "role": spec.role,
+            "compute": lab_mod.imds_compute(spec.vm_name, spec.scale_set, spec.name, spec.vm_size),
+        }
+        lab_mod.write_vm_map(vm_map, vms)
+        for name, node in state.nodes.items():  # running or deallocated: their OS disks
+            if name != spec.name:
+                with open(Path(node["root"]) / "etc/hosts", "a") as f:
+                    f.write(f"{addr}\t{spec.name}\n")
+        hosts = {n: v["address"] for n, v in state.nodes.items()}
+        hosts |= {substitutions.MIRROR_HOST: lab.gateway, github.HOST: lab.gateway}
+        key = (repo_dir / "gpucl-sandbox.asc").read_text()
+        commits = github.commit_map(repo.github_dir(repo_dir), github.Pins.from_catalog())
+        _start_node(state, lab, spec, hosts, key, commits, (img, hpc))
+        state.nodes[spec.name]["init"] = machine.init_pid(state.nodes[spec.name]["pid"])
+        state.save()
+        _publish_inits(state)
+    log(f"add: {spec.name} ({spec.role}) booting at {addr}")
+    done = wait_cloud_init(state, time.monotonic() + timeout, log=log, only=[spec.name])
+    return report_node(state, spec.name, done.get(spec.name, {}))
 
 
 def _admin_key(workdir: Path) -> str:

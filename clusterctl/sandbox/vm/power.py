@@ -31,6 +31,10 @@ from . import machine, vmstate
 
 ACTIONS = ("state", "start", "deallocate", "reimage", "redeploy")
 STOP_GRACE_S = 60.0
+BOOT_DELAY_S = 3.0
+"""An ND VM takes minutes to start; a container under a second. slurmctld accepts a resumed node
+only if its boot time (now - uptime, whole seconds, uptime rounded up) is not before the resume
+request, so a start waits this long: 2 s of rounding and margin."""
 ALLOCATION_FAILED = (
     "AllocationFailed: Allocation failed. We do not have sufficient capacity for the requested "
     "VM size in this region."
@@ -99,6 +103,7 @@ def start(state: vmstate.VmState, name: str) -> None:
     node.pop("power_error", None)
     if running(node):
         return
+    time.sleep(BOOT_DELAY_S)
     machine.launch(state, name)
     node["init"] = machine.init_pid(node["pid"])
     _publish(state)

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -23,6 +25,7 @@ from clusterctl.sandbox.vm import boot, faults, power
 from tests.e2e.vm.conftest import booted_stack
 
 pytestmark = pytest.mark.sandbox
+ROOT = Path(__file__).resolve().parents[3]
 
 SUSPEND_S, SUSPEND_TIMEOUT_S, RESUME_TIMEOUT_S = 20, 10, 150
 HOSTS = {"gpu-pg0-1": "gpu-pg0-000000", "gpu-pg0-2": "gpu-pg0-000001"}  # Slurm -> Azure hostname
@@ -51,6 +54,12 @@ class Cluster:
     def job(self, job_id: str) -> dict[str, str]:
         text = self.sh(f"scontrol show job {job_id} -o").stdout
         return dict(re.findall(r"(\w+)=(\S*)", text))
+
+    def fault(self, node: str, kind: str) -> None:
+        argv = [sys.executable, "-m", "clusterctl", "sandbox", "vm", "fault", node, kind,
+                "--workdir", str(self.workdir)]  # fmt: skip
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=60, cwd=ROOT)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
 
     def sbatch(self, *args: str) -> str:
         proc = self.sh("sbatch --parsable " + " ".join(args))
@@ -146,7 +155,7 @@ def test_a_node_that_cannot_start_is_down_with_the_cause_and_its_job_runs_elsewh
     for node in HOSTS:  # both powered down, so Slurm picks the first, gpu-pg0-1
         wait_for(f"{node} powered down", lambda n=node: cluster.state(n), lambda s: s == "idle~",
                  SUSPEND_S + SUSPEND_TIMEOUT_S + 60)  # fmt: skip
-    faults.inject(cluster.workdir, HOSTS["gpu-pg0-1"], "start-fails")
+    cluster.fault(HOSTS["gpu-pg0-1"], "start-fails")  # as the README shows it
     try:
         job = cluster.sbatch("-N1", "--time=5", "--wrap", "'hostname'")
         reason = wait_for("gpu-pg0-1 DOWN with the cause", lambda: cluster.reason("gpu-pg0-1"),
@@ -171,7 +180,7 @@ def test_a_spot_eviction_drains_requeues_and_deallocates(cluster: Cluster) -> No
     job = cluster.sbatch("-N1", "-w", "gpu-pg0-1", "--time=10", "--wrap", "'sleep 600'")
     wait_for("the long job to run", lambda: cluster.job(job).get("JobState"),
              lambda s: s == "RUNNING", RESUME_TIMEOUT_S)  # fmt: skip
-    faults.inject(cluster.workdir, HOSTS["gpu-pg0-1"], "preempt")
+    cluster.fault(HOSTS["gpu-pg0-1"], "preempt")
     try:
         wait_for("the job requeued", lambda: cluster.job(job),
                  lambda j: int(j.get("Restarts", "0")) >= 1, 60)  # fmt: skip
@@ -187,3 +196,43 @@ def test_a_spot_eviction_drains_requeues_and_deallocates(cluster: Cluster) -> No
     log = cluster.sh("cat /var/log/slurm/gpucl-power.log").stdout
     assert re.search(r"gpu-pg0-1: deallocated after eviction; drain 'gpucl: spot: spot eviction "
                      r"notice \([0-9A-F]{8}\)' lifted", log), log  # fmt: skip
+
+
+def test_a_resize_from_two_to_three_nodes_joins_without_touching_a_running_job(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    """What `pulumi up` does for `nodes: 3`: the scheduler's Run Command (render_config_sync, run
+    as Azure runs it: a root bash script) and one more scale-set VM booted from the same GPU
+    user-data; the running job keeps running."""
+    from clusterctl.plan.program import make_plan, write_plan
+    from clusterctl.render.engine import render_config_sync
+    from clusterctl.sandbox.vm import vmstate
+
+    job = cluster.sbatch("-N1", "-w", "gpu-pg0-2", "--time=10", "--wrap", "'sleep 600'")
+    before = wait_for("the long job to run", lambda: cluster.job(job),
+                      lambda j: j.get("JobState") == "RUNNING", RESUME_TIMEOUT_S)  # fmt: skip
+    try:
+        plan = make_plan("azure-h100", ["partitions[0].nodes=3"])
+        write_plan(plan, tmp_path / "plan")
+        state = vmstate.load(cluster.workdir)
+        script = Path(state.nodes[cluster.scheduler]["root"]) / "root/slurm-config-sync.sh"
+        script.write_text(render_config_sync(plan.spec, "azure-h100"))
+        sync = cluster.sh("bash /root/slurm-config-sync.sh", timeout=180)
+        assert sync.returncode == 0, sync.stdout + sync.stderr
+        assert "updated /etc/slurm/slurm.conf" in sync.stdout, sync.stdout
+        assert "scontrol reconfigure done" in sync.stdout, sync.stdout
+        third = boot.cluster_from_plan(tmp_path / "plan", nodes=3)[-1]
+        assert (third.name, third.vm_name) == ("gpu-pg0-000002", "h100-gpu-pg0_2")
+        report = boot.add_node(cluster.workdir, third, log=lambda _m: None)
+        assert report["cloud_init"] == "done" and not report["errors"], report
+        cluster.vms["gpu-pg0-3"] = third.vm_name
+        new = cluster.sbatch("-N1", "-w", "gpu-pg0-3", "--time=5", "--wrap", "'hostname'")
+        ended = ("COMPLETED", "FAILED", "NODE_FAIL", "CANCELLED")
+        done = wait_for("a job on the new node", lambda: cluster.job(new).get("JobState"),
+                        lambda s: s in ended, RESUME_TIMEOUT_S)  # fmt: skip
+        assert done == "COMPLETED", cluster.job(new)
+        after = cluster.job(job)
+        assert after["JobState"] == "RUNNING", after
+        assert (after["StartTime"], after["Restarts"]) == (before["StartTime"], before["Restarts"])
+    finally:
+        cluster.sh(f"scancel {job}")
