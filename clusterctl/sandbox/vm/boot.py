@@ -20,6 +20,7 @@ from pathlib import Path
 from . import github, machine, repo, substitutions, vmstate
 from . import image as image_mod
 from . import lab as lab_mod
+from . import report as report_mod
 from .report import report_node, summary, wait_cloud_init
 from .vmstate import VmState
 
@@ -382,9 +383,15 @@ def reboot(workdir: Path, node: str, timeout: float = 300.0, log=print) -> dict:
 def down(workdir: Path, log=print) -> bool:
     """Remove everything `up` recorded. False when there was nothing to remove."""
     state = vmstate.load(workdir.resolve())
-    if state is None:
-        return False
     t0 = time.monotonic()
+    if state is None:
+        # no state file (deleted with the workdir's contents): release what is found by its name
+        found = report_mod.found_resources(workdir)
+        if not found:
+            return False
+        log(f"down: no state file in {workdir}; releasing {len(found)} things found by its name")
+        state = VmState(workdir=str(workdir.resolve()), sid=vmstate.sandbox_id(workdir.resolve()))
+        state.resources = found
     vmstate.teardown(state, log=log)
     log(f"down: {workdir} released in {time.monotonic() - t0:.1f} s")
     return True

@@ -21,6 +21,8 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
+import shlex
 import signal
 import sys
 import time
@@ -151,6 +153,33 @@ def act(workdir: Path, action: str, vms: list[str]) -> dict:
                 start(state, name)
             out[vm] = None
     return out
+
+
+def time_scale(
+    workdir: Path, scheduler: str, suspend_s: int, suspend_timeout_s: int, resume_timeout_s: int
+) -> None:
+    """The time-scale substitution (for tests and benchmarks, never at boot): the rendered
+    slurm.conf's power-saving times in seconds, `scontrol reconfigure`, gpucl-power polling each
+    second. Raises when the rendered values are not where they are expected."""
+    from . import boot
+
+    edits = [
+        f"s/^SuspendTime=.*/SuspendTime={suspend_s}/",
+        f"s/ SuspendTime=[0-9]\\+/ SuspendTime={suspend_s}/",
+        f"s/^SuspendTimeout=.*/SuspendTimeout={suspend_timeout_s}/",
+        f"s/^ResumeTimeout=.*/ResumeTimeout={resume_timeout_s}/",
+    ]
+    conf = "/etc/slurm/slurm.conf"
+    override = json.dumps({"pollSeconds": 1, "resumeWaitSeconds": resume_timeout_s - 30})
+    script = (
+        f"grep -q '^SuspendTime=[0-9]' {conf} && grep -q '^ResumeTimeout=' {conf} && "
+        f"sed -i {' '.join('-e ' + shlex.quote(e) for e in edits)} {conf} && "
+        f"echo '{override}' > /etc/gpu-clusters/power.d/50-time-scale.json && "
+        "scontrol reconfigure && scontrol show config"
+    )
+    proc = boot.run(workdir, scheduler, ["sh", "-c", script])
+    if proc.returncode != 0 or not re.search(rf"SuspendTime\s+=\s+{suspend_s} sec", proc.stdout):
+        raise PowerError(f"time-scale on {scheduler} failed: {proc.stderr.strip()[-300:]}")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -91,12 +91,12 @@ def _ancestors(pid: int) -> set[int]:
     return out
 
 
-def leftovers(workdir: Path) -> list[str]:
-    """What of the sandbox at `workdir` still exists (empty after a clean `down`): processes whose
-    command line names the workdir, its namespaces, mounts under it, its cgroups, its state file."""
+def found_resources(workdir: Path) -> list[vmstate.Resource]:
+    """The sandbox at `workdir` as found on the machine, not as recorded: processes whose command
+    line names the workdir, its namespaces, mounts under it, its cgroups, its loop devices."""
     workdir = workdir.resolve()
     sid = vmstate.sandbox_id(workdir)
-    found = []
+    found: list[vmstate.Resource] = []
     mine = _ancestors(os.getpid())  # the command asking (and what started it) names the workdir
     for proc in Path("/proc").iterdir():
         if proc.name.isdigit():
@@ -104,23 +104,41 @@ def leftovers(workdir: Path) -> list[str]:
                 cmd = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode()
             except OSError:
                 continue
-            if str(workdir) in cmd and int(proc.name) not in mine:
-                found.append(f"process {proc.name}: {cmd[:120]}")
+            pid = int(proc.name)
+            if str(workdir) in cmd and pid not in mine:
+                found.append(
+                    vmstate.Resource("process", cmd[:120], pid, vmstate.proc_start_time(pid))
+                )
+    found += [
+        vmstate.Resource("cgroup", str(p)) for p in Path("/sys/fs/cgroup").glob(f"*/gpucl-{sid}")
+    ]
+    with open("/proc/self/mountinfo") as f:
+        points = [line.split()[4].removesuffix("//deleted") for line in f]
+    mounts = [m for m in points if m.startswith(str(workdir))]
+    found += [vmstate.Resource("mount", m) for m in sorted(set(mounts), key=len)]
+    listing = subprocess.run(
+        ["losetup", "-n", "-O", "BACK-FILE", "-l"], capture_output=True, text=True
+    ).stdout
+    loops = {ln.strip().removesuffix(" (deleted)") for ln in listing.splitlines()}
+    found += [vmstate.Resource("loop", f) for f in sorted(loops) if f.startswith(str(workdir))]
     netns = Path("/run/netns")
     found += [
-        f"netns {p.name}"
+        vmstate.Resource("netns", p.name)
         for p in (netns.iterdir() if netns.is_dir() else [])
         if p.name.startswith(f"gpucl-{sid}-")
     ]
-    with open("/proc/self/mountinfo") as f:
-        found += [
-            f"mount {line.split()[4]}" for line in f if line.split()[4].startswith(str(workdir))
-        ]
-    found += [f"cgroup {p}" for p in Path("/sys/fs/cgroup").glob(f"*/gpucl-{sid}")]
-    loops = subprocess.run(["losetup", "-a"], capture_output=True, text=True).stdout
-    found += [f"loop {line}" for line in loops.splitlines() if str(workdir) in line]
-    if (workdir / vmstate.STATE_FILE).exists():
-        found.append(f"file {workdir / vmstate.STATE_FILE}")
+    return found
+
+
+def leftovers(workdir: Path) -> list[str]:
+    """What of the sandbox at `workdir` still exists (empty after a clean `down`)."""
+    found = [
+        f"process {r.pid}: {r.name}" if r.kind == "process" else f"{r.kind} {r.name}"
+        for r in found_resources(workdir)
+    ]
+    state_file = workdir.resolve() / vmstate.STATE_FILE
+    if state_file.exists():
+        found.append(f"file {state_file}")
     return found
 
 

@@ -10,7 +10,9 @@ list in the workdir.
 
 from __future__ import annotations
 
+import base64
 import json
+import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -183,8 +185,9 @@ SUBSTITUTIONS: tuple[Substitution, ...] = (
     Substitution(
         "node-size",
         "ND96 VMs: 96 vCPUs, 2 sockets, ~1.8 TB guest memory (slurm.conf's node lines)",
-        "slurm.conf (in the user-data's write_files) gains `SlurmdParameters=config_overrides` "
-        "after SlurmdSpoolDir=, so a small container may pose as the configured node",
+        "slurm.conf (in the user-data's write_files, and base64 in a resize's config-sync Run "
+        "Command) gains `SlurmdParameters=config_overrides` after SlurmdSpoolDir=, so a small "
+        "container may pose as the configured node",
         "a 2-core host cannot have what the node lines say; without it slurmctld marks every node "
         "INVAL (Low RealMemory, Low CPUs)",
         "user-data",
@@ -301,6 +304,23 @@ def pose_as_configured_node(user_data: str) -> str:
             lines.insert(i + 1, f"{indent}{NODE_SIZE_LINE}")
             return "\n".join(lines)
     return user_data
+
+
+def rewrite_config_sync(script: str) -> str:
+    """The node-size substitution in a resize's Run Command (render_config_sync), whose slurm.conf
+    travels base64-encoded: decoded, the same line added, encoded again."""
+    pattern = re.compile(r"(put \S+/slurm\.conf <<'B64'\n)(.*?)(\nB64\n)", re.S)
+
+    def patch(m: re.Match[str]) -> str:
+        conf = base64.b64decode("".join(m.group(2).split())).decode()
+        blob = base64.b64encode(pose_as_configured_node(conf).encode()).decode()
+        lines = "\n".join(blob[i : i + 76] for i in range(0, len(blob), 76))
+        return m.group(1) + lines + m.group(3)
+
+    out, n = pattern.subn(patch, script)
+    if n != 1:
+        raise ValueError("the config-sync script carries no slurm.conf to rewrite")
+    return out
 
 
 def rewrite_user_data(user_data: str, key_asc: str, commits: dict[str, str] | None = None) -> str:

@@ -138,11 +138,13 @@ def release(res: Resource, grace: float = 10.0) -> None:
             if subprocess.run(["umount", res.name], capture_output=True).returncode != 0:
                 subprocess.run(["umount", "-l", res.name], capture_output=True)
     elif res.kind == "loop":  # name: the backing file; detach every device still on it
-        out = subprocess.run(
-            ["losetup", "-n", "-O", "NAME", "-j", res.name], capture_output=True, text=True
-        ).stdout.split()
-        for dev in out:
-            subprocess.run(["losetup", "-d", dev], capture_output=True)
+        listing = subprocess.run(
+            ["losetup", "-l", "-n", "-O", "NAME,BACK-FILE"], capture_output=True, text=True
+        ).stdout
+        for line in listing.splitlines():
+            dev, _, back = line.strip().partition(" ")
+            if back.strip().removesuffix(" (deleted)") == res.name:  # a removed file, too
+                subprocess.run(["losetup", "-d", dev], capture_output=True)
     elif res.kind == "netns":
         if Path("/run/netns", res.name).exists():
             subprocess.run(["ip", "netns", "delete", res.name], capture_output=True)

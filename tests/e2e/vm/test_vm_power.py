@@ -10,7 +10,6 @@ powered-down node."""
 
 from __future__ import annotations
 
-import json
 import re
 import subprocess
 import sys
@@ -21,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from clusterctl.sandbox.vm import boot, faults, power
+from clusterctl.sandbox.vm import boot, power, substitutions
 from tests.e2e.vm.conftest import booted_stack
 
 pytestmark = pytest.mark.sandbox
@@ -79,22 +78,9 @@ def wait_for(what: str, probe: Callable[[], object], ok: Callable[[object], bool
 
 
 def scale_time(c: Cluster) -> None:
-    """The time-scale substitution: the power-saving numbers of the rendered slurm.conf in seconds,
-    and gpucl-power polling every second."""
-    conf = "/etc/slurm/slurm.conf"
-    edits = [
-        rf"s/^SuspendTime=.*/SuspendTime={SUSPEND_S}/",
-        rf"s/ SuspendTime=[0-9]\+/ SuspendTime={SUSPEND_S}/",
-        rf"s/^SuspendTimeout=.*/SuspendTimeout={SUSPEND_TIMEOUT_S}/",
-        rf"s/^ResumeTimeout=.*/ResumeTimeout={RESUME_TIMEOUT_S}/",
-    ]
-    assert c.sh(f"grep -q '^SuspendTime=900$' {conf}").returncode == 0, "rendered default changed"
-    assert c.sh("sed -i " + " ".join(f"-e '{e}'" for e in edits) + f" {conf}").returncode == 0
-    override = json.dumps({"pollSeconds": 1, "resumeWaitSeconds": 120})
-    c.sh(f"echo '{override}' > /etc/gpu-clusters/power.d/50-test-time-scale.json")
-    assert c.sh("scontrol reconfigure").returncode == 0
-    shown = c.sh("scontrol show config").stdout
-    assert re.search(rf"SuspendTime\s+=\s+{SUSPEND_S} sec", shown), shown
+    """The time-scale substitution, on the rendered defaults."""
+    assert c.sh("grep -q '^SuspendTime=900$' /etc/slurm/slurm.conf").returncode == 0
+    power.time_scale(c.workdir, c.scheduler, SUSPEND_S, SUSPEND_TIMEOUT_S, RESUME_TIMEOUT_S)
 
 
 @pytest.fixture(scope="module")
@@ -169,7 +155,7 @@ def test_a_node_that_cannot_start_is_down_with_the_cause_and_its_job_runs_elsewh
         assert int(done.get("Restarts", "0")) >= 1, done  # requeued off the failed node
         assert cluster.vm_power("gpu-pg0-1") == "stopped"
     finally:
-        faults.clear(cluster.workdir, HOSTS["gpu-pg0-1"])
+        cluster.fault(HOSTS["gpu-pg0-1"], "clear")
     # the operator's way back: resume it; it is an ordinary powered-down node again
     cluster.sh("scontrol update NodeName=gpu-pg0-1 State=RESUME")
     wait_for("gpu-pg0-1 powered down, not DOWN", lambda: cluster.state("gpu-pg0-1"),
@@ -192,7 +178,7 @@ def test_a_spot_eviction_drains_requeues_and_deallocates(cluster: Cluster) -> No
                  lambda s: s == "idle~", 90)  # fmt: skip
     finally:
         cluster.sh(f"scancel {job}")
-        faults.clear(cluster.workdir, HOSTS["gpu-pg0-1"])
+        cluster.fault(HOSTS["gpu-pg0-1"], "clear")
     log = cluster.sh("cat /var/log/slurm/gpucl-power.log").stdout
     assert re.search(r"gpu-pg0-1: deallocated after eviction; drain 'gpucl: spot: spot eviction "
                      r"notice \([0-9A-F]{8}\)' lifted", log), log  # fmt: skip
@@ -216,7 +202,10 @@ def test_a_resize_from_two_to_three_nodes_joins_without_touching_a_running_job(
         write_plan(plan, tmp_path / "plan")
         state = vmstate.load(cluster.workdir)
         script = Path(state.nodes[cluster.scheduler]["root"]) / "root/slurm-config-sync.sh"
-        script.write_text(render_config_sync(plan.spec, "azure-h100"))
+        # node-size substitution: the containers pose as ND nodes in the new slurm.conf too
+        script.write_text(
+            substitutions.rewrite_config_sync(render_config_sync(plan.spec, "azure-h100"))
+        )
         sync = cluster.sh("bash /root/slurm-config-sync.sh", timeout=180)
         assert sync.returncode == 0, sync.stdout + sync.stderr
         assert "updated /etc/slurm/slurm.conf" in sync.stdout, sync.stdout

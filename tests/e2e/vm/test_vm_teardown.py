@@ -89,3 +89,30 @@ def test_down_after_complete_up_and_twice(plan, tmp_path):
     assert time.monotonic() - t < 15
     assert report.leftovers(workdir) == []
     assert boot.down(workdir) is False
+
+
+def test_down_without_its_state_file_finds_the_sandbox_by_its_workdir(plan, tmp_path):
+    """The state file deleted (a workdir emptied by hand): `down` finds the processes, cgroups,
+    mounts, loop devices and namespaces by the workdir's name and releases them."""
+    workdir = tmp_path / "sbx"
+    subprocess.run(
+        [sys.executable, "-c", UP, str(plan), str(workdir)],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        timeout=900,
+    )
+    for name in ("vm-sandbox-state.json", "vm-sandbox-state.json.tmp"):
+        (workdir / name).unlink(missing_ok=True)
+    left = report.leftovers(workdir)
+    assert {x.split()[0] for x in left} >= {"process", "cgroup", "mount", "loop", "netns"}, left
+    down = subprocess.run(
+        [sys.executable, "-m", "clusterctl", "sandbox", "vm", "down", "--workdir", str(workdir)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert down.returncode == 0, down.stdout + down.stderr
+    assert "no state file" in down.stdout + down.stderr
+    assert report.leftovers(workdir) == []
