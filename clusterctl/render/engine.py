@@ -147,6 +147,8 @@ def render_nccl_conf(sku: Sku, cat: Catalog) -> str:
 
 
 SCRATCH = "/mnt/nvme"
+SHARED_MOUNTS = ("/home", "/sched")
+"""The scheduler's NFS exports every GPU node mounts (fstab: _netdev,nofail)."""
 PYXIS_LIBRARY = "/usr/local/lib/slurm/spank_pyxis.so"
 ENROOT_RUNTIME = f"{SCRATCH}/enroot/runtime"
 # Fixed ids of the service users on every node (Azure/cyclecloud-slurm install.py setup_users).
@@ -206,6 +208,7 @@ def node_scripts(spec: ClusterSpec, site: SlurmSite, sku: Sku | None) -> dict[st
     ctx = {
         "drain_prefix": spec.health_checks.drain_prefix,
         "scratch": SCRATCH,
+        "shared_mounts": SHARED_MOUNTS,
         "libexec": site.libexec_dir,
         "gpus": sku.gpus if sku else 0,
         "cluster": spec.name,

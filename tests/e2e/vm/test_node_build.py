@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -117,8 +118,19 @@ def test_a_rebooted_node_comes_back_with_its_scratch_before_slurmd(cluster):
     assert _run(workdir, node, "mountpoint", "-q", SCRATCH).returncode == 0
     after = _run(workdir, node, "systemctl", "show", "slurmd", "-p", "After").stdout
     assert "gpucl-scratch.service" in after
+    # the NFS mounts are nofail (remote-fs.target does not wait): slurmd and its health check
+    # started before them at every later boot, and the check drained the node ("/home not mounted")
+    assert "home.mount" in after and "sched.mount" in after, after
     assert _run(workdir, node, "systemctl", "is-active", "slurmd").stdout.strip() == "active"
     assert _run(workdir, node, "test", "-d", f"{SCRATCH}/enroot/tmp").returncode == 0
+    # healthy after the reboot, so back in service: not drained by its health check (mounts in
+    # place), not left DOWN as "Node unexpectedly rebooted" (ReturnToService=2)
+    sched, _ = _names(specs)
+    slurm_name = _run(workdir, node, "/usr/local/libexec/gpu-clusters/node-name.sh").stdout.strip()
+    deadline = time.monotonic() + 60
+    while (state := _node_state(workdir, sched, slurm_name))[0] != "idle":
+        assert time.monotonic() < deadline, state
+        time.sleep(2)
 
 
 HEALTH = "/usr/local/libexec/gpu-clusters/gpucl-health.sh"

@@ -112,7 +112,7 @@ def test_unreachable_scheduler_exits_2_with_one_line(cluster):
 
 def test_a_killed_slurmd_ends_validate_within_minutes_naming_the_node(cluster):
     """Issue 15: a killed slurmd kept `validate --nccl --sandbox` running 37 min. Last in the
-    module: the node may be left DOWN (ReturnToService=1 brings it back once slurmd answers)."""
+    module: the node may be left DOWN (ReturnToService=2 brings it back once slurmd answers)."""
     _, workdir = cluster
     faults.inject(workdir, "gpu-pg0-000003", "kill-slurmd")
     try:

@@ -24,11 +24,13 @@ hostnamectl set-hostname "$node"
 mkdir -p /etc/systemd/system/slurmd.service.d
 # Configless: slurmd fetches slurm.conf, gres.conf, cgroup.conf, topology.conf and plugstack.conf
 # from slurmctld. Quoted: systemd splits an unquoted Environment= line at spaces ("-N" would lose the name).
+# The NFS mounts are nofail, so remote-fs.target does not wait for them: without RequiresMountsFor
+# slurmd (and its health check) started before /home and /sched at every later boot or power-up.
 cat > /etc/systemd/system/slurmd.service.d/gpu-clusters.conf <<UNIT
 [Unit]
 After=gpucl-scratch.service munge.service remote-fs.target
 Requires=gpucl-scratch.service
-RequiresMountsFor=/mnt/nvme
+RequiresMountsFor=/mnt/nvme /home /sched
 
 [Service]
 Environment="SLURMD_OPTIONS=-N $node --conf-server a100-scheduler:6817"

@@ -1,0 +1,75 @@
+"""`headNode.accounting: true` built by the scheduler's user-data and run for real (issue 15):
+MariaDB on the data disk, slurmdbd after it, the cluster registered; a finished job shows in
+`sacct` and `sreport`, and a restart of slurmdbd loses nothing. Root only."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from clusterctl.sandbox.vm import boot
+from tests.e2e.vm.conftest import booted_stack
+
+pytestmark = pytest.mark.sandbox
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    plan = tmp_path_factory.mktemp("plan-accounting")
+    subprocess.run(
+        [sys.executable, "-m", "clusterctl", "plan", "-s", "azure-h100", "--out", str(plan),
+         "--set", "partitions[0].nodes=1", "--set", "headNode.accounting=true"],
+        cwd=ROOT, check=True, capture_output=True,
+    )  # fmt: skip
+    with booted_stack(tmp_path_factory, nodes=1, plan=plan) as (specs, workdir, reports):
+        sched = next(s.name for s in specs if s.role == "scheduler")
+        assert reports[sched]["cloud_init"] == "done", reports[sched]
+        assert not reports[sched]["errors"], reports[sched]
+        yield workdir, sched
+
+
+def sh(cluster, cmd: str) -> subprocess.CompletedProcess[str]:
+    workdir, sched = cluster
+    return boot.run(workdir, sched, ["sh", "-c", cmd], timeout=180)
+
+
+def sacct_state(cluster, job: str) -> str:
+    out = sh(cluster, f"sacct -n -X -P -j {job} -o State").stdout.split()
+    return out[0] if out else ""
+
+
+def wait_sacct(cluster, job: str, timeout: float = 60) -> str:
+    deadline = time.monotonic() + timeout
+    while (state := sacct_state(cluster, job)) != "COMPLETED" and time.monotonic() < deadline:
+        time.sleep(2)
+    return state
+
+
+def test_database_slurmdbd_and_cluster_are_up(cluster) -> None:
+    for unit in ("mariadb", "slurmdbd", "slurmctld"):
+        assert sh(cluster, f"systemctl is-active {unit}").stdout.strip() == "active", unit
+    assert sh(cluster, "sacctmgr -n -P show cluster format=cluster").stdout.split() == ["h100"]
+    datadir = sh(cluster, "mariadb -N -e 'select @@datadir'").stdout.strip()
+    assert datadir.startswith("/shared/"), datadir  # on the data disk, not the OS disk
+    conf = sh(cluster, "stat -c '%U %a' /etc/slurm/slurmdbd.conf").stdout.split()
+    assert conf == ["slurm", "600"], conf  # slurmdbd refuses a readable StoragePass
+
+
+def test_a_finished_job_shows_in_sacct_and_sreport_and_survives_a_slurmdbd_restart(cluster):
+    job = sh(cluster, "sbatch --parsable --wait -N1 --time=1 --wrap 'sleep 2'")
+    assert job.returncode == 0, job.stderr
+    job_id = job.stdout.strip().split(";")[0]
+    assert wait_sacct(cluster, job_id) == "COMPLETED"
+    report = sh(cluster, "sreport -n -P cluster utilization -t seconds start=now-1days")
+    assert report.returncode == 0 and re.search(r"^h100\|", report.stdout, re.M), report.stdout
+    assert sh(cluster, "systemctl restart slurmdbd").returncode == 0
+    assert wait_sacct(cluster, job_id) == "COMPLETED"  # still there
+    second = sh(cluster, "sbatch --parsable --wait -N1 --time=1 --wrap true").stdout.strip()
+    assert wait_sacct(cluster, second.split(";")[0]) == "COMPLETED"  # and recording again
