@@ -27,7 +27,15 @@ ARCH = "amd64"
 
 # Microsoft package name -> the Debian packages (regexps) whose files it carries.
 SMD_PACKAGES: dict[str, tuple[str, ...]] = {
-    "slurm-smd": (r"libslurm\d+(t64)?", r"slurm-wlm-basic-plugins", r"libpmi0", r"libpmi2-0"),
+    # SchedMD's slurm-smd carries every plugin, accounting_storage/mysql too (Debian splits it
+    # into slurm-wlm-mysql-plugin); slurm-smd-slurmdbd is the daemon alone
+    "slurm-smd": (
+        r"libslurm\d+(t64)?",
+        r"slurm-wlm-basic-plugins",
+        r"slurm-wlm-mysql-plugin",
+        r"libpmi0",
+        r"libpmi2-0",
+    ),
     "slurm-smd-client": (r"slurm-client",),
     "slurm-smd-slurmd": (r"slurmd",),
     "slurm-smd-slurmctld": (r"slurmctld",),

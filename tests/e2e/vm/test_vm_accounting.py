@@ -67,8 +67,11 @@ def test_a_finished_job_shows_in_sacct_and_sreport_and_survives_a_slurmdbd_resta
     assert job.returncode == 0, job.stderr
     job_id = job.stdout.strip().split(";")[0]
     assert wait_sacct(cluster, job_id) == "COMPLETED"
-    report = sh(cluster, "sreport -n -P cluster utilization -t seconds start=now-1days")
-    assert report.returncode == 0 and re.search(r"^h100\|", report.stdout, re.M), report.stdout
+    # job reports read the job records (cluster utilization waits for the hourly rollup)
+    report = sh(cluster, "sreport -n -P job sizesbyaccount start=now-1days end=now+1hours")
+    assert report.returncode == 0 and re.search(r"^h100\|root\|", report.stdout, re.M), (
+        report.stdout + report.stderr
+    )
     assert sh(cluster, "systemctl restart slurmdbd").returncode == 0
     assert wait_sacct(cluster, job_id) == "COMPLETED"  # still there
     second = sh(cluster, "sbatch --parsable --wait -N1 --time=1 --wrap true").stdout.strip()

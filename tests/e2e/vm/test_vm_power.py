@@ -225,36 +225,3 @@ def test_a_resize_from_two_to_three_nodes_joins_without_touching_a_running_job(
         assert (after["StartTime"], after["Restarts"]) == (before["StartTime"], before["Restarts"])
     finally:
         cluster.sh(f"scancel {job}")
-
-
-class SchedulerShell:
-    """`clusterctl node replace` runs its commands on the scheduler over SSH; here, the same
-    command lines inside the scheduler as root (user None: no sudo)."""
-
-    def __init__(self, cluster: Cluster):
-        self.cluster = cluster
-
-    def run(self, cmd: str, check: bool = True):
-        proc = self.cluster.sh(cmd, timeout=300)
-        if check and proc.returncode != 0:
-            raise AssertionError(f"{cmd}: {proc.stderr}")
-        return proc
-
-
-def test_node_replace_returns_the_node_under_its_name_on_a_fresh_os_disk(cluster: Cluster) -> None:
-    from clusterctl.nodes.replace import Replace
-
-    node, host = "gpu-pg0-1", HOSTS["gpu-pg0-1"]
-    # long enough that power saving leaves the drained node alone while it is rebuilt
-    power.time_scale(cluster.workdir, cluster.scheduler, 600, SUSPEND_TIMEOUT_S, RESUME_TIMEOUT_S)
-    up = cluster.sbatch("-N1", "-w", node, "--time=5", "--wrap", "'hostname'")
-    wait_for("a job to power the node up", lambda: cluster.job(up).get("JobState"),
-             lambda s: s == "COMPLETED", RESUME_TIMEOUT_S)  # fmt: skip
-    assert cluster.sh("echo old-disk > /root/replace-marker", host).returncode == 0
-    replace = Replace(SchedulerShell(cluster), node, None, timeout_s=400, poll_s=2)
-    assert replace.run(), replace.log
-    assert cluster.state(node) == "idle", replace.log
-    assert cluster.sh("test -e /root/replace-marker", host).returncode == 1  # a new OS disk
-    assert cluster.sh("cloud-init status", host).stdout.split()[-1] == "done"  # built again
-    log = cluster.sh("cat /var/log/slurm/gpucl-power.log").stdout
-    assert f"{node}: reimage accepted" in log, log

@@ -100,3 +100,16 @@ def test_the_slurmd_stand_in_starts_without_slurm_conf_as_upstream_does() -> Non
     active = lambda text: [ln for ln in text.splitlines() if ln.startswith("Condition")]  # noqa: E731
     assert active(slurmd) == []
     assert active(slurmctld) == ["ConditionPathExists=/etc/slurm/slurm.conf"]
+
+
+def test_stand_in_units_start_their_daemons_as_upstream_24_11_does() -> None:
+    """Type= as in upstream etc/*.service.in of Slurm 24.11 (the stand-in binaries' version): a
+    notify unit around a daemon that never notifies times out (slurmdbd did: accounting never came
+    up in the sandbox)."""
+    from pathlib import Path
+
+    units = Path(checks.__file__).parent / "files" / "standins"
+    want = {"slurmd": "notify", "slurmctld": "notify", "slurmdbd": "simple"}
+    for daemon, kind in want.items():
+        text = (units / f"slurm-smd-{daemon}/usr/lib/systemd/system/{daemon}.service").read_text()
+        assert f"\nType={kind}\n" in text, daemon
