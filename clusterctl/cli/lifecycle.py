@@ -201,17 +201,25 @@ def _show_preview(stack: str, changes: dict[str, int], before, after, spec) -> N
     )
 
 
-def _confirm_up(stack: str, yes: bool, d: Deps) -> None:
+def _ask(yes: bool, d: Deps, refusal: str, question: str, declined: str) -> None:
+    """Go on with --yes or a terminal's yes; without a terminal refuse (exit 2), on no exit 1."""
     if yes:
         return
     if not d.interactive():
-        raise UserError(
-            f"up -s {stack}: refusing to change the cluster without confirmation when not run "
-            "from a terminal; pass --yes"
-        )
-    if not typer.confirm(f"Apply these changes to stack {stack}?", default=False):
-        out.print("nothing changed")
+        raise UserError(f"{refusal} without confirmation when not run from a terminal; pass --yes")
+    if not typer.confirm(question, default=False):
+        out.print(declined)
         raise typer.Exit(1)
+
+
+def _confirm_up(stack: str, yes: bool, d: Deps) -> None:
+    _ask(
+        yes,
+        d,
+        f"up -s {stack}: refusing to change the cluster",
+        f"Apply these changes to stack {stack}?",
+        "nothing changed",
+    )
 
 
 def _show_validation(stack: str, result) -> None:
@@ -367,16 +375,13 @@ def _show_plan(stack: str, plan, report) -> None:
 
 
 def _confirm(stack: str, yes: bool, count: int, d: Deps) -> None:
-    if yes:
-        return
-    if not d.interactive():
-        raise UserError(
-            f"down -s {stack}: refusing to destroy without confirmation when not run from a "
-            "terminal; pass --yes"
-        )
-    if not typer.confirm(f"Destroy {count} resources of stack {stack}?", default=False):
-        out.print("nothing destroyed")
-        raise typer.Exit(1)
+    _ask(
+        yes,
+        d,
+        f"down -s {stack}: refusing to destroy",
+        f"Destroy {count} resources of stack {stack}?",
+        "nothing destroyed",
+    )
 
 
 def _check_cloud(stack: str, spec: ClusterSpec, plan, d: Deps) -> bool:
