@@ -26,7 +26,11 @@ def plan(
     stack: StackOpt,
     set_: Annotated[
         list[str] | None,
-        typer.Option("--set", help="Override a field: --set partitions[0].nodes=64 (repeatable)."),
+        typer.Option(
+            "--set",
+            metavar="FIELD=VALUE",
+            help="Override a field: --set partitions[0].nodes=64 (repeatable).",
+        ),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the plan as JSON.")] = False,
     out_dir: Annotated[

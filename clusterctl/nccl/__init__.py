@@ -3,7 +3,9 @@
 Pure functions over text and numbers; running the tests is someone else's job. Standard library
 only (an import-linter contract in pyproject.toml): the sandbox probe and the spec import it too.
 
-parse     all_reduce_perf text -> NcclRun (rows, `# Rank` lines and their hosts)
+model     NcclRun, NcclRow, RankInfo and the parse errors
+parse     all_reduce_perf text -> NcclRun: launcher prefixes, one stream, the header lines
+rows      the result table's column layout and one row read against it
 judge     NcclRun + Thresholds -> Verdict
 localize  2-node pair results -> suspects
 emit      nccl-tests layout for the sandbox probe's own measurements

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from clusterctl.nccl.parse import Measurement, NcclRow, RankInfo
+from clusterctl.nccl.model import Measurement, NcclRow, RankInfo
 
 __all__ = ["format_all_reduce", "ranks_for_hosts", "row_from_times"]
 

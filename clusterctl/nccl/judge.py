@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from clusterctl.nccl.collective import ranks_from_ratio
-from clusterctl.nccl.parse import NcclRow, NcclRun
+from clusterctl.nccl.model import NcclRow, NcclRun
 from clusterctl.nccl.units import fmt_bytes
 
 __all__ = [
@@ -175,6 +175,16 @@ def _ranks(run: NcclRun, gpus_per_host: int | None, nodes: int | None) -> list[O
                         "use every GPU",
                     )
                 )
+    if nodes and len(by_host) < nodes:
+        notes.append(
+            Observation(
+                "fail",
+                "coverage",
+                f"ranks ran on {len(by_host)} of {nodes} nodes ({', '.join(sorted(by_host))}): "
+                f"{run.n_ranks} ranks in all"
+                + (f", expected {expected} ({nodes} x {gpus_per_host})" if expected else ""),
+            )
+        )
     most = max(len(v) for v in by_host.values())
     want = gpus_per_host or most
     for host, ranks in by_host.items():

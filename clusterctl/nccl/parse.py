@@ -16,13 +16,27 @@ all_reduce_perf table is accepted: clusterctl.nccl.collective tells it from the 
 
 from __future__ import annotations
 
-import math
 import re
-from collections import Counter
 from dataclasses import dataclass, field
-from itertools import pairwise
 
 from clusterctl.nccl.collective import identify, programs_named
+from clusterctl.nccl.model import (
+    Measurement,
+    NcclParseError,
+    NcclRow,
+    NcclRun,
+    NotAllReduce,
+    RankInfo,
+)
+from clusterctl.nccl.rows import (
+    Layout,
+    check_sizes,
+    check_units,
+    layout_from_header,
+    layout_from_width,
+    number,
+    read_row,
+)
 
 __all__ = [
     "Measurement",
@@ -33,112 +47,6 @@ __all__ = [
     "RankInfo",
     "parse_all_reduce",
 ]
-
-
-class NcclParseError(ValueError):
-    """The text is not a complete all_reduce_perf result."""
-
-    def __init__(self, message: str, line_no: int | None = None) -> None:
-        self.line_no = line_no
-        super().__init__(f"line {line_no}: {message}" if line_no is not None else message)
-
-
-class NotAllReduce(NcclParseError):
-    """A whole result, but of another collective (or one that cannot be told)."""
-
-    def __init__(self, reason: str, line_no: int | None = None) -> None:
-        super().__init__(f"not an all_reduce_perf result: {reason}", line_no)
-
-
-@dataclass(frozen=True)
-class Measurement:
-    """One side (out-of-place or in-place) of a result row."""
-
-    time_us: float
-    algbw_gbps: float
-    busbw_gbps: float
-    wrong: int | None = None  # current layout; None when the check was off (N/A)
-    error: float | None = None  # legacy layout: max relative error
-    extras: tuple[tuple[str, float], ...] = ()  # -I 1 columns, e.g. ("i_p99", 12.3)
-
-
-@dataclass(frozen=True)
-class NcclRow:
-    size_bytes: int
-    count: int
-    dtype: str
-    redop: str
-    root: int | None
-    out_of_place: Measurement
-    in_place: Measurement
-    line_no: int = 0
-    timestamp: str | None = None
-
-    @property
-    def busbw_min_gbps(self) -> float:
-        return min(self.out_of_place.busbw_gbps, self.in_place.busbw_gbps)
-
-
-@dataclass(frozen=True)
-class RankInfo:
-    rank: int
-    host: str
-    device: int
-    gpu_name: str
-    pid: int = 0
-    group: int | None = None
-    bus_id: str = ""
-
-
-@dataclass(frozen=True)
-class NcclRun:
-    rows: tuple[NcclRow, ...]
-    ranks: tuple[RankInfo, ...] = ()
-    layout: str = "current"  # "current" (root + #wrong) or "legacy" (error column)
-    time_label: str = "time"  # "cputime" with -C 1
-    side_columns: tuple[str, ...] = ("time", "algbw", "busbw", "#wrong")
-    oob_count: int = 0
-    oob_failed: bool = False
-    avg_busbw_gbps: float | None = None
-    avg_busbw_failed: bool | None = None  # set when NCCL_TESTS_MIN_BW made the binary judge itself
-    concluded: bool = False
-    tests_version: str | None = None
-    nccl_version: str | None = None
-    n_threads: int | None = None
-    n_gpus: int | None = None
-    min_bytes: int | None = None
-    max_bytes: int | None = None
-    validation: bool | None = None
-
-    @property
-    def hosts(self) -> tuple[str, ...]:
-        """Hosts in order of first appearance in the `# Rank` lines."""
-        return tuple(dict.fromkeys(r.host for r in self.ranks))
-
-    @property
-    def gpus_per_host(self) -> dict[str, int]:
-        return dict(Counter(r.host for r in self.ranks))
-
-    @property
-    def gpu_names(self) -> tuple[str, ...]:
-        return tuple(dict.fromkeys(r.gpu_name for r in self.ranks))
-
-    @property
-    def n_ranks(self) -> int:
-        return len(self.ranks)
-
-    @property
-    def max_size_bytes(self) -> int:
-        return max(r.size_bytes for r in self.rows)
-
-    @property
-    def checked(self) -> bool:
-        """True when at least one row carries a correctness figure (#wrong or error)."""
-        return any(
-            m.wrong is not None or m.error is not None
-            for r in self.rows
-            for m in (r.out_of_place, r.in_place)
-        )
 
 
 # Launcher prefixes, stripped from the start of a line until none is left. Those in _STREAM name
@@ -197,145 +105,11 @@ _TESTS_VERSION = re.compile(r"^#\s*nccl-tests version\s+(\S+)")
 _NCCL_VERSION = re.compile(r"NCCL version\s+(\S+)")
 _STARTING = re.compile(r"^#\s*Collective test starting:\s*(\S+)")
 _CONCLUDED = re.compile(r"^#\s*Collective test concluded:\s*(\S+)")
-_TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-
-_TIME_NAMES = ("time", "cputime")
-_CHECK_NAMES = ("#wrong", "error")
-_DEFAULT_CURRENT = ("size", "count", "type", "redop", "root") + (
-    "time",
-    "algbw",
-    "busbw",
-    "#wrong",
-) * 2
-_DEFAULT_LEGACY = ("size", "count", "type", "redop") + ("time", "algbw", "busbw", "error") * 2
-
-
-@dataclass(frozen=True)
-class _Layout:
-    prefix: tuple[str, ...]
-    side: tuple[str, ...]
-    timestamp: bool
-
-    @property
-    def width(self) -> int:
-        return len(self.prefix) + 2 * len(self.side)
-
-
-def _layout_from_header(tokens: list[str], line_no: int) -> _Layout:
-    timestamp = bool(tokens) and tokens[-1] == "timestamp"
-    if timestamp:
-        tokens = tokens[:-1]
-    starts = [i for i, t in enumerate(tokens) if t in _TIME_NAMES]
-    if len(starts) != 2:
-        raise NcclParseError(
-            f"column header has {len(starts)} time columns, expected 2 (out-of-place, in-place)",
-            line_no,
-        )
-    prefix = tuple(tokens[: starts[0]])
-    side = tuple(tokens[starts[0] : starts[1]])
-    if tuple(tokens[starts[1] :]) != side:
-        raise NcclParseError("out-of-place and in-place column groups differ", line_no)
-    if "redop" not in prefix:
-        raise NcclParseError("no 'redop' column: not an all_reduce_perf table", line_no)
-    if side[:3] not in (("time", "algbw", "busbw"), ("cputime", "algbw", "busbw")):
-        raise NcclParseError(f"unexpected column group {' '.join(side)!r}", line_no)
-    if len(side) < 4 or side[3] not in _CHECK_NAMES:
-        raise NcclParseError("no '#wrong' or 'error' column after busbw", line_no)
-    return _Layout(prefix=prefix, side=side, timestamp=timestamp)
-
-
-def _layout_from_width(n_fields: int) -> _Layout | None:
-    for cols in (_DEFAULT_CURRENT, _DEFAULT_LEGACY):
-        if n_fields == len(cols):
-            return _Layout(prefix=cols[:-8], side=cols[-4:], timestamp=False)
-    return None
-
-
-def _number(text: str, what: str, line_no: int) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise NcclParseError(f"{what} is not a number: {text!r}", line_no) from None
-    if math.isnan(value) or value < 0:
-        raise NcclParseError(f"{what} is {text!r}", line_no)
-    return value
-
-
-def _integer(text: str, what: str, line_no: int) -> int:
-    if not re.fullmatch(r"-?\d+", text):
-        raise NcclParseError(f"{what} is not an integer: {text!r}", line_no)
-    return int(text)
-
-
-def _side(names: tuple[str, ...], values: list[str], line_no: int) -> Measurement:
-    time_us = _number(values[0], names[0], line_no)
-    algbw = _number(values[1], "algbw", line_no)
-    busbw = _number(values[2], "busbw", line_no)
-    wrong: int | None = None
-    error: float | None = None
-    if values[3] != "N/A":
-        # `#wrong` is printed with %g, so large counts come out as 1e+06
-        figure = _number(values[3], names[3], line_no)
-        if names[3] == "#wrong":
-            wrong = int(figure)
-        else:
-            error = figure
-    extras = tuple(
-        (name, _number(v, name, line_no)) for name, v in zip(names[4:], values[4:], strict=True)
-    )
-    return Measurement(time_us, algbw, busbw, wrong=wrong, error=error, extras=extras)
-
-
-def _row(fields: list[str], layout: _Layout, line_no: int) -> NcclRow:
-    width = layout.width + (2 if layout.timestamp else 0)
-    if len(fields) != width:
-        raise NcclParseError(
-            f"result row has {len(fields)} fields, expected {width} (cut or garbled row?)",
-            line_no,
-        )
-    head = dict(zip(layout.prefix, fields, strict=False))
-    n_prefix, n_side = len(layout.prefix), len(layout.side)
-    out_vals = fields[n_prefix : n_prefix + n_side]
-    in_vals = fields[n_prefix + n_side : n_prefix + 2 * n_side]
-    timestamp = None
-    if layout.timestamp:
-        date, clock = fields[-2:]
-        if not _TIMESTAMP.match(date):
-            raise NcclParseError(f"bad timestamp {date} {clock}", line_no)
-        timestamp = f"{date} {clock}"
-    if "type" not in head or "redop" not in head:
-        raise NcclParseError("row has no type/redop fields", line_no)
-    return NcclRow(
-        size_bytes=_integer(head.get("size", ""), "size", line_no),
-        count=_integer(head.get("count", ""), "count", line_no),
-        dtype=head["type"],
-        redop=head["redop"],
-        root=_integer(head["root"], "root", line_no) if "root" in head else None,
-        out_of_place=_side(layout.side, out_vals, line_no),
-        in_place=_side(layout.side, in_vals, line_no),
-        line_no=line_no,
-        timestamp=timestamp,
-    )
-
-
-def _check_sizes(rows: list[NcclRow]) -> None:
-    # `-d all -o all` restarts the sweep for every (type, redop); zero-byte rows repeat
-    # when small counts round down to 0 elements.
-    for prev, row in pairwise(rows):
-        if (prev.dtype, prev.redop) != (row.dtype, row.redop):
-            continue
-        if row.size_bytes < prev.size_bytes or (
-            row.size_bytes == prev.size_bytes and row.size_bytes != 0
-        ):
-            raise NcclParseError(
-                f"message sizes not increasing: {row.size_bytes} after {prev.size_bytes}",
-                row.line_no,
-            )
 
 
 @dataclass
 class _State:
-    layout: _Layout | None = None
+    layout: Layout | None = None
     rows: list[NcclRow] = field(default_factory=list)
     ranks: list[RankInfo] = field(default_factory=list)
     info: dict[str, object] = field(default_factory=dict)
@@ -440,7 +214,7 @@ def _comment_line(st: _State, line: str, line_no: int) -> None:
         st.footer_line = line_no
     elif m := _AVG.match(line):
         st.avg_line = line_no
-        st.info["avg_busbw_gbps"] = _number(m["bw"], "Avg bus bandwidth", line_no)
+        st.info["avg_busbw_gbps"] = number(m["bw"], "Avg bus bandwidth", line_no)
         if m["state"]:
             st.info["avg_busbw_failed"] = m["state"] == "FAILED"
     elif m := _TESTS_VERSION.match(line):
@@ -452,7 +226,7 @@ def _comment_line(st: _State, line: str, line_no: int) -> None:
     else:
         tokens = line.lstrip("#").split()
         if "(B)" in tokens:
-            _check_units(tokens, line_no)
+            check_units(tokens, line_no)
         elif "size" in tokens and "count" in tokens:
             if "redop" not in tokens:
                 named = identify([], n_ranks=None, named=st.named).reason
@@ -467,20 +241,7 @@ def _comment_line(st: _State, line: str, line_no: int) -> None:
                 raise NcclParseError(
                     "a second result table starts here; pass one run at a time", line_no
                 )
-            st.layout = _layout_from_header(tokens, line_no)
-
-
-_UNITS = {"(B)", "(elements)", "(us)", "(GB/s)", "(%)"}
-
-
-def _check_units(tokens: list[str], line_no: int) -> None:
-    for token in tokens:
-        if token.startswith("(") and token.endswith(")") and token not in _UNITS:
-            raise NcclParseError(
-                f"unit {token} in the column header: this reads sizes in (B), times in (us) and "
-                "bandwidths in (GB/s), as nccl-tests prints them",
-                line_no,
-            )
+            st.layout = layout_from_header(tokens, line_no)
 
 
 def _data_line(st: _State, line: str, line_no: int) -> None:
@@ -492,10 +253,10 @@ def _data_line(st: _State, line: str, line_no: int) -> None:
     if st.footer_line is not None:
         raise NcclParseError("result row after the footer; pass one run at a time", line_no)
     if st.layout is None:
-        st.layout = _layout_from_width(len(fields))
+        st.layout = layout_from_width(len(fields))
         if st.layout is None:
             raise NcclParseError(f"row of {len(fields)} fields before any column header", line_no)
-    st.rows.append(_row(fields, st.layout, line_no))
+    st.rows.append(read_row(fields, st.layout, line_no))
 
 
 def _check_rank_numbers(st: _State) -> None:
@@ -528,7 +289,7 @@ def _finish(st: _State) -> NcclRun:
         )
     if st.started and not st.concluded:
         raise NcclParseError("output is truncated: no '# Collective test concluded' line")
-    _check_sizes(rows)
+    check_sizes(rows)
     _check_rank_numbers(st)
     assert layout is not None
     return NcclRun(

@@ -29,15 +29,14 @@ from clusterctl.spec.kubernetes import (
     PEERMEM_LOADER_IMAGE,
     SHM_SIZE,
     VALIDATION_NAMESPACE,
-    HelmAddon,
     fabric_kind,
     gpu_sku,
-    helm_addons,
     nccl_launcher,
     node_labels,
     topology_file,
     worker_resources,
 )
+from clusterctl.spec.kubernetes_addons import HelmAddon, helm_addons
 from clusterctl.spec.model import ClusterSpec
 
 MPIJOB_NAME = "nccl-tests"

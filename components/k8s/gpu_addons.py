@@ -12,7 +12,11 @@ import pulumi_kubernetes as k8s
 
 from clusterctl.render.kubernetes import cluster_manifests, load_manifest_docs
 from clusterctl.spec.catalog import catalog
-from clusterctl.spec.kubernetes import helm_addons, mpi_operator_manifest_url, mpi_operator_version
+from clusterctl.spec.kubernetes_addons import (
+    helm_addons,
+    mpi_operator_manifest_url,
+    mpi_operator_version,
+)
 from clusterctl.spec.model import ClusterSpec
 from clusterctl.spec.tags import k8s_labels
 from components.k8s.helm_addon import HelmAddonRelease

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pulumi
 import pulumi_kubernetes as k8s
 
-from clusterctl.spec.kubernetes import HelmAddon
+from clusterctl.spec.kubernetes_addons import HelmAddon
 
 SHARED_NAMESPACES = {"kube-system", "default"}
 

@@ -10,7 +10,8 @@ import yaml
 
 from clusterctl.render.kubernetes import render_k8s_bundle
 from clusterctl.spec.catalog import catalog
-from clusterctl.spec.kubernetes import IB_RESOURCE, chart_pins
+from clusterctl.spec.kubernetes import IB_RESOURCE
+from clusterctl.spec.kubernetes_addons import chart_pins
 from clusterctl.spec.tags import STACK_LABEL, STACK_TAG
 from tests.conftest import plan_stack, resources
 

@@ -9,7 +9,8 @@ import pytest
 
 from clusterctl.plan.invokes import _aws_session_context
 from clusterctl.spec.catalog import catalog
-from clusterctl.spec.kubernetes import FALLBACK_CHARTS, MPI_ROOT_ENV, chart_pins
+from clusterctl.spec.kubernetes import MPI_ROOT_ENV
+from clusterctl.spec.kubernetes_addons import FALLBACK_CHARTS, chart_pins
 from clusterctl.spec.tags import STACK_LABEL, STACK_TAG
 from tests.conftest import plan_stack, resources
 

@@ -1,0 +1,203 @@
+"""The Kubernetes cluster's add-ons: the pinned Helm releases (chart, version, values) and the
+MPI Operator manifest, from the spec and config/versions.yaml. Pure data; components/k8s/ installs
+them and `plan --out` writes them under k8s/."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from clusterctl.spec.catalog import Catalog, catalog
+from clusterctl.spec.kubernetes import GPU_TOLERATION, PARTITION_LABEL, fabric_kind
+from clusterctl.spec.model import ClusterSpec
+
+
+@dataclass(frozen=True)
+class ChartPin:
+    repo: str | None
+    """Helm repository URL; None when `chart` is an oci:// reference."""
+    chart: str
+    version: str
+
+
+# Used only where config/versions.yaml has no `helm.<name>` entry. Sources: each project's
+# Chart.yaml at the tag (NVIDIA/gpu-operator, NVIDIA/k8s-device-plugin, aws/eks-charts
+# stable/aws-efa-k8s-device-plugin, Mellanox/network-operator, kubernetes-sigs/kueue,
+# NVIDIA/dcgm-exporter); gpu-operator v26.3.3 with network-operator 26.4 is the pair
+# Azure/aks-rdma-infiniband documents for ND H100 v5.
+FALLBACK_CHARTS: dict[str, ChartPin] = {
+    "gpu-operator": ChartPin("https://helm.ngc.nvidia.com/nvidia", "gpu-operator", "v26.3.3"),
+    "nvidia-device-plugin": ChartPin(
+        "https://nvidia.github.io/k8s-device-plugin", "nvidia-device-plugin", "0.19.3"
+    ),
+    "aws-efa-k8s-device-plugin": ChartPin(
+        "https://aws.github.io/eks-charts", "aws-efa-k8s-device-plugin", "v0.5.30"
+    ),
+    "network-operator": ChartPin(
+        "https://helm.ngc.nvidia.com/nvidia", "network-operator", "26.4.1"
+    ),
+    "kueue": ChartPin(None, "oci://registry.k8s.io/kueue/charts/kueue", "0.19.2"),
+    "dcgm-exporter": ChartPin(
+        "https://nvidia.github.io/dcgm-exporter/helm-charts", "dcgm-exporter", "4.8.2"
+    ),
+}
+FALLBACK_MPI_OPERATOR = "v0.8.0"
+"""kubeflow/mpi-operator ships no Helm chart; its release manifest (MPIJob v2beta1) is applied."""
+
+
+@dataclass(frozen=True)
+class HelmAddon:
+    """One Helm release: what `helm upgrade --install` would be told."""
+
+    release: str
+    namespace: str
+    pin: ChartPin
+    values: dict[str, Any]
+    privileged_namespace: bool = False
+    """Pod Security `enforce=privileged` on the namespace: driver and device-plugin pods need it."""
+
+
+def chart_pins(cat: Catalog) -> dict[str, ChartPin]:
+    """config/versions.yaml `helmCharts` (gpuOperator -> gpu-operator), else FALLBACK_CHARTS."""
+    pins = dict(FALLBACK_CHARTS)
+    for key, entry in (cat.versions.get("helmCharts") or {}).items():
+        if not isinstance(entry, dict) or not entry.get("version"):
+            continue
+        name = re.sub(r"(?<!^)(?=[A-Z])", "-", key).lower()
+        base = pins.get(name)
+        chart = entry.get("chart", base.chart.rsplit("/", 1)[-1] if base else name)
+        repo = entry.get("repo", base.repo if base else None)
+        if repo and repo.startswith("oci://"):  # Helm takes an OCI chart as one reference
+            repo, chart = None, f"{repo.rstrip('/')}/{chart}"
+        pins[name] = ChartPin(repo=repo, chart=chart, version=str(entry["version"]))
+    return pins
+
+
+def _mpi_operator(cat: Catalog) -> dict[str, Any]:
+    entry = (cat.versions.get("manifests") or {}).get("mpiOperator")
+    return entry if isinstance(entry, dict) else {}
+
+
+def mpi_operator_version(cat: Catalog) -> str:
+    return str(_mpi_operator(cat).get("version") or FALLBACK_MPI_OPERATOR)
+
+
+def mpi_operator_manifest_url(cat: Catalog) -> str:
+    url = _mpi_operator(cat).get("url")
+    if url:
+        return str(url)
+    return (
+        f"https://raw.githubusercontent.com/kubeflow/mpi-operator/{mpi_operator_version(cat)}"
+        "/deploy/v2beta1/mpi-operator.yaml"
+    )
+
+
+def helm_addons(spec: ClusterSpec, cat: Catalog | None = None) -> list[HelmAddon]:
+    """The cluster's Helm releases, in install order."""
+    cat = cat or catalog()
+    pins = chart_pins(cat)
+    kinds = {fabric_kind(p, cat) for p in spec.partitions}
+    operator = spec.kubernetes.gpu_driver == "gpu-operator"
+    addons: list[HelmAddon] = []
+    if "infiniband" in kinds:
+        addons.append(
+            HelmAddon(
+                "network-operator",
+                "network-operator",
+                pins["network-operator"],
+                {
+                    # NFD's default rules label Mellanox NICs (feature.node.kubernetes.io/
+                    # pci-15b3.present) which the NicClusterPolicy selects on; the chart's extra
+                    # NodeFeatureRules are not needed (Azure/aks-rdma-infiniband values).
+                    "nfd": {"enabled": True, "deployNodeFeatureRules": False},
+                    "operator": {"tolerations": [GPU_TOLERATION]},
+                },
+                privileged_namespace=True,
+            )
+        )
+    if operator:
+        addons.append(
+            HelmAddon(
+                "gpu-operator",
+                "gpu-operator",
+                pins["gpu-operator"],
+                gpu_operator_values(spec, "infiniband" in kinds),
+                privileged_namespace=True,
+            )
+        )
+    else:
+        addons.append(
+            HelmAddon(
+                "nvidia-device-plugin",
+                "nvidia-device-plugin",
+                pins["nvidia-device-plugin"],
+                {
+                    "tolerations": [GPU_TOLERATION],
+                    "nodeSelector": {},
+                    "affinity": _gpu_node_affinity(spec),
+                },
+                privileged_namespace=True,
+            )
+        )
+        if spec.kubernetes.dcgm_exporter:
+            addons.append(
+                HelmAddon(
+                    "dcgm-exporter",
+                    "dcgm-exporter",
+                    pins["dcgm-exporter"],
+                    {"tolerations": [GPU_TOLERATION], "affinity": _gpu_node_affinity(spec)},
+                    privileged_namespace=True,
+                )
+            )
+    if "efa" in kinds:
+        addons.append(
+            HelmAddon(
+                "aws-efa-k8s-device-plugin",
+                "kube-system",
+                pins["aws-efa-k8s-device-plugin"],
+                {"tolerations": [GPU_TOLERATION, {"operator": "Exists", "effect": "NoSchedule"}]},
+            )
+        )
+    if spec.kubernetes.kueue:
+        addons.append(HelmAddon("kueue", "kueue-system", pins["kueue"], {}))
+    return addons
+
+
+def gpu_operator_values(spec: ClusterSpec, infiniband: bool) -> dict[str, Any]:
+    values: dict[str, Any] = {
+        "daemonsets": {"tolerations": [GPU_TOLERATION]},
+        "dcgmExporter": {"enabled": spec.kubernetes.dcgm_exporter},
+        "migManager": {"enabled": False},
+        "vgpuDeviceManager": {"enabled": False},
+        "vfioManager": {"enabled": False},
+        "sandboxDevicePlugin": {"enabled": False},
+    }
+    if spec.cloud == "aws":
+        # The EKS NVIDIA AMI (AL2023_x86_64_NVIDIA) already carries the driver and the toolkit.
+        values["driver"] = {"enabled": False}
+        values["toolkit"] = {"enabled": False}
+    else:
+        # AKS node pool made with gpuProfile.driver=None: the operator owns the driver, and
+        # with the Network Operator's DOCA driver loads nvidia-peermem for GPUDirect RDMA.
+        values["driver"] = {"enabled": True, "rdma": {"enabled": infiniband}}
+        if infiniband:
+            values["nfd"] = {"enabled": False}  # the Network Operator already runs NFD
+    return values
+
+
+def _gpu_node_affinity(spec: ClusterSpec) -> dict[str, Any]:
+    names = [p.name for p in spec.partitions]
+    return {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [
+                    {
+                        "matchExpressions": [
+                            {"key": PARTITION_LABEL, "operator": "In", "values": names}
+                        ]
+                    }
+                ]
+            }
+        }
+    }
