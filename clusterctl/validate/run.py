@@ -267,7 +267,9 @@ def validate_slurm(target: SlurmTarget, opts: Options, *, launcher: Any = None) 
     if not result.output.strip():
         raise CouldNotRun(f"NCCL job {result.job_id} ended {result.state} without output")
     run = parse_output(result.output, f"job {result.job_id} ({result.state})")
-    verdict = judge_run(run, th, group)
+    # every GPU of every node must have run a rank (the probe runs one per node, on no GPU)
+    gpus = None if probe else target.gpus_per_node
+    verdict = judge_run(run, th, group, gpus_per_host=gpus, nodes=None if probe else target.nodes)
     if not probe and (opts.sweep or verdict.status == "fail"):
         nodes = list(run.hosts) or list(target.node_names)
         if len(nodes) >= 2:
@@ -313,7 +315,9 @@ def validate_k8s(target: KubeTarget, opts: Options, *, client: Any = None) -> Ou
         manifest, timeout_s=opts.timeout_minutes * 60, needs=prerequisites(launcher)
     )
     run = parse_output(log, "MPIJob launcher log")
-    outcome = Outcome([judge_run(run, th, launcher.get("partition") or "cluster")])
+    group = launcher.get("partition") or "cluster"
+    slots = int(launcher.get("slotsPerWorker") or 0) or None
+    outcome = Outcome([judge_run(run, th, group, gpus_per_host=slots, nodes=target.nodes)])
     if opts.sweep:
         outcome.notes.append("--sweep on Kubernetes is not implemented yet; run it on Slurm")
     return outcome

@@ -171,3 +171,21 @@ def test_kubernetes_validate_catches_a_broken_template() -> None:
     ]["capabilities"]["add"] = "IPC_LOCK"
     with pytest.raises(kv.ValidationError):
         kv.validate(_pod_templates(bad)[1], "1.31.0", strict=True)
+
+
+def test_a_run_short_of_the_workers_gpus_fails_naming_the_host(tmp_path, monkeypatch) -> None:
+    """slotsPerWorker x workers ranks are expected: a launcher log where each worker ran 7 of
+    its 8 GPUs passes the uneven-host check and must still fail."""
+    from tests.validate.test_slurm import _short_log
+
+    short = tmp_path / "short.txt"
+    short.write_text(_short_log(lambda host, dev: dev == 7))
+    client = RecordedClient("succeeded")
+    client.rec["logs"] = {pod: str(short) for pod in client.rec["logs"]}
+    monkeypatch.setattr(
+        RecordedClient, "pod_log", lambda self, ns, pod: Path(self.rec["logs"][pod]).read_text()
+    )
+    outcome = validate_k8s(target(), Options(), client=client)
+    assert outcome.status == "fail"
+    text = " ".join(o.message for v in outcome.verdicts for o in v.findings)
+    assert "ran 7 of 8 GPUs" in text, text

@@ -3,6 +3,7 @@ launcher's submit / wait / collect logic against recorded scheduler answers."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 
 import pytest
@@ -250,3 +251,40 @@ def test_job_without_output_is_could_not_run() -> None:
     launcher = SlurmLauncher(ssh, sleep=lambda _: None)
     with pytest.raises(CouldNotRun, match=r"ended FAILED without output"):
         validate_slurm(stack_target("azure-h100", H100_OUTPUTS), Options(), launcher=launcher)
+
+
+def _short_log(drop) -> str:
+    """The 2-node H100 log with the `# Rank` lines that `drop(host, device)` picks removed and
+    the rest renumbered from 0, as nccl-tests numbers the ranks that ran."""
+    lines, rank = [], 0
+    for line in (DATA / "nccl_tests_issue309_h100_2node.txt").read_text().splitlines():
+        m = re.match(r"#\s+Rank\s+\d+ (.* on (\S+) device\s+(\d+) .*)", line)
+        if m:
+            if drop(m[2], int(m[3])):
+                continue
+            line, rank = f"#  Rank {rank:2d} {m[1]}", rank + 1
+        lines.append(line)
+    return "\n".join(lines) + "\n"
+
+
+def _validate_output(log: str):
+    """A stack validation whose job prints `log`; a failing verdict's 2-node pair (the same two
+    hosts) prints it again."""
+    job = [("mkdir -p", "4242\n", 0), ("squeue", "", 0), ("sacct", "COMPLETED\n", 0)]
+    ssh = RecordedSsh([*job, ("cat ", log, 0), *job, ("cat ", log, 0)])
+    launcher = SlurmLauncher(ssh, sleep=lambda _: None)
+    return validate_slurm(stack_target("azure-h100", H100_OUTPUTS), Options(), launcher=launcher)
+
+
+@pytest.mark.parametrize(
+    ("drop", "named"),
+    [
+        (lambda host, dev: dev == 7, "bm-h100-01 ran 7 of 8 GPUs"),  # each node short of one GPU
+        (lambda host, dev: host == "bm-h100-02", "ranks ran on 1 of 2 nodes (bm-h100-01)"),
+    ],
+)
+def test_a_stack_run_short_of_gpus_fails_naming_what_is_missing(drop, named) -> None:
+    outcome = _validate_output(_short_log(drop))
+    assert outcome.status == "fail"
+    text = " ".join(o.message for v in outcome.verdicts for o in v.findings)
+    assert named in text, text
