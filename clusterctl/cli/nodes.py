@@ -13,27 +13,37 @@ from typing import Annotated, Any
 
 import typer
 
-from clusterctl.cli.common import StackOpt, bail, err, out
+from clusterctl.cli.common import (
+    OptionalStackOpt,
+    SandboxDirOpt,
+    SandboxOpt,
+    bail,
+    err,
+    out,
+    sandbox_workdir,
+)
 
 
 @dataclass
 class NodeDeps:
     """What `node replace` takes from the outside world; tests pass their own."""
 
-    target: Callable[[str], Any] | None = None
-    """stack -> (Ssh-like runner, admin user, drain prefix)."""
+    target: Callable[[str | None, str | None], Any] | None = None
+    """(stack, sandbox workdir) -> (Ssh-like runner, admin user, drain prefix)."""
     sleep: Callable[[float], None] = time.sleep
     clock: Callable[[], float] = field(default=time.monotonic)
 
 
-def _stack_ssh(stack: str):
+def _scheduler_ssh(stack: str | None, sandbox: str | None):
+    """The scheduler of a deployed stack, or of the running VM sandbox, over SSH as its admin."""
+    from clusterctl.errors import UserError
     from clusterctl.validate.targets import SlurmTarget, resolve
     from clusterctl.validate.transport import Ssh
 
-    target = resolve(stack=stack)
+    if bool(stack) == bool(sandbox):
+        raise UserError("node replace: name one cluster: -s STACK or --sandbox")
+    target = resolve(stack=stack, sandbox=sandbox)
     if not isinstance(target, SlurmTarget):
-        from clusterctl.errors import UserError
-
         raise UserError(f"node replace -s {stack}: only Slurm stacks have nodes to replace")
     return Ssh(target.ssh), target.ssh.user, target.drain_prefix
 
@@ -46,7 +56,9 @@ def register(app: typer.Typer, *, deps: NodeDeps | None = None) -> None:
     @node.command()
     def replace(
         name: Annotated[str, typer.Argument(help="The Slurm node name, e.g. gpu-pg0-3.")],
-        stack: StackOpt,
+        stack: OptionalStackOpt = None,
+        sandbox: SandboxOpt = False,
+        sandbox_dir: SandboxDirOpt = None,
         redeploy: Annotated[
             bool,
             typer.Option("--redeploy", help="Move the VM to new hardware instead of reimaging."),
@@ -67,7 +79,9 @@ def register(app: typer.Typer, *, deps: NodeDeps | None = None) -> None:
 
         if not NODE_NAME.match(name):
             bail(f"node replace: '{name}' is not a node name of a cluster (<partition>-pg<k>-<n>)")
-        ssh, user, prefix = (d.target or _stack_ssh)(stack)
+        ssh, user, prefix = (d.target or _scheduler_ssh)(
+            stack, sandbox_workdir(sandbox, sandbox_dir)
+        )
         job = Replace(
             ssh,
             name,

@@ -136,13 +136,27 @@ def reboot_cmd(node: str, workdir: WorkdirOpt = VM_WORKDIR) -> None:
     out.print(report.summary({node: rep}), highlight=False, markup=False)
 
 
+FAULTS = (
+    "slow-link",
+    "fail-health",
+    "fail-deep",
+    "kill-slurmd",
+    "start-fails",
+    "boot-hangs",
+    "preempt",
+    "clear",
+)
+"""faults.KINDS, named here so that `--help` imports nothing of the sandbox (a unit test keeps the
+two equal)."""
+
+
 @vm_app.command("fault")
 def fault_cmd(
     node: Annotated[str, typer.Argument(help="Node hostname, as `status` lists it.")],
     kind: Annotated[
         str,
         typer.Argument(
-            help="slow-link | fail-health | kill-slurmd | start-fails | preempt | clear",
+            help=" | ".join(FAULTS),
             metavar="FAULT",
         ),
     ],
@@ -152,7 +166,8 @@ def fault_cmd(
     workdir: WorkdirOpt = VM_WORKDIR,
 ) -> None:
     """Inject a fault into a node (or `clear` its faults): a slow link, a GPU gone (the health
-    check drains the node), slurmd killed, its VM unable to start, a spot eviction notice."""
+    check drains the node), a deep-tier check failing, slurmd killed, its VM unable to start,
+    its boot never reaching slurmd, a spot eviction notice."""
     from clusterctl.sandbox.vm import faults
 
     _need_root()

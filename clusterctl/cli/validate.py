@@ -11,7 +11,15 @@ from typing import Annotated
 
 import typer
 
-from clusterctl.cli.common import bail, err, out
+from clusterctl.cli.common import (
+    OptionalStackOpt,
+    SandboxDirOpt,
+    SandboxOpt,
+    bail,
+    err,
+    out,
+    sandbox_workdir,
+)
 from clusterctl.errors import UserError
 
 FLAGS = {
@@ -79,13 +87,10 @@ def _size_opt(short: str, long: str, what: str, key: str, default: str) -> typer
         f"{what} message size, e.g. 8, 1M, 1.5G, 16GiB (K/M/G are 1024-based, as in nccl-tests). "
         f"Default: the stack's validation.nccl.{key}, else {default}."
     )
-    return typer.Option(short, long, help=help_)
+    return typer.Option(short, long, help=help_, metavar="SIZE")
 
 
 NcclOpt = Annotated[bool, typer.Option("--nccl", help="Run the NCCL all-reduce check.")]
-StackOpt = Annotated[
-    str | None, typer.Option("--stack", "-s", help="A deployed stack: use its outputs.")
-]
 HostOpt = Annotated[
     str | None,
     typer.Option(
@@ -94,16 +99,6 @@ HostOpt = Annotated[
 ]
 KubeconfigOpt = Annotated[
     str | None, typer.Option("--kubeconfig", help="A Kubernetes cluster with the MPI operator.")
-]
-SandboxOpt = Annotated[
-    bool, typer.Option("--sandbox", help="The running local sandbox (clusterctl sandbox vm).")
-]
-SandboxDirOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--sandbox-dir",
-        help="The sandbox's workdir, if not /var/tmp/clusterctl-vm-sandbox (implies --sandbox).",
-    ),
 ]
 FromLogOpt = Annotated[
     Path | None,
@@ -124,6 +119,7 @@ ResumeOpt = Annotated[
     list[str] | None,
     typer.Option(
         "--resume",
+        metavar="NODE",
         help="Return a node that `--drain` took out, once a 2-node test with a healthy partner "
         "passes (inside a maintenance reservation); else it is drained again. Repeatable.",
     ),
@@ -144,7 +140,7 @@ def register(app: typer.Typer) -> None:
     @app.command()
     def validate(
         nccl: NcclOpt = False,
-        stack: StackOpt = None,
+        stack: OptionalStackOpt = None,
         host: HostOpt = None,
         kubeconfig: KubeconfigOpt = None,
         sandbox: SandboxOpt = False,
@@ -181,11 +177,11 @@ def register(app: typer.Typer) -> None:
             if resume:
                 if sweep or drain:
                     raise UserError("--resume re-tests named nodes: leave out --sweep and --drain")
-                code = _resume(stack, host, _sandbox_workdir(sandbox, sandbox_dir), resume)
+                code = _resume(stack, host, sandbox_workdir(sandbox, sandbox_dir), resume)
                 raise typer.Exit(code)
             min_bytes, max_bytes = sizes(min_bytes, max_bytes)
             outcome = _run(
-                stack, host, kubeconfig, _sandbox_workdir(sandbox, sandbox_dir), from_log,
+                stack, host, kubeconfig, sandbox_workdir(sandbox, sandbox_dir), from_log,
                 sku, nodes, partition, sweep, drain, fail_below, warn_below, min_bytes,
                 max_bytes, quiet=as_json,
             )  # fmt: skip
@@ -210,14 +206,6 @@ def _resume(stack, host, sandbox, nodes: list[str]) -> int:
     for r in results:
         out.print(("[green]" if r.passed else "[bold red]") + r.line() + "[/]", highlight=False)
     return 0 if all(r.passed for r in results) else 1
-
-
-def _sandbox_workdir(sandbox: bool, sandbox_dir: Path | None) -> str | None:
-    if not (sandbox or sandbox_dir):
-        return None
-    from clusterctl.project import VM_WORKDIR
-
-    return str(sandbox_dir or VM_WORKDIR)
 
 
 def _run(

@@ -2,8 +2,11 @@
 hardware (redeploy) under the same name, and rejoins only after its health check passes.
 
 Steps, all on the scheduler over SSH: refuse a node with running jobs unless forced (then they are
-requeued); drain it with a "<prefix> replace:" reason; `gpucl-power reimage|redeploy NODE` (the
-scheduler's managed identity and its power role: no Azure credentials on this machine); wait,
+requeued), and a powered-down one (its VM is deallocated; power it up first); keep power saving off
+it while it is rebuilt (`SuspendExcNodes+=`, taken back at the end, unless minNodes already keeps
+it up: a drained idle node would otherwise be deallocated mid-rebuild); drain it with a
+"<prefix> replace:" reason; `gpucl-power reimage|redeploy NODE` (the scheduler's managed identity
+and its power role: no Azure credentials on this machine); wait,
 bounded, until slurmd has registered again (a later SlurmdStartTime); then the node's own health
 check (slurmd runs it at start and every HealthCheckInterval) decides: it resumes drains that carry
 the cluster's prefix when every check passes, and drains with the failing check's reason
@@ -12,6 +15,7 @@ otherwise. A node still drained with our reason when the bound runs out is left 
 
 from __future__ import annotations
 
+import re
 import shlex
 import time
 from collections.abc import Callable
@@ -38,6 +42,10 @@ class NodeView:
     @property
     def down(self) -> bool:
         return any(s in self.state.upper() for s in ("DOWN", "NOT_RESPONDING", "POWER"))
+
+    @property
+    def powered_down(self) -> bool:
+        return any(s in self.state.upper() for s in ("POWERED_DOWN", "POWERING_DOWN"))
 
 
 def parse_node(text: str) -> NodeView:
@@ -94,12 +102,40 @@ class Replace:
     def run(self) -> bool:
         """True: the node is back and passed its checks. CouldNotRun: refused or unreachable."""
         before = self.view()
+        if before.powered_down:
+            raise CouldNotRun(
+                f"node {self.node} is powered down ({before.state}): its VM is deallocated. Power "
+                f"it up first (scontrol update NodeName={self.node} State=POWER_UP), then replace"
+            )
         jobs = self.jobs()
         if jobs and not self.force:
             raise CouldNotRun(
                 f"node {self.node} runs job(s) {', '.join(jobs)}; pass --force to requeue them "
                 "and replace it"
             )
+        exempted = self._exempt_from_power_saving()
+        try:
+            return self._replace(before, jobs)
+        finally:
+            if exempted:
+                self._sh(["scontrol", "update", f"SuspendExcNodes-={self.node}"])
+                self.log.append(f"power saving applies to {self.node} again")
+
+    def _exempt_from_power_saving(self) -> bool:
+        """SuspendExcNodes+=NODE unless the configured list already holds it (minNodes): then
+        the list is left as it is, so the end of the replace does not take the node out of it."""
+        conf = self._sh(["scontrol", "show", "config"], root=False)
+        m = re.search(r"^SuspendExcNodes\s*=\s*(\S+)", conf, re.MULTILINE)
+        current = m.group(1) if m and m.group(1) not in ("(null)", "") else ""
+        if current:
+            names = self._sh(["scontrol", "show", "hostnames", current], root=False).split()
+            if self.node in names:
+                return False
+        self._sh(["scontrol", "update", f"SuspendExcNodes+={self.node}"])
+        self.log.append(f"power saving off for {self.node} while it is rebuilt")
+        return True
+
+    def _replace(self, before: NodeView, jobs: list[str]) -> bool:
         self._sh(
             ["scontrol", "update", f"NodeName={self.node}", "State=DRAIN", f"Reason={self.reason}"]
         )

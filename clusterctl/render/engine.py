@@ -16,6 +16,7 @@ from typing import Any
 import jinja2
 
 from clusterctl.project import templates_dir
+from clusterctl.render.deep import NHC_DEEP_CONF, deep_context, deep_hours
 from clusterctl.render.site import SlurmSite
 from clusterctl.spec.catalog import Catalog, Sku, catalog
 from clusterctl.spec.model import ClusterSpec, PartitionSpec
@@ -160,7 +161,9 @@ POWER_HOME = "/opt/gpucl"
 """The power program on the scheduler: a venv with pinned azure SDKs (config/versions.yaml
 `powerProgram`) and the package clusterctl/power copied to <home>/lib/gpucl_power."""
 NCCL_CONF_OURS = "/etc/gpu-clusters/nccl.conf"
-ACCOUNTING_DB = {"db_name": "slurm_acct_db", "db_user": "slurm"}
+ACCOUNTING_DB = {"db_name": "slurm_acct_db", "db_user": "slurm", "account": "users"}
+"""`account`: the Slurm account the admin user's association is made in, so the admin's jobs
+(validation's included) are reported by `sreport` per account; sacct lists every job anyway."""
 ACCOUNTING_DATADIR = "/shared/mysql"  # on the scheduler's data disk
 
 
@@ -227,9 +230,12 @@ def node_scripts(spec: ClusterSpec, site: SlurmSite, sku: Sku | None) -> dict[st
         ctx["power_log"] = POWER_LOG
     if sku is not None:
         names += ["gpucl-scratch.sh", "node-name.sh", "gpu-node-setup.sh", "gpucl-nccl-conf.sh"]
+    if deep_hours(spec):
+        names.append("gpucl-deep-check.sh" if sku is not None else "gpucl-deep-health.sh")
+        ctx.update(deep_context(spec, site))
     if sku is None and spec.head_node.accounting:
         names.append("gpucl-accounting.sh")
-        ctx.update(ACCOUNTING_DB, db_datadir=ACCOUNTING_DATADIR)
+        ctx.update(ACCOUNTING_DB, db_datadir=ACCOUNTING_DATADIR, admin_user=spec.ssh.admin_user)
     files = {name: render_template(f"scripts/{name}.j2", **ctx) for name in names}
     files["gpucl-health.sh"] = health_script(spec, site)
     return dict(sorted(files.items()))
@@ -283,7 +289,6 @@ def power_pins(cat: Catalog) -> list[str]:
 
 
 NHC_FAST_CONF = "/etc/nhc/gpucl-fast.conf"
-NHC_DEEP_CONF = "/etc/nhc/gpucl-deep.conf"
 NHC_CHECKS = "/etc/nhc/scripts/gpucl.nhc"
 
 
@@ -380,6 +385,7 @@ def render_cloud_init(
         "nccl_conf_ours": NCCL_CONF_OURS,
         "power_home": POWER_HOME,
         "slurmctld_port": site.slurmctld_port,
+        "deep_hours": deep_hours(spec),
     }
     if sku is None:
         ctx["power_files"] = power_package(POWER_SCHEDULER_MODULES)

@@ -132,6 +132,9 @@ class HealthChecksSpec(Model):
     interval_seconds: Annotated[int, Strict()] = Field(default=300, ge=30, le=86400)
     drain_prefix: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_-]{1,16}:$")] = "gpucl:"
     """Drain reasons start with this; only such drains are resumed automatically."""
+    deep_interval_hours: Annotated[int, Strict()] = Field(default=24, ge=0, le=720)
+    """The deep tier (Azure's slow GPU and fabric checks) on every idle node, as an exclusive
+    job, this often; 0 never."""
 
 
 class NcclValidationSpec(Model):

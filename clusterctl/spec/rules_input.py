@@ -276,6 +276,13 @@ def scheduler_keys(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
                 "Slurm accounting on a Kubernetes cluster has no effect; remove it",
                 field_path("headNode", "accounting"),
             )
+        if "health_checks" in spec.model_fields_set:
+            yield Finding(
+                "error",
+                "healthChecks (Slurm's node health checks and drains) has no effect on a "
+                "Kubernetes cluster; remove it",
+                field_path("healthChecks"),
+            )
         if "storage" in spec.model_fields_set:
             yield Finding(
                 "error",

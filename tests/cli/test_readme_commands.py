@@ -69,6 +69,11 @@ ELSEWHERE: list[tuple[str, str]] = [
     ),
     (r"down -s\b", "tests/lifecycle/test_down.py::test_yes_keeps_storage_and_proves_the_rest_gone"),
     (
+        r"node replace --sandbox\b",
+        "tests/e2e/vm/test_vm_power.py::"
+        "test_node_replace_returns_the_node_under_its_name_on_a_fresh_os_disk",
+    ),
+    (
         r"node replace -s\b",
         "tests/nodes/test_node_replace.py::"
         "test_replace_drains_reimages_waits_and_returns_after_checks_pass",

@@ -18,10 +18,14 @@ class FakeScheduler:
     """Answers the command lines `node replace` sends; a node that comes back after `polls_to_boot`
     looks and then passes (or fails) its health check."""
 
-    def __init__(self, jobs=(), health_passes=True, polls_to_boot=2, power_rc=0):
+    def __init__(
+        self, jobs=(), health_passes=True, polls_to_boot=2, power_rc=0, exc="(null)", state=None
+    ):
         self.commands: list[str] = []
+        self.exc = exc
         self.jobs = list(jobs)
         self.state, self.reason, self.start = "MIXED" if jobs else "IDLE", "", "2026-11-01T10:00:00"
+        self.state = state or self.state
         self.health_passes = health_passes
         self.polls_to_boot = polls_to_boot
         self.power_rc = power_rc
@@ -40,6 +44,18 @@ class FakeScheduler:
             out = self._show()
         elif argv[0] == "squeue":
             out = "".join(f"{j}\n" for j in self.jobs)
+        elif argv[:3] == ["scontrol", "show", "config"]:
+            out = f"SuspendTime             = 900 sec\nSuspendExcNodes         = {self.exc}\n"
+        elif argv[:3] == ["scontrol", "show", "hostnames"]:
+            expand = {
+                "gpu-pg0-[1-3]": "gpu-pg0-1\ngpu-pg0-2\ngpu-pg0-3\n",
+                "gpu-pg0-1": "gpu-pg0-1\n",
+            }
+            out = expand[argv[3]]
+        elif argv[:3] == ["scontrol", "update", f"SuspendExcNodes+={NODE}"]:
+            self.exc = NODE if self.exc == "(null)" else f"{self.exc},{NODE}"
+        elif argv[:3] == ["scontrol", "update", f"SuspendExcNodes-={NODE}"]:
+            self.exc = self.exc.replace(f",{NODE}", "").replace(NODE, "") or "(null)"
         elif argv[:2] == ["scontrol", "update"]:
             fields = dict(a.split("=", 1) for a in argv[2:])
             if fields["State"] == "DRAIN":
@@ -77,7 +93,7 @@ class FakeScheduler:
         )
 
 
-def invoke(sched: FakeScheduler, *args: str):
+def invoke(sched: FakeScheduler, *args: str, asked: list | None = None):
     app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
 
     @app.callback()
@@ -86,7 +102,10 @@ def invoke(sched: FakeScheduler, *args: str):
 
     ticks = iter(range(0, 10**6, 60))
     deps = NodeDeps(
-        target=lambda stack: (sched, "azureuser", "gpucl:"),
+        target=lambda stack, sandbox: (
+            (asked if asked is not None else []).append((stack, sandbox))
+            or (sched, "azureuser", "gpucl:")
+        ),
         sleep=lambda s: None,
         clock=lambda: float(next(ticks)),
     )
@@ -106,6 +125,11 @@ def test_replace_drains_reimages_waits_and_returns_after_checks_pass() -> None:
     assert power == [f"sudo -n -u slurm /usr/local/bin/gpucl-power reimage {NODE}"]
     # never resumed by hand: the health check did it
     assert not any("State=RESUME" in c for c in sched.commands)
+    # power saving kept off the node while it was rebuilt, then given back
+    exc = [c for c in sched.commands if "SuspendExcNodes" in c]
+    assert exc == [f"sudo -n scontrol update SuspendExcNodes+={NODE}",
+                   f"sudo -n scontrol update SuspendExcNodes-={NODE}"]  # fmt: skip
+    assert sched.exc == "(null)"
 
 
 def test_replace_refuses_a_node_with_a_running_job() -> None:
@@ -152,3 +176,42 @@ def test_names_outside_the_scheme_are_refused(name: str) -> None:
     result = invoke(sched, "-s", "azure-h100", name)
     assert result.exit_code == 2 and "is not a node name" in result.output
     assert sched.commands == []
+
+
+def test_the_sandbox_is_a_cluster_to_replace_nodes_in() -> None:
+    sched, asked = FakeScheduler(), []
+    result = invoke(sched, "--sandbox-dir", "/tmp/sbx", NODE, asked=asked)
+    assert result.exit_code == 0, result.output
+    assert asked == [(None, "/tmp/sbx")]
+
+
+@pytest.mark.parametrize("args", [[], ["-s", "azure-h100", "--sandbox"]])
+def test_exactly_one_cluster_must_be_named(args: list[str]) -> None:
+    from tests.cli.conftest import run_cli
+
+    proc = run_cli("node", "replace", *args, NODE)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip() == ("error: node replace: name one cluster: -s STACK or --sandbox")
+
+
+def test_power_saving_is_given_back_when_the_node_does_not_come_back() -> None:
+    sched = FakeScheduler(polls_to_boot=10**9, exc="gpu-pg0-1")
+    result = invoke(sched, "-s", "azure-h100", NODE, "--timeout", "5")
+    assert result.exit_code == 1
+    assert sched.exc == "gpu-pg0-1"  # minNodes' own entry untouched, ours taken back
+
+
+def test_a_node_that_min_nodes_keeps_up_keeps_its_exemption() -> None:
+    sched = FakeScheduler(exc="gpu-pg0-[1-3]")
+    result = invoke(sched, "-s", "azure-h100", NODE)
+    assert result.exit_code == 0, result.output
+    assert not any("SuspendExcNodes" in c for c in sched.commands)
+    assert sched.exc == "gpu-pg0-[1-3]"
+
+
+def test_a_powered_down_node_is_refused_with_the_way_to_power_it_up() -> None:
+    sched = FakeScheduler(state="IDLE+POWERED_DOWN")
+    result = invoke(sched, "-s", "azure-h100", NODE)
+    assert result.exit_code == 2
+    assert f"scontrol update NodeName={NODE} State=POWER_UP" in result.output
+    assert not any("DRAIN" in c or "gpucl-power" in c for c in sched.commands)

@@ -55,6 +55,7 @@ FLIPS: dict[str, tuple[str, str]] = {
     "healthChecks.enabled": (SLURM, "false"),
     "healthChecks.intervalSeconds": (SLURM, "600"),
     "healthChecks.drainPrefix": (SLURM, "'ours:'"),
+    "healthChecks.deepIntervalHours": (SLURM, "0"),
     "validation.nccl.onDeploy": (SLURM, "true"),
     "validation.nccl.minBytes": (SLURM, "1M"),
     "validation.nccl.maxBytes": (SLURM, "8G"),

@@ -58,6 +58,13 @@ def assert_refused(stack: str, overrides: list[str], field: str, words: str) -> 
         ("azure-a100", "kubernetes.systemNodes=3", "kubernetes", "no effect"),
         ("aks-h100", "headNode.accounting=true", "headNode.accounting", "no effect"),
         ("aks-h100", "storage.kind=none", "storage", "no effect"),
+        ("aws-p5", "healthChecks.deepIntervalHours=6", "healthChecks", "no effect"),
+        (
+            "azure-h100",
+            "healthChecks.deepIntervalHours=721",
+            "healthChecks.deepIntervalHours",
+            "720",
+        ),
         ("azure-a100", f"ssh.publicKey={_key('ssh-ed25519', 'ssh-rsa')}", "ssh.publicKey", "holds"),
         ("azure-a100", "ssh.publicKey=ssh-rsa !!!! me", "ssh.publicKey", "base64"),
         ("azure-a100", f"ssh.publicKey={_key('ssh-dss')}", "ssh.publicKey", "not ssh-dss"),

@@ -3,12 +3,17 @@
 - slow-link: the node's link on the lab bridge limited by `tbf` (this kernel has no netem).
 - fail-health: the node's last GPU falls off the bus (its /dev/nvidiaN disappears inside the
   node: nvidia-smi lists one fewer, so the health check's GPU count fails, as on a VM).
+- fail-deep: the node's NCCL all-reduce falls below its floor in the deep tier only (the
+  azurehpc-health-checks stand-in fails check_nccl_allreduce; the fast tier still passes).
 - kill-slurmd: slurmd killed with SIGKILL (the unit does not restart it; slurmctld notices).
 - start-fails: the node's VM cannot be started: each start is accepted, then the instance view
   reports AllocationFailed, as Azure does when a region has no capacity (power.py).
+- boot-hangs: the node's VM starts (the platform reports it running) but its OS never gets as far
+  as slurmd, as with a hung boot or a bad image: at each start slurmd is masked on its OS disk.
+  Slurm's ResumeTimeout then decides (power.py).
 - preempt: a spot eviction notice (Scheduled Events `Preempt`, 30 s NotBefore) for the node's VM
   at the IMDS stand-in; approving it deallocates the VM.
-- clear: every fault of the node undone (link, GPU device, slurmd started again).
+- clear: every fault of the node undone (link, GPU device, slurmd started again, slurmd unmasked).
 Faults are recorded in the sandbox state, so `clear` knows what to undo.
 """
 
@@ -23,7 +28,21 @@ from pathlib import Path
 from . import lab as lab_mod
 from . import machine, vmstate
 
-KINDS = ("slow-link", "fail-health", "kill-slurmd", "start-fails", "preempt", "clear")
+KINDS = (
+    "slow-link",
+    "fail-health",
+    "fail-deep",
+    "kill-slurmd",
+    "start-fails",
+    "boot-hangs",
+    "preempt",
+    "clear",
+)
+
+
+FAIL_CHECKS = "/run/gpucl-sandbox/fail-checks"
+"""Checks the node's NHC and azurehpc-health-checks stand-ins fail (one name per line)."""
+DEEP_CHECK = "check_nccl_allreduce"
 
 
 class FaultError(RuntimeError):
@@ -71,9 +90,16 @@ def _inject(workdir: Path, node: str, kind: str, rate: str) -> str:
         _sh(info, f"umount /dev/{last} 2>/dev/null; rm -f /dev/{last}")
         faults.setdefault("fail-health", []).append(last)
         done = f"{node}: /dev/{last} removed (the GPU fell off the bus)"
+    elif kind == "fail-deep":
+        _sh(info, f"mkdir -p /run/gpucl-sandbox && echo {DEEP_CHECK} >> {FAIL_CHECKS}")
+        faults["fail-deep"] = DEEP_CHECK
+        done = f"{node}: {DEEP_CHECK} fails in the deep tier"
     elif kind == "start-fails":
         faults["start-fails"] = True
         done = f"{node}: its VM's next starts fail (AllocationFailed)"
+    elif kind == "boot-hangs":
+        faults["boot-hangs"] = True
+        done = f"{node}: its VM's next starts never reach slurmd (slurmd masked at boot)"
     elif kind == "preempt":
         event = _preempt(state, info)
         faults["preempt"] = event["EventId"]
@@ -129,5 +155,9 @@ def _clear(workdir: Path, node: str) -> str:
         _sh(info, f"[ -e /dev/{dev} ] || mknod -m 666 /dev/{dev} c {machine.NVIDIA_MAJOR} {minor}")
     if faults.get("kill-slurmd"):
         _sh(info, "systemctl start slurmd")
+    if faults.get("boot-hangs"):
+        machine.unmask_slurmd(state, node)
+    if faults.get("fail-deep"):
+        _sh(info, f"rm -f {FAIL_CHECKS}")
     state.save()
     return f"{node}: cleared {', '.join(sorted(faults)) or 'nothing (no faults recorded)'}"

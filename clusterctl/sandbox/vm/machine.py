@@ -75,6 +75,23 @@ def remount_fresh(state: VmState, name: str) -> None:
     write_seed(d / "root", node["seed"])
 
 
+SLURMD_MASK = "etc/systemd/system/slurmd.service"
+
+
+def mask_slurmd(state: VmState, name: str) -> None:
+    """slurmd masked on the node's OS disk (the boot-hangs fault): the node must be stopped."""
+    mask = node_dir(state, name) / "root" / SLURMD_MASK
+    mask.parent.mkdir(parents=True, exist_ok=True)
+    mask.unlink(missing_ok=True)
+    mask.symlink_to("/dev/null")
+
+
+def unmask_slurmd(state: VmState, name: str) -> None:
+    mask = node_dir(state, name) / "root" / SLURMD_MASK
+    if mask.is_symlink() and os.readlink(mask) == "/dev/null":
+        mask.unlink()
+
+
 def seed_files(spec: MachineSpec, gateway: str) -> dict[str, str]:
     """The NoCloud seed and the per-node files the cloud's platform provides (path -> text)."""
     meta = f"instance-id: {spec.name}\nlocal-hostname: {spec.name}\n"

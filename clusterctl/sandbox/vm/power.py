@@ -12,6 +12,7 @@ What each call does, as Azure does it (substitutions.py, "power-api"):
   known instance, systemd starts munge and slurmd, which registers.
   A `start-fails` fault makes the next starts fail as Azure reports it: the call is accepted and
   the instance view then shows the error (`AllocationFailed`), and the VM stays deallocated.
+  A `boot-hangs` fault makes a start succeed while the OS never reaches slurmd (masked).
 - reimage: deallocate, a fresh OS disk (the upper layer emptied), start: cloud-init runs again.
 - redeploy: deallocate and start (new hardware on Azure; here the same host).
 """
@@ -106,6 +107,8 @@ def start(state: vmstate.VmState, name: str) -> None:
     if running(node):
         return
     time.sleep(BOOT_DELAY_S)
+    if node.get("faults", {}).get("boot-hangs"):
+        machine.mask_slurmd(state, name)
     machine.launch(state, name)
     node["init"] = machine.init_pid(node["pid"])
     _publish(state)
@@ -175,7 +178,9 @@ def time_scale(
         f"grep -q '^SuspendTime=[0-9]' {conf} && grep -q '^ResumeTimeout=' {conf} && "
         f"sed -i {' '.join('-e ' + shlex.quote(e) for e in edits)} {conf} && "
         f"echo '{override}' > /etc/gpu-clusters/power.d/50-time-scale.json && "
-        "scontrol reconfigure && scontrol show config"
+        # a reconfigure right after a power action can time out while slurmctld is busy: retry
+        "{ scontrol reconfigure || { sleep 5 && scontrol reconfigure; } || "
+        "{ sleep 15 && scontrol reconfigure; }; } && scontrol show config"
     )
     proc = boot.run(workdir, scheduler, ["sh", "-c", script])
     if proc.returncode != 0 or not re.search(rf"SuspendTime\s+=\s+{suspend_s} sec", proc.stdout):

@@ -22,6 +22,8 @@ import tempfile
 from pathlib import Path
 
 STANDINS = Path(__file__).parent / "files" / "standins"
+HPC_IMAGE_FILES = Path(__file__).parent / "files" / "hpc-image"
+"""What the Azure HPC image ships outside packages (stand-ins: substitutions.py)."""
 SMD_VERSION = "25.11.5-1gpucl+deb{debian}"
 ARCH = "amd64"
 
@@ -54,9 +56,9 @@ NFS_PACKAGES = {"nfs-common": "", "nfs-kernel-server": "nfs-common"}
 
 def repo_digest() -> str:
     h = hashlib.sha256(Path(__file__).read_bytes())
-    for path in sorted(STANDINS.rglob("*")):
+    for path in sorted([*STANDINS.rglob("*"), *HPC_IMAGE_FILES.rglob("*")]):
         if path.is_file() or path.is_symlink():
-            h.update(str(path.relative_to(STANDINS)).encode())
+            h.update(str(path.relative_to(STANDINS.parent)).encode())
             h.update(path.read_bytes() if not path.is_symlink() else str(path.readlink()).encode())
     return h.hexdigest()[:12]
 
@@ -381,6 +383,7 @@ def hpc_layer(image, repo_dir: Path, log=print) -> Path:
                 tail = proc.stdout[-2000:]
                 raise RuntimeError(f"HPC image layer: apt-get install failed:\n{tail}")
             lst.unlink()
+            _overlay(HPC_IMAGE_FILES, root)
             subprocess.run(["chroot", str(root), "apt-get", "clean"], check=True)
             shutil.rmtree(root / "var" / "lib" / "apt" / "lists", ignore_errors=True)
             (root / "var" / "lib" / "apt" / "lists" / "partial").mkdir(parents=True)

@@ -136,6 +136,16 @@ SUBSTITUTIONS: tuple[Substitution, ...] = (
         "lab",
     ),
     Substitution(
+        "azurehpc-health-checks",
+        "the HPC image's /opt/azurehpc/test/azurehpc-health-checks/run-health-checks.sh (NHC with "
+        "Azure's custom checks, in its container), which the deep tier runs",
+        "a script at the same path on GPU nodes: it reads the same config lines, checks each "
+        "check's arguments as Azure's checks read them, passes unless "
+        "/run/gpucl-sandbox/fail-checks names the check (fault fail-deep), exits 1 on a failure",
+        "no GPUs, InfiniBand or container runtime here",
+        "image",
+    ),
+    Substitution(
         "network",
         "Azure VNet, DHCP, Azure DNS",
         "one bridge in a lab netns, a veth per node with a fixed address (.4 scheduler, .5+ "

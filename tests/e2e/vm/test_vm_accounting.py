@@ -1,8 +1,8 @@
 """`headNode.accounting: true` built by the scheduler's user-data and run for real (issue 15):
-MariaDB on the data disk, slurmdbd after it, the cluster registered; a finished job shows in
-`sacct`, and a restart of slurmdbd loses nothing. (`sreport` is not shown yet: its job reports
-were empty for jobs without an association; cluster utilization waits for the hourly rollup.)
-Root only."""
+MariaDB on the data disk, slurmdbd after it, the cluster registered, the admin user associated
+with an account; a finished job shows in `sacct` and in `sreport`'s job report by account, and a
+restart of slurmdbd loses nothing. (sreport's cluster utilization comes from the hourly rollup,
+which a test cannot wait for.) Root only."""
 
 from __future__ import annotations
 
@@ -72,3 +72,17 @@ def test_a_finished_job_shows_in_sacct_and_survives_a_slurmdbd_restart(cluster):
     assert wait_sacct(cluster, job_id) == "COMPLETED"  # still there
     second = sh(cluster, "sbatch --parsable --wait -N1 --time=1 --wrap true").stdout.strip()
     assert wait_sacct(cluster, second.split(";")[0]) == "COMPLETED"  # and recording again
+
+
+def test_the_admins_finished_jobs_show_in_sreport_by_account(cluster) -> None:
+    assocs = sh(cluster, "sacctmgr -n -P show assoc format=cluster,account,user").stdout.split()
+    assert "h100|users|azureuser" in assocs, assocs
+    job = sh(cluster, "cd /tmp && runuser -u azureuser -- sbatch --parsable --wait -N1 --time=1 "
+                      "--output=/dev/null --wrap true")  # fmt: skip
+    assert job.returncode == 0, job.stderr
+    assert wait_sacct(cluster, job.stdout.strip().split(";")[0]) == "COMPLETED"
+    report = sh(cluster, "sreport -n -P job sizesbyaccount PrintJobCount FlatView "
+                         "start=now-1hours end=now").stdout  # fmt: skip
+    rows = [r.split("|") for r in report.splitlines() if r.count("|") > 7]
+    counts = {r[1]: int(r[7]) for r in rows}
+    assert counts.get("users", 0) >= 1, report

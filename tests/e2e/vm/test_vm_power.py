@@ -4,7 +4,8 @@ stand-in starts and stops node containers for the Azure calls (substitution powe
 times are scaled to seconds (substitution time-scale). Root only.
 
 Proves: idle nodes power down (idle~, their VMs stopped); a job powers a node up and runs; a node
-whose start fails is DOWN with the cause and its job runs on another node; a spot eviction notice
+whose start fails is DOWN with the cause and its job runs on another node; so is one that starts
+but never registers, once ResumeTimeout passes; a spot eviction notice
 drains the node, requeues its job and deallocates it, which then returns as an ordinary
 powered-down node."""
 
@@ -77,9 +78,10 @@ def wait_for(what: str, probe: Callable[[], object], ok: Callable[[object], bool
     return seen
 
 
-def scale_time(c: Cluster) -> None:
+def scale_time(c: Cluster, first: bool = False) -> None:
     """The time-scale substitution, on the rendered defaults."""
-    assert c.sh("grep -q '^SuspendTime=900$' /etc/slurm/slurm.conf").returncode == 0
+    if first:
+        assert c.sh("grep -q '^SuspendTime=900$' /etc/slurm/slurm.conf").returncode == 0
     power.time_scale(c.workdir, c.scheduler, SUSPEND_S, SUSPEND_TIMEOUT_S, RESUME_TIMEOUT_S)
 
 
@@ -93,7 +95,7 @@ def cluster(tmp_path_factory):
         wait_for("both nodes registered", lambda: [c.state(n) for n in HOSTS],
                  lambda s: s == ["idle", "idle"], 120)  # fmt: skip
         try:
-            scale_time(c)
+            scale_time(c, first=True)
             yield c
         finally:
             keep_logs(c)
@@ -156,10 +158,62 @@ def test_a_node_that_cannot_start_is_down_with_the_cause_and_its_job_runs_elsewh
         assert cluster.vm_power("gpu-pg0-1") == "stopped"
     finally:
         cluster.fault(HOSTS["gpu-pg0-1"], "clear")
-    # the operator's way back: resume it; it is an ordinary powered-down node again
-    cluster.sh("scontrol update NodeName=gpu-pg0-1 State=RESUME")
+    # the operator's way back (README): a forced power down; an ordinary powered-down node again
+    cluster.sh("scontrol update NodeName=gpu-pg0-1 State=POWER_DOWN_FORCE")
     wait_for("gpu-pg0-1 powered down, not DOWN", lambda: cluster.state("gpu-pg0-1"),
              lambda s: s == "idle~", 60)  # fmt: skip
+
+
+def test_a_node_that_never_registers_is_down_after_resume_timeout_and_its_job_runs_elsewhere(
+    cluster: Cluster,
+) -> None:
+    """The VM starts but its boot never reaches slurmd: no job waits in CONFIGURING past
+    ResumeTimeout; then the node is DOWN with the cause (ResumeFailProgram), its VM deallocated,
+    and the job requeued onto the other node. Both VMs get the fault until Slurm has picked one
+    (its choice among powered-down nodes is its own); the other's is cleared before it starts."""
+    resume_timeout = 90
+    power.time_scale(cluster.workdir, cluster.scheduler, SUSPEND_S, SUSPEND_TIMEOUT_S,
+                     resume_timeout)  # fmt: skip
+    for node in HOSTS:
+        wait_for(f"{node} powered down", lambda n=node: cluster.state(n), lambda s: s == "idle~",
+                 SUSPEND_S + SUSPEND_TIMEOUT_S + 60)  # fmt: skip
+    for host in HOSTS.values():
+        cluster.fault(host, "boot-hangs")
+    bad = None
+    try:
+        t0 = time.monotonic()
+        job = cluster.sbatch("-N1", "--time=5", "--wrap", "'hostname'")
+        bad = wait_for("the job given a node", lambda: cluster.job(job).get("NodeList"),
+                       lambda n: n in HOSTS, 30)  # fmt: skip
+        good = next(n for n in HOSTS if n != bad)
+        cluster.fault(HOSTS[good], "clear")
+        reason = wait_for(f"{bad} DOWN with the cause", lambda: cluster.reason(bad),
+                          lambda r: r.startswith("gpucl: power: not registered"),
+                          resume_timeout + 60)  # fmt: skip
+        left_configuring = time.monotonic() - t0
+        assert "ResumeTimeout" in reason, reason
+        assert cluster.state(bad).startswith("down")
+        done = wait_for("the job to finish elsewhere", lambda: cluster.job(job),
+                        lambda j: j.get("JobState") in ("COMPLETED", "FAILED", "NODE_FAIL"),
+                        resume_timeout + 120)  # fmt: skip
+        assert (done["JobState"], done["NodeList"]) == ("COMPLETED", good), done
+        assert int(done.get("Restarts", "0")) >= 1, done
+        wait_for(f"{bad}'s VM deallocated", lambda: cluster.vm_power(bad),
+                 lambda p: p == "stopped", 60)  # fmt: skip
+        print(f"{bad} given up after {left_configuring:.0f} s (ResumeTimeout {resume_timeout})")
+        assert left_configuring < resume_timeout + 45
+    finally:
+        for host in HOSTS.values():
+            cluster.fault(host, "clear")
+        scale_time(cluster)
+    cluster.sh(f"scontrol update NodeName={bad} State=POWER_DOWN_FORCE")
+    wait_for(f"{bad} powered down, not DOWN", lambda: cluster.state(bad),
+             lambda s: s == "idle~", 60)  # fmt: skip
+    # usable after a reconfigure too (a RESUME here left it NOT_RESPONDING, stranded by one)
+    cluster.sh("scontrol reconfigure")
+    job = cluster.sbatch("-N1", "-w", bad, "--time=5", "--wrap", "'hostname'")
+    wait_for(f"a job on {bad} after the reconfigure", lambda: cluster.job(job).get("JobState"),
+             lambda s: s == "COMPLETED", RESUME_TIMEOUT_S)  # fmt: skip
 
 
 def test_a_spot_eviction_drains_requeues_and_deallocates(cluster: Cluster) -> None:
@@ -225,3 +279,38 @@ def test_a_resize_from_two_to_three_nodes_joins_without_touching_a_running_job(
         assert (after["StartTime"], after["Restarts"]) == (before["StartTime"], before["Restarts"])
     finally:
         cluster.sh(f"scancel {job}")
+
+
+def test_node_replace_returns_the_node_under_its_name_on_a_fresh_os_disk(cluster: Cluster) -> None:
+    """`clusterctl node replace --sandbox-dir` as a user runs it (ssh to the scheduler as the
+    admin, sudo): refused while a job runs, then with --force the job is requeued, the node
+    drained, reimaged (a new OS disk, cloud-init runs again), and back in service after its
+    health check, under its name; power saving (SuspendTime scaled to 20 s) leaves it alone
+    while it is rebuilt, and applies to it again afterwards."""
+    node, host = "gpu-pg0-1", HOSTS["gpu-pg0-1"]
+    job = cluster.sbatch("-N1", "-w", node, "--time=10", "--wrap", "'sleep 600'")
+    wait_for("a job on the node", lambda: cluster.job(job).get("JobState"),
+             lambda s: s == "RUNNING", RESUME_TIMEOUT_S)  # fmt: skip
+    assert cluster.sh("echo old-disk > /root/replace-marker", host).returncode == 0
+    upper = cluster.workdir / "nodes" / host / "upper"
+    assert (upper / "root" / "replace-marker").exists()  # the OS disk, seen from the host
+    argv = [sys.executable, "-m", "clusterctl", "node", "replace", node,
+            "--sandbox-dir", str(cluster.workdir), "--timeout", "8"]  # fmt: skip
+    try:
+        refused = subprocess.run(argv, capture_output=True, text=True, timeout=120, cwd=ROOT)
+        assert refused.returncode == 2, refused.stdout + refused.stderr
+        assert f"runs job(s) {job}; pass --force" in refused.stderr
+        proc = subprocess.run([*argv, "--force"], capture_output=True, text=True, timeout=700,
+                              cwd=ROOT)  # fmt: skip
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert f"requeued {job}" in proc.stdout
+        assert f"{node} passed its health check and is back in service" in proc.stdout
+        assert f"power saving applies to {node} again" in proc.stdout
+    finally:
+        cluster.sh(f"scancel {job}")
+    assert not (upper / "root" / "replace-marker").exists()  # a new OS disk
+    assert "SuspendExcNodes         = (null)" in cluster.sh("scontrol show config").stdout
+    log = cluster.sh("cat /var/log/slurm/gpucl-power.log").stdout
+    assert f"{node}: reimage accepted" in log, log
+    # slurmd and munge come from the user-data's packages: on a new OS disk the node could only
+    # register again because cloud-init built it again

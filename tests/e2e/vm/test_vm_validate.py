@@ -110,6 +110,60 @@ def test_unreachable_scheduler_exits_2_with_one_line(cluster):
     assert len(lines) == 1 and lines[0].startswith("error: cannot reach azureuser@"), proc.stderr
 
 
+def sched_sh(workdir: Path, cmd: str, node: str = "h100-scheduler", timeout: float = 120):
+    return boot.run(workdir, node, ["sh", "-c", cmd], timeout=timeout)
+
+
+def test_the_deep_tier_skips_a_busy_node_and_drains_a_failing_one_for_good(cluster):
+    """Issue 12: the deep tier never runs beside a job; a deep failure drains with its own
+    prefix, which the fast tier's next pass leaves alone. The timer's service is started by hand
+    (the interval is 24 h): what the timer would do at its next elapse."""
+    _, workdir = cluster
+    busy, host, bad = "gpu-pg0-1", "gpu-pg0-000000", ("gpu-pg0-000001", "gpu-pg0-2")
+    unit = "gpucl-deep-health.timer"
+    timer = sched_sh(workdir, f"systemctl is-enabled {unit}; systemctl cat {unit}")
+    assert timer.stdout.startswith("enabled") and "OnUnitActiveSec=24h" in timer.stdout, (
+        timer.stdout
+    )
+    job = sched_sh(workdir, f"sbatch --parsable -N1 -w {busy} --time=10 --wrap 'sleep 600'")
+    job_id = job.stdout.strip().split(";")[0]
+    faults.inject(workdir, bad[0], "fail-deep")
+    try:
+        deadline = time.monotonic() + 90
+        # the busy node runs its job; the others answer slurmctld (an `idle*` node, not
+        # responding after the earlier faults, would rightly be skipped)
+        while [node_state(workdir, n)[0] for n in SLURM] != ["allocated", "idle", "idle", "idle"]:
+            assert time.monotonic() < deadline, [node_state(workdir, n) for n in SLURM]
+            time.sleep(1)
+        run = sched_sh(workdir, "systemctl start gpucl-deep-health.service && "
+                                "cat /var/log/slurm/gpucl-deep.log")  # fmt: skip
+        assert run.returncode == 0, run.stderr
+        assert f"{busy} skipped: allocated (job {job_id})" in run.stdout, run.stdout
+        deadline = time.monotonic() + 120
+        while sched_sh(workdir, "squeue -h -n gpucl-deep -o %i").stdout.strip():
+            assert time.monotonic() < deadline, "deep-check jobs still queued"
+            time.sleep(2)
+        for node in ("gpu-pg0-2", "gpu-pg0-3", "gpu-pg0-4"):
+            assert f"{node}: deep check submitted as job" in run.stdout, run.stdout
+        ran = sched_sh(workdir, "cat /var/log/slurm/gpucl-deep-*.out 2>/dev/null", node=host)
+        assert ran.stdout == "", ran.stdout  # nothing ran on the busy node
+        out = sched_sh(workdir, "cat /var/log/slurm/gpucl-deep-*.out", node="gpu-pg0-000002")
+        assert "check_nccl_allreduce 460.0 1 16G" in out.stdout and "passed" in out.stdout, out
+        state, reason = node_state(workdir, bad[1])
+        assert state == "drained", (state, reason)
+        assert reason.startswith("gpucl-deep: check_nccl_allreduce"), reason
+        for other in ("gpu-pg0-3", "gpu-pg0-4"):
+            assert node_state(workdir, other)[0] == "idle", node_state(workdir, other)
+        # the fast tier passes on that node and still leaves the deep drain alone
+        fast = sched_sh(workdir, HEALTH, node=bad[0])
+        assert fast.returncode == 0, fast.stderr
+        assert node_state(workdir, bad[1]) == (state, reason)
+    finally:
+        sched_sh(workdir, f"scancel {job_id}")
+        faults.clear(workdir, bad[0])
+        sched_sh(workdir, f"scontrol update NodeName={bad[1]} State=RESUME")
+
+
 def test_a_killed_slurmd_ends_validate_within_minutes_naming_the_node(cluster):
     """Issue 15: a killed slurmd kept `validate --nccl --sandbox` running 37 min. Last in the
     module: the node may be left DOWN (ReturnToService=2 brings it back once slurmd answers)."""

@@ -81,3 +81,26 @@ def test_the_scheduler_gets_each_vms_state(sandbox: Path) -> None:
         assert (code, body) == (200, {"h100-gpu-pg0_0": {"power": "stopped", "error": None}})
     finally:
         server.shutdown()
+
+
+def test_the_cli_lists_every_fault_the_sandbox_knows() -> None:
+    from clusterctl.cli.sandbox_vm import FAULTS
+    from clusterctl.sandbox.vm.faults import KINDS
+
+    assert FAULTS == KINDS
+
+
+def test_boot_hangs_masks_slurmd_on_the_os_disk_and_clear_unmasks_it(sandbox: Path) -> None:
+    from clusterctl.sandbox.vm import machine
+
+    state = vmstate.load(sandbox)
+    assert state is not None
+    root = machine.node_dir(state, "gpu-pg0-000000") / "root"
+    unit = root / machine.SLURMD_MASK
+    machine.mask_slurmd(state, "gpu-pg0-000000")
+    assert unit.is_symlink() and str(unit.readlink()) == "/dev/null"
+    machine.unmask_slurmd(state, "gpu-pg0-000000")
+    assert not unit.is_symlink()
+    unit.write_text("[Service]\n")  # an admin's own unit file is not a mask: left alone
+    machine.unmask_slurmd(state, "gpu-pg0-000000")
+    assert unit.read_text() == "[Service]\n"
