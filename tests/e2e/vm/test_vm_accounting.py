@@ -81,8 +81,14 @@ def test_the_admins_finished_jobs_show_in_sreport_by_account(cluster) -> None:
                       "--output=/dev/null --wrap true")  # fmt: skip
     assert job.returncode == 0, job.stderr
     assert wait_sacct(cluster, job.stdout.strip().split(";")[0]) == "COMPLETED"
-    report = sh(cluster, "sreport -n -P job sizesbyaccount PrintJobCount FlatView "
-                         "start=now-1hours end=now").stdout  # fmt: skip
-    rows = [r.split("|") for r in report.splitlines() if r.count("|") > 7]
-    counts = {r[1]: int(r[7]) for r in rows}
-    assert counts.get("users", 0) >= 1, report
+    deadline = time.monotonic() + 90  # slurmdbd may still be taking the job's end record
+    while True:
+        report = sh(cluster, "sreport -n -P job sizesbyaccount PrintJobCount FlatView "
+                             "start=now-2hours end=now").stdout  # fmt: skip
+        rows = [r.split("|") for r in report.splitlines() if r.count("|") > 7]
+        counts = {r[1]: int(r[7]) for r in rows}
+        if counts.get("users", 0) >= 1 or time.monotonic() > deadline:
+            break
+        time.sleep(5)
+    jobs = sh(cluster, "sacct -n -X -P -S now-2hours -o JobID,User,Account,State").stdout
+    assert counts.get("users", 0) >= 1, f"sreport:\n{report}\nsacct:\n{jobs}"
