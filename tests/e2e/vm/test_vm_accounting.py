@@ -1,11 +1,15 @@
 """`headNode.accounting: true` built by the scheduler's user-data and run for real (issue 15):
 MariaDB on the data disk, slurmdbd after it, the cluster registered, the admin user associated
-with an account (so sreport reports its jobs by account); a finished job shows in `sacct`, and a
-restart of slurmdbd loses nothing. (sreport covers whole hours only, which a test cannot wait
-for.) Root only."""
+with an account; a finished job shows in `sacct` and in `sreport`'s job report by account, and a
+restart of slurmdbd loses nothing. sreport reports whole hours only (it clamps a report's end to
+now and rounds it down to the hour), so the report is asked with its client clock an hour ahead
+(the host's libfaketime, preloaded into sreport alone): what a user reading it next hour sees.
+(Cluster utilization comes from slurmdbd's hourly rollup, which a test cannot wait for.) Root
+only."""
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import time
@@ -74,14 +78,31 @@ def test_a_finished_job_shows_in_sacct_and_survives_a_slurmdbd_restart(cluster):
     assert wait_sacct(cluster, second.split(";")[0]) == "COMPLETED"  # and recording again
 
 
-def test_the_admins_jobs_are_recorded_under_its_account(cluster) -> None:
+FAKETIME_LIB = Path("/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1")  # Debian's libfaketime
+
+
+def next_hours_sreport(cluster, args: str) -> str:
+    """`sreport ARGS` run on the scheduler as if an hour later (the report client only)."""
+    workdir, sched = cluster
+    if not FAKETIME_LIB.is_file():
+        pytest.fail(f"{FAKETIME_LIB} missing: apt install libfaketime (.ci/run does)")
+    shutil.copy(FAKETIME_LIB, Path(workdir) / "nodes" / sched / "root" / "var/tmp")
+    lib = f"/var/tmp/{FAKETIME_LIB.name}"
+    return sh(cluster, f"env LD_PRELOAD={lib} FAKETIME=+1h sreport {args}").stdout
+
+
+def test_the_admins_finished_jobs_show_in_sreport_by_account(cluster) -> None:
     assocs = sh(cluster, "sacctmgr -n -P show assoc format=cluster,account,user").stdout.split()
     assert "h100|users|azureuser" in assocs, assocs
+    # sreport's job reports leave out jobs that ran for 0 s: this one runs for 2
     job = sh(cluster, "cd /tmp && runuser -u azureuser -- sbatch --parsable --wait -N1 --time=1 "
-                      "--output=/dev/null --wrap true")  # fmt: skip
+                      "--output=/dev/null --wrap 'sleep 2'")  # fmt: skip
     assert job.returncode == 0, job.stderr
     assert wait_sacct(cluster, job.stdout.strip().split(";")[0]) == "COMPLETED"
-    # sreport's job reports cover whole hours only (it clamps the end to now and rounds it down
-    # to the hour): the association is what puts the admin's jobs under `users` there
     jobs = sh(cluster, "sacct -n -X -P -S now-2hours -o User,Account,State").stdout.split()
     assert "azureuser|users|COMPLETED" in jobs, jobs
+    report = next_hours_sreport(
+        cluster, "-n -P job sizesbyaccount PrintJobCount FlatView start=now-3hours end=now"
+    )
+    counts = {r[1]: int(r[7]) for r in (x.split("|") for x in report.splitlines()) if len(r) > 7}
+    assert counts.get("users", 0) >= 1, f"sreport:\n{report}\nsacct:\n{jobs}"
