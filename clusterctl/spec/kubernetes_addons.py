@@ -146,7 +146,13 @@ def helm_addons(spec: ClusterSpec, cat: Catalog | None = None) -> list[HelmAddon
                     "dcgm-exporter",
                     "dcgm-exporter",
                     pins["dcgm-exporter"],
-                    {"tolerations": [GPU_TOLERATION], "affinity": _gpu_node_affinity(spec)},
+                    {
+                        "tolerations": [GPU_TOLERATION],
+                        "affinity": _gpu_node_affinity(spec),
+                        # the chart renders a ServiceMonitor by default, a kind nothing here
+                        # installs (Prometheus Operator): helm install would stop on it
+                        "serviceMonitor": {"enabled": False},
+                    },
                     privileged_namespace=True,
                 )
             )
