@@ -140,6 +140,7 @@ FAULTS = (
     "slow-link",
     "fail-health",
     "fail-deep",
+    "fail-dcgm",
     "kill-slurmd",
     "start-fails",
     "boot-hangs",

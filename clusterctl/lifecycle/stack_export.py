@@ -11,6 +11,8 @@ from clusterctl.spec.tags import CLUSTER_TAG, STACK_TAG
 
 ROLE_TAG = "gpu-clusters:role"
 STORAGE_ROLE = "storage"
+UNTAGGED_STORAGE_TYPES = {"azure-native:storage:FileShare"}
+"""User data that cannot carry tags (an Azure file share has metadata only; its account has)."""
 _BOOKKEEPING = ("pulumi:pulumi:Stack", "pulumi:providers:")
 _RFC3339 = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d+))?(Z|[+-]\d\d:\d\d)?$")
 
@@ -39,7 +41,7 @@ class StateResource:
 
     @property
     def is_storage(self) -> bool:
-        return self.tags.get(ROLE_TAG) == STORAGE_ROLE
+        return self.tags.get(ROLE_TAG) == STORAGE_ROLE or self.type in UNTAGGED_STORAGE_TYPES
 
     def as_json(self) -> dict[str, Any]:
         return {

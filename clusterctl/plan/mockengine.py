@@ -77,6 +77,8 @@ def plausible_state(type_: str, name: str, inputs: dict[str, Any]) -> tuple[str,
             # Input is a list of ids, the provider answers a map of id -> details.
             ids = identity["userAssignedIdentities"]
             state["identity"] = {**identity, "userAssignedIdentities": {i: {} for i in ids}}
+        if kind == "StorageAccount" and inputs.get("accountName"):
+            state["name"] = inputs["accountName"]  # the provider answers the name it was given
         if kind == "PublicIPAddress":
             state.setdefault("ipAddress", "198.51.100.10")
         if kind == "UserAssignedIdentity":
@@ -95,6 +97,9 @@ def plausible_state(type_: str, name: str, inputs: dict[str, Any]) -> tuple[str,
     elif type_ == "random:index/randomBytes:RandomBytes":
         state["base64"] = "bW9jay1tdW5nZS1rZXk=" * 50
         state["hex"] = "00" * int(inputs.get("length", 32))
+    elif type_ == "random:index/randomString:RandomString":
+        length = int(inputs.get("length", 16))
+        state["result"] = ("mock" + "0" * length)[:length]
     elif type_ == "random:index/randomPassword:RandomPassword":
         state["result"] = "mock-password-0000"
     elif type_ == "tls:index/privateKey:PrivateKey":

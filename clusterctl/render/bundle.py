@@ -16,6 +16,7 @@ from clusterctl.render.engine import (
     render_nhc_deep_conf,
     render_slurm,
 )
+from clusterctl.render.storage import FILES_ACCOUNT_PLACEHOLDER
 from clusterctl.spec.catalog import catalog
 from clusterctl.spec.model import ClusterSpec
 
@@ -36,13 +37,19 @@ def render_bundle(spec: ClusterSpec, stack: str) -> dict[str, str]:
             munge_key_b64=MUNGE_PLACEHOLDER,
             cat=cat,
             db_password=DB_PASSWORD_PLACEHOLDER,
+            files_account=FILES_ACCOUNT_PLACEHOLDER,
         )
         files.update({f"scripts/{n}": text for n, text in node_scripts(spec, site, None).items()})
         files["scripts/slurm-config-sync.sh"] = render_config_sync(spec, stack, cat)
         for part in spec.partitions:
             sku = partition_sku(part, cat)
             files[f"cloud-init/{part.name}.yaml"] = render_cloud_init(
-                spec, stack, munge_key_b64=MUNGE_PLACEHOLDER, partition=part, cat=cat
+                spec,
+                stack,
+                munge_key_b64=MUNGE_PLACEHOLDER,
+                partition=part,
+                cat=cat,
+                files_account=FILES_ACCOUNT_PLACEHOLDER,
             )
             files[f"nodes/{part.name}/nhc.conf"] = render_nhc_conf(spec, sku, cat)
             files[f"nodes/{part.name}/nhc-deep.conf"] = render_nhc_deep_conf(spec, sku, cat)

@@ -16,8 +16,15 @@ NHC_DEEP_CONF = "/etc/nhc/gpucl-deep.conf"
 DEEP_RUNNER = "/opt/azurehpc/test/azurehpc-health-checks/run-health-checks.sh"
 """Where the Azure HPC image keeps azurehpc-health-checks (Azure/azhpc-images; Azure/az-hop's
 cluster-init health check calls it there with -c CONF)."""
-DEEP_BUDGET_S = 1800
-"""The deep tier's own time budget: Azure's NCCL and GPUDirect bandwidth checks take minutes."""
+NHC_TIMEOUT_S = 1200
+"""NHC's watchdog for the runner's whole run (run-health-checks.sh -t; its own default is 500 s):
+Azure's NCCL all-reduce and GPUDirect bandwidth checks take minutes."""
+RUNNER_TIMEOUT_S = NHC_TIMEOUT_S + 60
+"""The runner itself, with a minute for its container to start and stop."""
+DCGM_BUDGET_S = 540
+"""`dcgmi diag -r 2` on 8 GPUs (level 2 runs a few minutes)."""
+DEEP_BUDGET_S = RUNNER_TIMEOUT_S + DCGM_BUDGET_S
+"""The deep tier's own time budget, the node job's limit (plus a margin)."""
 
 
 def deep_prefix(spec: ClusterSpec) -> str:
@@ -38,6 +45,10 @@ def deep_context(spec: ClusterSpec, site: SlurmSite) -> dict[str, Any]:
         "deep_runner": DEEP_RUNNER,
         "deep_conf": NHC_DEEP_CONF,
         "deep_budget_s": DEEP_BUDGET_S,
+        "nhc_timeout_s": NHC_TIMEOUT_S,
+        "runner_timeout_s": RUNNER_TIMEOUT_S,
+        "runner_log": f"{site.log_dir}/gpucl-deep-runner.log",
+        "dcgm_budget_s": DCGM_BUDGET_S,
         "deep_budget_min": DEEP_BUDGET_S // 60 + 5,
         "log_dir": site.log_dir,
     }

@@ -18,6 +18,12 @@ import jinja2
 from clusterctl.project import templates_dir
 from clusterctl.render.deep import NHC_DEEP_CONF, deep_context, deep_hours
 from clusterctl.render.site import SlurmSite
+from clusterctl.render.storage import (
+    FILES_MOUNT_OPTIONS,
+    files_home_source,
+    home_source_pattern,
+    uses_files_share,
+)
 from clusterctl.spec.catalog import Catalog, Sku, catalog
 from clusterctl.spec.model import ClusterSpec, PartitionSpec
 from clusterctl.spec.power import power_plan
@@ -304,14 +310,23 @@ def _nhc_context(spec: ClusterSpec, sku: Sku, cat: Catalog) -> dict[str, Any]:
         nccl_bytes=size,
         nccl_size=f"{size >> 30}G",
         nccl_source=baseline.source if baseline else "no published baseline",
-        nfs_source=f"{scheduler_host(spec)}:/shared/*",
+        home_source=home_source_pattern(spec, scheduler_host(spec)),
+        sched_source=f"{scheduler_host(spec)}:/shared/sched",
         scratch=SCRATCH,
         ib_ports=[f"mlx5_ib{i}:1" for i in range(sku.fabric.nics)] if ib else [],
         ib_rate=int(sku.fabric.gbps_per_nic or 0),
-        # GPUDirect RDMA loopback per HCA: 95% of line rate (AzNHC uses 380 for 400G NDR).
-        ib_gdr_floor=int((sku.fabric.gbps_per_nic or 0) * 0.95),
+        ib_gdr_floor=_gdr_floor(sku) if ib else 0,
+        physmem=sku.guest_memory,
         topo_file=(profile.topo_file if profile and profile.topo_file else "none"),
     )
+
+
+def _gdr_floor(sku: Sku) -> float:
+    """Azure's own per-SKU floor (180 on HDR A100 v4, 380 on H100, 360 on H200), not a share of
+    line rate: a floor stricter than Azure's drains healthy nodes."""
+    if sku.fabric.gdr_floor_gbps is None:
+        raise LookupError(f"config/skus.yaml {sku.name}: fabric.gdrFloorGbps missing (InfiniBand)")
+    return sku.fabric.gdr_floor_gbps
 
 
 def render_nhc_conf(spec: ClusterSpec, sku: Sku, cat: Catalog) -> str:
@@ -348,6 +363,14 @@ def node_versions(cat: Catalog) -> dict[str, str]:
         raise LookupError(f"config/versions.yaml nodePackages: missing {exc}") from None
 
 
+def _files_home(spec: ClusterSpec, account: str | None) -> str | None:
+    if not uses_files_share(spec):
+        return None
+    if not account:
+        raise ValueError("storage.kind azure-files-nfs: the storage account name is needed")
+    return files_home_source(account)
+
+
 def render_cloud_init(
     spec: ClusterSpec,
     stack: str,
@@ -356,8 +379,10 @@ def render_cloud_init(
     partition: PartitionSpec | None = None,
     cat: Catalog | None = None,
     db_password: str | None = None,
+    files_account: str | None = None,
 ) -> str:
-    """User-data for the scheduler (partition None) or a GPU node of `partition`."""
+    """User-data for the scheduler (partition None) or a GPU node of `partition`;
+    `files_account` is the storage account of /home's share (storage.kind azure-files-nfs)."""
     from clusterctl.spec.addressing import subnet_plan
 
     cat = cat or catalog()
@@ -386,6 +411,8 @@ def render_cloud_init(
         "power_home": POWER_HOME,
         "slurmctld_port": site.slurmctld_port,
         "deep_hours": deep_hours(spec),
+        "files_home": _files_home(spec, files_account),
+        "files_mount_options": FILES_MOUNT_OPTIONS,
     }
     if sku is None:
         ctx["power_files"] = power_package(POWER_SCHEDULER_MODULES)

@@ -12,7 +12,14 @@ from pathlib import Path
 from typing import Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic.alias_generators import to_camel
 
 from clusterctl.errors import UserError
@@ -42,8 +49,17 @@ class Fabric(_Entry):
     generation: str | None = None
     nics: int = 0
     gbps_per_nic: float | None = None
+    gdr_floor_gbps: float | None = Field(default=None, alias="gdrFloorGbps", gt=0)
+    """GPUDirect RDMA loopback floor per HCA (Azure's check_ib_bw_gdr), InfiniBand only."""
+    gdr_floor_source: str | None = None
     source: str | None = None
     note: str | None = None
+
+    @model_validator(mode="after")
+    def _gdr_floor_sourced(self) -> Fabric:
+        if self.gdr_floor_gbps is not None and not (self.gdr_floor_source or "").strip():
+            raise ValueError("gdrFloorGbps needs a gdrFloorSource")
+        return self
 
 
 class Baseline(_Entry):

@@ -113,19 +113,16 @@ def zones_belong_to_region(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]
 
 
 def storage_kind_built(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
-    """Only scheduler-nfs is built: the other kinds are refused, not silently ignored."""
+    """scheduler-nfs and (on Azure) azure-files-nfs are built; `none` is refused, not ignored."""
     if spec.scheduler != "slurm" or spec.storage.kind == "scheduler-nfs":
         return
-    why = {
-        "none": "Slurm needs /home and /sched shared by every node",
-        "azure-files-nfs": "an Azure Files NFS share is not built by this version",
-    }[spec.storage.kind]
-    yield Finding(
-        "error",
-        f"storage.kind {spec.storage.kind}: {why}; use scheduler-nfs (the scheduler exports its "
-        "data disk)",
-        field_path("storage", "kind"),
-    )
+    if spec.storage.kind == "none":  # (Slurm runs on Azure only: rules.SUPPORTED)
+        yield Finding(
+            "error",
+            "storage.kind none: Slurm needs /home and /sched shared by every node; use "
+            "scheduler-nfs (the scheduler exports its data disk) or azure-files-nfs",
+            field_path("storage", "kind"),
+        )
 
 
 def disk_sizes(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:

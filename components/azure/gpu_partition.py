@@ -33,16 +33,20 @@ class GpuPartition(pulumi.ComponentResource):
         *,
         network: AzureNetwork,
         secrets: ClusterSecrets,
+        files_account: pulumi.Input[str] | None = None,
         hooks: pulumi.ResourceHookBinding | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ):
-        """`hooks` bind to the partition's last scale set (the post-deploy validation)."""
+        """`hooks` bind to the partition's last scale set (the post-deploy validation);
+        `files_account` names /home's Azure Files share, if it has one."""
         super().__init__("gpu-clusters:azure:GpuPartition", name, None, opts)
         sku = catalog().get(partition.sku, "azure")
         assert sku is not None  # the spec rules refuse unknown SKUs before any component runs
-        custom_data = secrets.munge_key_b64.apply(
-            lambda key: base64.b64encode(
-                render_cloud_init(spec, stack, munge_key_b64=key, partition=partition).encode()
+        custom_data = pulumi.Output.all(secrets.munge_key_b64, files_account).apply(
+            lambda v: base64.b64encode(
+                render_cloud_init(
+                    spec, stack, munge_key_b64=v[0], partition=partition, files_account=v[1]
+                ).encode()
             ).decode()
         )
         image = image_reference("gpuNodes", partition.image)

@@ -12,6 +12,7 @@ import pulumi
 import pulumi_azure_native as azure
 
 from clusterctl.render.engine import render_cloud_init, scheduler_host
+from clusterctl.render.storage import scheduler_disk_gib
 from clusterctl.spec.defaults import head_sku
 from clusterctl.spec.model import ClusterSpec
 from clusterctl.spec.tags import cloud_tags
@@ -32,8 +33,10 @@ class SchedulerNode(pulumi.ComponentResource):
         *,
         network: AzureNetwork,
         secrets: ClusterSecrets,
+        files_account: pulumi.Input[str] | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ):
+        """`files_account`: the storage account of /home's Azure Files share, if it has one."""
         super().__init__("gpu-clusters:azure:SchedulerNode", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         tags = cloud_tags(spec, stack, **{"gpu-clusters:role": "scheduler"})
@@ -47,7 +50,7 @@ class SchedulerNode(pulumi.ComponentResource):
         )
         self._nic(name, spec, network, rg, tags, child)
         self._data_disk(name, spec, stack, rg)
-        self._vm(name, spec, stack, secrets, rg, tags, child)
+        self._vm(name, spec, stack, secrets, files_account, rg, tags)
         self.private_ip = self.nic.ip_configurations.apply(
             lambda cfgs: (
                 (cfgs or [{}])[0].get("private_ip_address")
@@ -79,22 +82,25 @@ class SchedulerNode(pulumi.ComponentResource):
         )
 
     def _data_disk(self, name, spec, stack, rg) -> None:
-        """/home and /sched: protected unless storage.keepOnDestroy is false."""
+        """/home (unless an Azure Files share holds it) and /sched: protected unless
+        storage.keepOnDestroy is false."""
         storage_tags = cloud_tags(spec, stack, **{"gpu-clusters:role": "storage"})
         self.data_disk = azure.compute.Disk(
             f"{name}-shared-disk",
             resource_group_name=rg.name,
             location=spec.region,
-            disk_size_gb=spec.storage.size_gib,
+            disk_size_gb=scheduler_disk_gib(spec),
             sku={"name": "Premium_LRS"},
             creation_data={"create_option": "Empty"},
             tags=storage_tags,
             opts=pulumi.ResourceOptions(parent=self, protect=spec.storage.keep_on_destroy),
         )
 
-    def _vm(self, name, spec, stack, secrets, rg, tags, child) -> None:
-        custom_data = secrets.scheduler_inputs().apply(
-            lambda keys: base64.b64encode(render_cloud_init(spec, stack, **keys).encode()).decode()
+    def _vm(self, name, spec, stack, secrets, files_account, rg, tags) -> None:
+        custom_data = pulumi.Output.all(secrets.scheduler_inputs(), files_account).apply(
+            lambda v: base64.b64encode(
+                render_cloud_init(spec, stack, **v[0], files_account=v[1]).encode()
+            ).decode()
         )
         self.vm = azure.compute.VirtualMachine(
             f"{name}-vm",

@@ -1,6 +1,7 @@
 """AzureSlurmCluster: a CycleCloud-like Slurm cluster in one Pulumi program.
 
-Network -> secrets -> scheduler node -> one GpuPartition per spec partition. Outputs carry what
+Network -> secrets -> (the Azure Files share for /home, storage.kind azure-files-nfs) -> scheduler
+node -> one GpuPartition per spec partition. Outputs carry what
 `clusterctl validate` and `clusterctl status` need (SlurmClusterOutputs in clusterctl/outputs.py);
 with validation.nccl.onDeploy the NCCL validation runs as a hook on the last scale set
 (clusterctl/validate/hook.py).
@@ -14,9 +15,11 @@ import pulumi
 
 from clusterctl import outputs as out
 from clusterctl.render.engine import scheduler_host
+from clusterctl.render.storage import uses_files_share
 from clusterctl.spec.catalog import Catalog, catalog
 from clusterctl.spec.model import ClusterSpec
 from components.azure.cluster_secrets import ClusterSecrets
+from components.azure.files_share import AzureFilesShare
 from components.azure.gpu_partition import GpuPartition
 from components.azure.jump_host import JumpHost
 from components.azure.network import AzureNetwork
@@ -33,13 +36,21 @@ class AzureSlurmCluster(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
         self.network = AzureNetwork(f"{name}-net", spec, stack, child)
         self.secrets = ClusterSecrets(f"{name}-secrets", spec, child)
+        self.files = (
+            AzureFilesShare(f"{name}-files", spec, stack, network=self.network, opts=child)
+            if uses_files_share(spec)
+            else None
+        )
+        files_account = self.files.account_name if self.files else None
         self.scheduler = SchedulerNode(
             f"{name}-scheduler",
             spec,
             stack,
             network=self.network,
             secrets=self.secrets,
-            opts=child,
+            files_account=files_account,
+            # the share, its private endpoint and DNS record exist before a node mounts /home
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.files] if self.files else []),
         )
         self.jump_host = (
             JumpHost(
@@ -69,6 +80,7 @@ class AzureSlurmCluster(pulumi.ComponentResource):
                 part,
                 network=self.network,
                 secrets=self.secrets,
+                files_account=files_account,
                 hooks=hooks if part.name == last else None,
                 opts=pulumi.ResourceOptions(parent=self, depends_on=[self.scheduler.vm]),
             )

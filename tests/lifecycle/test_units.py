@@ -168,3 +168,14 @@ def test_fake_closure_matches_ours():
     kept = fake.closure(rows, [rows[1]["urn"]])
     plan = plan_down(resources_of({"resources": rows}), include_storage=False)
     assert kept == {r.urn for r in plan.keep}
+
+
+def test_include_storage_lifts_the_untaggable_file_share_with_its_account():
+    # /home on Azure Files: the account is tagged role=storage, the share (no tags) is storage too,
+    # or --include-storage would leave it protected and destroy would stop on it
+    rows = [_row("account", protect=True, role="storage"), _row("share", protect=True)]
+    rows[1]["type"] = "azure-native:storage:FileShare"
+    plan = plan_down(resources_of({"resources": rows}), include_storage=True)
+    assert sorted(r.name for r in plan.unprotect) == ["account", "share"]
+    keep = plan_down(resources_of({"resources": rows}), include_storage=False)
+    assert sorted(r.name for r in keep.keep) == ["account", "share"]

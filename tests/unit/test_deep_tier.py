@@ -31,6 +31,28 @@ def stub(bin_dir: Path, name: str, body: str) -> None:
     path.chmod(0o755)
 
 
+def deep_env(tmp_path: Path, runner: Path, dcgm_status: str) -> dict[str, str]:
+    """The node job's environment: the stand-in runner, a config file, and a dcgmi whose
+    level-2 report has one memory test with `dcgm_status` (and records its arguments)."""
+    conf = tmp_path / "gpucl-deep.conf"
+    conf.write_text("* || check_ib_bw_gdr 380\n")
+    dcgmi = tmp_path / "dcgmi"
+    report = (
+        '{"DCGM GPU Diagnostic":{"test_categories":[{"category":"Hardware","tests":'
+        f'[{{"name":"memory","results":[{{"gpu_id":"0","status":"Pass"}},'
+        f'{{"gpu_id":"3","status":"{dcgm_status}"}}]}}]}}]}}}}'
+    )
+    dcgmi.write_text(f"#!/bin/bash\necho \"$@\" > {tmp_path}/dcgmi.args\necho '{report}'\n")
+    dcgmi.chmod(0o755)
+    return {
+        "GPUCL_DEEP_RUNNER": str(runner),
+        "GPUCL_DEEP_CONF": str(conf),
+        "GPUCL_DEEP_RUNNER_LOG": str(tmp_path / "runner.log"),
+        "GPUCL_DCGMI": str(dcgmi),
+        "SLURMD_NODENAME": "gpu-pg0-2",
+    }
+
+
 def run(tmp_path: Path, script: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     path = tmp_path / "script.sh"
     path.write_text(script)
@@ -92,7 +114,7 @@ def test_the_node_job_drains_with_its_own_prefix_and_only_undrained_nodes(
     stub(bins, "sinfo", f"echo {state}")
     stub(bins, "scontrol", f'echo "$@" >> {tmp_path}/scontrol.log')
     stub(bins, "logger", "true")
-    env = {"GPUCL_DEEP_RUNNER": str(runner), "SLURMD_NODENAME": "gpu-pg0-2"}
+    env = deep_env(tmp_path, runner, dcgm_status="Pass")
     proc = run(tmp_path, scripts["gpucl-deep-check.sh"], env)
     assert proc.returncode == runner_rc, proc.stdout + proc.stderr
     calls = (tmp_path / "scontrol.log").read_text() if (tmp_path / "scontrol.log").exists() else ""
@@ -103,3 +125,70 @@ def test_the_node_job_drains_with_its_own_prefix_and_only_undrained_nodes(
         )
     else:
         assert calls == ""
+
+
+def _passing_runner(tmp_path: Path) -> Path:
+    runner = tmp_path / "run-health-checks.sh"
+    runner.write_text(f'#!/bin/bash\necho "$@" > {tmp_path}/runner.args\necho passed\n')
+    runner.chmod(0o755)
+    return runner
+
+
+def test_the_runner_gets_a_watchdog_for_the_whole_budget_and_a_log(tmp_path, scripts) -> None:
+    # run-health-checks.sh's -t is NHC's watchdog for the whole run and defaults to 500 s: an
+    # NCCL plus GPUDirect round would be cut short and drain a healthy node
+    from clusterctl.render.deep import NHC_TIMEOUT_S
+
+    (tmp_path / "bin").mkdir()
+    env = deep_env(tmp_path, _passing_runner(tmp_path), dcgm_status="Pass")
+    proc = run(tmp_path, scripts["gpucl-deep-check.sh"], env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    args = (tmp_path / "runner.args").read_text().split()
+    assert args == [
+        "-c",
+        env["GPUCL_DEEP_CONF"],
+        "-t",
+        str(NHC_TIMEOUT_S),
+        "-o",
+        env["GPUCL_DEEP_RUNNER_LOG"],
+    ]
+    assert NHC_TIMEOUT_S > 500
+    assert (tmp_path / "dcgmi.args").read_text().split() == ["diag", "-r", "2", "-j"]
+    assert "dcgm diag level 2 passed" in proc.stdout
+
+
+def test_a_missing_deep_config_is_not_run_as_azures_default(tmp_path, scripts) -> None:
+    # without its -c file the runner would fall back to Azure's SKU conf (or pass on a SKU it
+    # does not know): the job stops instead, and drains nothing
+    bins = tmp_path / "bin"
+    bins.mkdir()
+    stub(bins, "scontrol", f'echo "$@" >> {tmp_path}/scontrol.log')
+    env = deep_env(tmp_path, _passing_runner(tmp_path), dcgm_status="Pass")
+    env["GPUCL_DEEP_CONF"] = str(tmp_path / "absent.conf")
+    proc = run(tmp_path, scripts["gpucl-deep-check.sh"], env)
+    assert proc.returncode == 2 and "absent.conf missing" in proc.stdout
+    assert not (tmp_path / "runner.args").exists() and not (tmp_path / "scontrol.log").exists()
+
+
+@pytest.mark.parametrize(
+    ("dcgm", "reason"),
+    [
+        ("Fail", "gpucl-deep: dcgm diag level 2 failed: memory"),
+        ("not json", "gpucl-deep: dcgm diag level 2: exited 0 without a JSON report: not json"),
+    ],
+)
+def test_a_failed_dcgm_diagnostic_drains_with_the_test_that_failed(
+    tmp_path, scripts, dcgm: str, reason: str
+) -> None:
+    bins = tmp_path / "bin"
+    bins.mkdir()
+    stub(bins, "sinfo", "echo idle")
+    stub(bins, "scontrol", f'echo "$@" >> {tmp_path}/scontrol.log')
+    stub(bins, "logger", "true")
+    env = deep_env(tmp_path, _passing_runner(tmp_path), dcgm_status=dcgm)
+    if dcgm == "not json":
+        Path(env["GPUCL_DCGMI"]).write_text("#!/bin/bash\necho 'not json'\n")
+    proc = run(tmp_path, scripts["gpucl-deep-check.sh"], env)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    calls = (tmp_path / "scontrol.log").read_text().strip()
+    assert calls == f"update nodename=gpu-pg0-2 state=drain reason={reason}"

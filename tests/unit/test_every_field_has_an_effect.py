@@ -80,7 +80,7 @@ ELSEWHERE = {
 # Fields whose effect is to let a value through that is refused without them.
 REFUSED_WITHOUT = {"ssh.allowWorldOpen"}
 # Values accepted by the schema but refused on this stack, rather than silently ignored.
-REFUSED = {"partitions[0].fabric", "storage.kind"}
+REFUSED = {"partitions[0].fabric"}
 # Settings a second, combined change needs before the plan may change.
 WITH = {
     "ssh.allowWorldOpen": ["ssh.allowedCidrs=[0.0.0.0/0]", "ssh.allowWorldOpen=true"],

@@ -10,6 +10,25 @@ from clusterctl.render.engine import render_nhc_conf, render_nhc_deep_conf
 from clusterctl.spec.catalog import catalog
 from clusterctl.spec.load import load_stack_spec
 
+# Azure/azurehpc-health-checks v0.4.5 (commit 2b9dca7) conf/<sku>.conf, as written there:
+# check_ib_bw_gdr and check_hw_physmem (NHC's MB is 1024 kB).
+AZURE_CONF = {
+    "Standard_ND96asr_v4": ("180.0", "928858388kB 928858388kB 3%"),
+    "Standard_ND96amsr_A100_v4": ("180.0", "1857830712kB 1857830712kB 3%"),
+    "Standard_ND96isr_H100_v5": ("380", f"{1915071 * 1024}kB {1915071 * 1024}kB 5%"),
+    "Standard_ND96isr_H200_v5": ("360", "1909409116kB 1909409116kB 3%"),
+}
+
+
+def test_gdr_floor_and_guest_memory_are_azures_own_per_sku() -> None:
+    for sku_name, (gdr, physmem) in AZURE_CONF.items():
+        spec, _ = load_stack_spec("azure-h100", [f"partitions[0].sku={sku_name}"])
+        sku = catalog().get(sku_name)
+        deep = render_nhc_deep_conf(spec, sku, catalog())
+        fast = render_nhc_conf(spec, sku, catalog())
+        assert f"* || check_ib_bw_gdr {float(gdr):g}\n" in deep, sku_name
+        assert f"* || check_hw_physmem {physmem}\n" in fast, sku_name
+
 
 @pytest.mark.parametrize(
     "sku_name", ["Standard_ND96isr_H100_v5", "Standard_ND96amsr_A100_v4", "Standard_ND96asr_v4"]
@@ -29,7 +48,7 @@ def test_nhc_thresholds_come_from_the_catalog(sku_name: str) -> None:
     ports = re.findall(rf"check_hw_ib {int(sku.fabric.gbps_per_nic)} (mlx5_ib\d):1", text)
     assert ports == [f"mlx5_ib{i}" for i in range(sku.fabric.nics)]
     assert f"gpucl_check_gpu_count {sku.gpus}" in text
-    assert f"check_ib_bw_gdr {int(sku.fabric.gbps_per_nic * 0.95)}" in deep
+    assert f"check_ib_bw_gdr {sku.fabric.gdr_floor_gbps:g}" in deep
 
 
 # What the periodic (fast) tier may call: LBNL NHC 1.4.3's built-ins (scripts/lbnl_*.nhc at tag

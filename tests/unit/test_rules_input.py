@@ -35,7 +35,6 @@ def assert_refused(stack: str, overrides: list[str], field: str, words: str) -> 
         ("aws-p5", "partitions[0].zones=[eu-west-1b]", "partitions[0].zones[0]", "of us-"),
         ("azure-a100", "storage.sizeGib=40000", "storage.sizeGib", "Premium SSD"),
         ("azure-a100", "storage.kind=none", "storage.kind", "shared by every node"),
-        ("azure-h100", "storage.kind=azure-files-nfs", "storage.kind", "not built"),
         ("azure-h100", "partitions[0].fabric=none", "partitions[0].fabric", "always uses"),
         ("azure-a100", "tags={Windows-build: x}", "tags.Windows-build", "Azure reserves"),
         ("azure-a100", "tags={team/ml: x}", "tags.team/ml", "may not contain /"),

@@ -59,6 +59,12 @@ def cluster_from_plan(
 ) -> list[NodeSpec]:
     """Scheduler + scale-set VMs of a `clusterctl plan --out` directory, with their user-data."""
     plan = json.loads((plan_dir / "plan.json").read_text())
+    if any(r["type"] == "azure-native:storage:FileShare" for r in plan["resources"]):
+        raise BootError(
+            "storage.kind azure-files-nfs: the sandbox has no stand-in for an Azure Files share "
+            "yet (it stands in for scheduler-nfs); boot the stack with storage.kind "
+            "scheduler-nfs"
+        )
     cloud_init = plan_dir / "cloud-init"
     node_yamls = sorted(p for p in cloud_init.glob("*.yaml") if p.name != "scheduler.yaml")
     specs: list[NodeSpec] = []

@@ -5,6 +5,8 @@
   node: nvidia-smi lists one fewer, so the health check's GPU count fails, as on a VM).
 - fail-deep: the node's NCCL all-reduce falls below its floor in the deep tier only (the
   azurehpc-health-checks stand-in fails check_nccl_allreduce; the fast tier still passes).
+- fail-dcgm: DCGM's level-2 diagnostic reports a failed memory test (the dcgmi stand-in), the
+  deep tier's second step.
 - kill-slurmd: slurmd killed with SIGKILL (the unit does not restart it; slurmctld notices).
 - start-fails: the node's VM cannot be started: each start is accepted, then the instance view
   reports AllocationFailed, as Azure does when a region has no capacity (power.py).
@@ -32,6 +34,7 @@ KINDS = (
     "slow-link",
     "fail-health",
     "fail-deep",
+    "fail-dcgm",
     "kill-slurmd",
     "start-fails",
     "boot-hangs",
@@ -43,6 +46,7 @@ KINDS = (
 FAIL_CHECKS = "/run/gpucl-sandbox/fail-checks"
 """Checks the node's NHC and azurehpc-health-checks stand-ins fail (one name per line)."""
 DEEP_CHECK = "check_nccl_allreduce"
+DCGM_CHECK = "dcgm_diag"
 
 
 class FaultError(RuntimeError):
@@ -90,10 +94,11 @@ def _inject(workdir: Path, node: str, kind: str, rate: str) -> str:
         _sh(info, f"umount /dev/{last} 2>/dev/null; rm -f /dev/{last}")
         faults.setdefault("fail-health", []).append(last)
         done = f"{node}: /dev/{last} removed (the GPU fell off the bus)"
-    elif kind == "fail-deep":
-        _sh(info, f"mkdir -p /run/gpucl-sandbox && echo {DEEP_CHECK} >> {FAIL_CHECKS}")
-        faults["fail-deep"] = DEEP_CHECK
-        done = f"{node}: {DEEP_CHECK} fails in the deep tier"
+    elif kind in ("fail-deep", "fail-dcgm"):
+        check = DEEP_CHECK if kind == "fail-deep" else DCGM_CHECK
+        _sh(info, f"mkdir -p /run/gpucl-sandbox && echo {check} >> {FAIL_CHECKS}")
+        faults[kind] = check
+        done = f"{node}: {check} fails in the deep tier"
     elif kind == "start-fails":
         faults["start-fails"] = True
         done = f"{node}: its VM's next starts fail (AllocationFailed)"
@@ -157,7 +162,7 @@ def _clear(workdir: Path, node: str) -> str:
         _sh(info, "systemctl start slurmd")
     if faults.get("boot-hangs"):
         machine.unmask_slurmd(state, node)
-    if faults.get("fail-deep"):
+    if faults.get("fail-deep") or faults.get("fail-dcgm"):
         _sh(info, f"rm -f {FAIL_CHECKS}")
     state.save()
     return f"{node}: cleared {', '.join(sorted(faults)) or 'nothing (no faults recorded)'}"

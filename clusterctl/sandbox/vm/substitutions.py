@@ -146,6 +146,16 @@ SUBSTITUTIONS: tuple[Substitution, ...] = (
         "image",
     ),
     Substitution(
+        "dcgm",
+        "the HPC image's DCGM (dcgmi and the nvidia-dcgm host engine), whose level-2 diagnostic "
+        "the deep tier runs after Azure's checks",
+        "a dcgmi on GPU nodes that answers only `diag -r LEVEL -j` with a JSON report (its own "
+        "shape) whose tests pass unless /run/gpucl-sandbox/fail-checks names dcgm_diag (fault "
+        "fail-dcgm)",
+        "no GPUs here; DCGM's real diagnostic and its JSON layout are not exercised",
+        "image",
+    ),
+    Substitution(
         "network",
         "Azure VNet, DHCP, Azure DNS",
         "one bridge in a lab netns, a veth per node with a fixed address (.4 scheduler, .5+ "

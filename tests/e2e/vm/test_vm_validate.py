@@ -120,6 +120,7 @@ def test_the_deep_tier_skips_a_busy_node_and_drains_a_failing_one_for_good(clust
     (the interval is 24 h): what the timer would do at its next elapse."""
     _, workdir = cluster
     busy, host, bad = "gpu-pg0-1", "gpu-pg0-000000", ("gpu-pg0-000001", "gpu-pg0-2")
+    dcgm_bad = ("gpu-pg0-000002", "gpu-pg0-3")  # Azure's checks pass, DCGM's diagnostic fails
     unit = "gpucl-deep-health.timer"
     timer = sched_sh(workdir, f"systemctl is-enabled {unit}; systemctl cat {unit}")
     assert timer.stdout.startswith("enabled") and "OnUnitActiveSec=24h" in timer.stdout, (
@@ -128,6 +129,7 @@ def test_the_deep_tier_skips_a_busy_node_and_drains_a_failing_one_for_good(clust
     job = sched_sh(workdir, f"sbatch --parsable -N1 -w {busy} --time=10 --wrap 'sleep 600'")
     job_id = job.stdout.strip().split(";")[0]
     faults.inject(workdir, bad[0], "fail-deep")
+    faults.inject(workdir, dcgm_bad[0], "fail-dcgm")
     try:
         deadline = time.monotonic() + 90
         # the busy node runs its job; the others answer slurmctld (an `idle*` node, not
@@ -147,21 +149,26 @@ def test_the_deep_tier_skips_a_busy_node_and_drains_a_failing_one_for_good(clust
             assert f"{node}: deep check submitted as job" in run.stdout, run.stdout
         ran = sched_sh(workdir, "cat /var/log/slurm/gpucl-deep-*.out 2>/dev/null", node=host)
         assert ran.stdout == "", ran.stdout  # nothing ran on the busy node
-        out = sched_sh(workdir, "cat /var/log/slurm/gpucl-deep-*.out", node="gpu-pg0-000002")
-        assert "check_nccl_allreduce 460.0 1 16G" in out.stdout and "passed" in out.stdout, out
+        out = sched_sh(workdir, "cat /var/log/slurm/gpucl-deep-*.out", node="gpu-pg0-000003")
+        assert "check_nccl_allreduce 460.0 1 16G" in out.stdout, out
+        assert "dcgm diag level 2 passed" in out.stdout and "gpu-pg0-4 passed" in out.stdout, out
         state, reason = node_state(workdir, bad[1])
         assert state == "drained", (state, reason)
         assert reason.startswith("gpucl-deep: check_nccl_allreduce"), reason
-        for other in ("gpu-pg0-3", "gpu-pg0-4"):
-            assert node_state(workdir, other)[0] == "idle", node_state(workdir, other)
+        assert node_state(workdir, dcgm_bad[1]) == (
+            "drained",
+            "gpucl-deep: dcgm diag level 2 failed: memory",
+        ), node_state(workdir, dcgm_bad[1])
+        assert node_state(workdir, "gpu-pg0-4")[0] == "idle", node_state(workdir, "gpu-pg0-4")
         # the fast tier passes on that node and still leaves the deep drain alone
         fast = sched_sh(workdir, HEALTH, node=bad[0])
         assert fast.returncode == 0, fast.stderr
         assert node_state(workdir, bad[1]) == (state, reason)
     finally:
         sched_sh(workdir, f"scancel {job_id}")
-        faults.clear(workdir, bad[0])
-        sched_sh(workdir, f"scontrol update NodeName={bad[1]} State=RESUME")
+        for vm, slurm_name in (bad, dcgm_bad):
+            faults.clear(workdir, vm)
+            sched_sh(workdir, f"scontrol update NodeName={slurm_name} State=RESUME")
 
 
 def test_a_killed_slurmd_ends_validate_within_minutes_naming_the_node(cluster):

@@ -1,16 +1,17 @@
 #!/bin/bash
 # gpucl sandbox stand-in for the Azure HPC image's azurehpc-health-checks runner
 # (/opt/azurehpc/test/azurehpc-health-checks/run-health-checks.sh; usage as in the v0.4.x
-# project: -c CONF [-o DIR] [-v]). The real one runs LBNL NHC with Azure's custom checks in its
+# project: -c CONF [-o LOGFILE] [-t SECONDS] [-v]). The real one runs LBNL NHC with Azure's custom checks in its
 # container and exits 1 when a check fails; this reads the same NHC config lines and runs each
 # check as a stand-in: the arguments are validated as Azure's checks read them, and a check
 # passes unless /run/gpucl-sandbox/fail-checks names it (the sandbox's fail-deep fault).
 set -u
-conf="" out=""
+conf="" log=./health.log timeout=500
 while [ $# -gt 0 ]; do
   case "$1" in
-    -c | -config | --config) conf=$2; shift 2 ;;
-    -o | -output | --output) out=$2; shift 2 ;;
+    -c | --config) conf=$2; shift 2 ;;
+    -o | --output) log=$2; shift 2 ;;
+    -t | --timeout) timeout=$2; shift 2 ;;
     -v | -verbose | --verbose | -a | --all_tests) shift ;;
     *) echo "run-health-checks.sh: unknown option $1" >&2; exit 2 ;;
   esac
@@ -20,7 +21,7 @@ if [ "$EUID" -ne 0 ]; then
   echo "This script needs superuser privileges. Please run it with sudo."
   exit 1
 fi
-log=${out:-/tmp}/health.log
+[[ $timeout =~ ^[0-9]+$ ]] || { echo "run-health-checks.sh: -t $timeout is not seconds" >&2; exit 2; }
 number() { [[ $1 =~ ^[0-9]+(\.[0-9]+)?$ ]]; }
 fail() { echo "ERROR:  nhc:  Health check failed:  $*" | tee -a "$log"; exit 1; }
 
