@@ -127,3 +127,35 @@ def test_each_vm_gets_every_power_module_its_entry_point_imports() -> None:
                     wanted += [f"{a.name}.py" for a in node.names if not node.module]
                     for module in wanted:
                         assert module in shipped, f"{name} imports {module}, not shipped"
+
+
+def test_config_sync_retries_a_reconfigure_that_times_out(tmp_path) -> None:
+    """slurmctld may time out on a reconfigure while busy: the Run Command tries again (5 times,
+    10 s apart) instead of failing the resize on the first "Socket timed out"."""
+    import subprocess
+
+    from clusterctl.render.engine import render_config_sync
+
+    spec, _ = load_stack_spec("azure-h100", ["partitions[0].nodes=3"])
+    script = render_config_sync(spec, "azure-h100").replace("/etc/slurm/", f"{tmp_path}/etc/")
+    bins = tmp_path / "bin"
+    bins.mkdir()
+    stubs = {
+        "cloud-init": "exit 0",
+        "systemctl": "exit 0",  # is-active: slurmctld runs
+        "sleep": f'echo "$@" >> {tmp_path}/sleeps',
+        "install": 'mkdir -p "$(dirname "${@: -1}")" && cp "${@: -2:1}" "${@: -1}"',
+        # times out twice, then succeeds
+        "scontrol": f"n=$(cat {tmp_path}/n 2>/dev/null || echo 0); echo $((n+1)) > {tmp_path}/n\n"
+        '[ "$n" -ge 2 ] || { echo "slurm_reconfigure error: Socket timed out on send/recv '
+        'operation" >&2; exit 1; }',
+    }
+    for name, body in stubs.items():
+        (bins / name).write_text(f"#!/bin/bash\n{body}\n")
+        (bins / name).chmod(0o755)
+    env = {"PATH": f"{bins}:/usr/bin:/bin"}
+    proc = subprocess.run(["bash", "-c", script], capture_output=True, text=True, env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "scontrol reconfigure done" in proc.stdout
+    assert (tmp_path / "n").read_text().strip() == "3"
+    assert (tmp_path / "sleeps").read_text().split() == ["10", "10"]

@@ -103,8 +103,19 @@ if [ -z "$changed" ]; then
 fi
 echo "slurm-config-sync: updated$changed"
 if systemctl is-active --quiet slurmctld; then
-  scontrol reconfigure
-  echo "slurm-config-sync: scontrol reconfigure done"
+  # slurmctld can time out on a reconfigure while it is busy (seen right after a forced
+  # power-down: "Socket timed out on send/recv"): a few tries, 10 s apart, then fail the command
+  for try in 1 2 3 4 5; do
+    if scontrol reconfigure; then
+      echo "slurm-config-sync: scontrol reconfigure done"
+      break
+    fi
+    if [ "$try" = 5 ]; then
+      echo "slurm-config-sync: scontrol reconfigure failed 5 times" >&2
+      exit 1
+    fi
+    sleep 10
+  done
 else
   systemctl restart slurmctld
 fi
