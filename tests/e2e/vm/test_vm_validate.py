@@ -6,6 +6,7 @@ user-data; a slowed link is found, drained, re-tested and returned. Root only.""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import time
@@ -112,6 +113,20 @@ def test_unreachable_scheduler_exits_2_with_one_line(cluster):
 
 def sched_sh(workdir: Path, cmd: str, node: str = "h100-scheduler", timeout: float = 120):
     return boot.run(workdir, node, ["sh", "-c", cmd], timeout=timeout)
+
+
+def test_the_fast_tier_benchmark_runs_on_a_booted_node(cluster):
+    """The README's `benchmarks/health_fast_tier.py`, one run, on this module's sandbox: it prints
+    the fast tier's time as a share of slurmd's 60 s budget (the numbers come from running it
+    as written)."""
+    _, workdir = cluster
+    proc = subprocess.run(
+        [sys.executable, "benchmarks/health_fast_tier.py", "--runs", "1",
+         "--workdir", str(workdir)],
+        capture_output=True, text=True, timeout=300, cwd=ROOT,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert re.search(r"health .* ms .*% of slurmd's 60 s", proc.stdout), proc.stdout
 
 
 def test_the_deep_tier_skips_a_busy_node_and_drains_a_failing_one_for_good(cluster):

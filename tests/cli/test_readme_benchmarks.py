@@ -1,0 +1,65 @@
+"""Every benchmark the README shows is run by a test, with the README's arguments except `--runs`
+(one run: the test proves the command works, the benchmark's numbers come from running it as
+written). The ones that boot the VM sandbox (root) name the e2e test that runs them."""
+
+from __future__ import annotations
+
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+README = ROOT / "README.md"
+SANDBOX = {
+    "health_fast_tier": "tests/e2e/vm/test_vm_validate.py::"
+    "test_the_fast_tier_benchmark_runs_on_a_booted_node",
+    "sandbox_vm_boot": "tests/e2e/vm/test_vm_benchmarks.py::test_the_boot_benchmark_runs",
+}
+# What each run prints, so a benchmark that runs and says nothing fails.
+PRINTS = {
+    "plan_time": "azure-h100",
+    "cli_start": "--help",
+    "power_save": "idleMinutes",
+    "localize_rounds": "rounds",
+}
+
+
+def readme_benchmarks() -> dict[str, list[str]]:
+    """{script name: its arguments} for every `benchmarks/NAME.py` the README names."""
+    found: dict[str, list[str]] = {}
+    for m in re.finditer(r"benchmarks/(\w+)\.py([^`\n]*)", README.read_text()):
+        args = shlex.split(m.group(2))
+        if found.get(m.group(1)) is None or args:
+            found[m.group(1)] = args
+    return found
+
+
+def test_the_readme_shows_every_benchmark() -> None:
+    scripts = {p.stem for p in (ROOT / "benchmarks").glob("*.py")}
+    assert set(readme_benchmarks()) == scripts
+
+
+@pytest.mark.parametrize("name", sorted(SANDBOX))
+def test_sandbox_benchmarks_name_a_test_that_exists(name: str) -> None:
+    path, func = SANDBOX[name].split("::")
+    assert f"def {func}(" in (ROOT / path).read_text()
+    assert name in readme_benchmarks()
+
+
+@pytest.mark.parametrize("name", sorted(set(PRINTS)))
+def test_readme_benchmark_runs(name: str) -> None:
+    args = readme_benchmarks()[name]
+    if "--runs" in args:
+        args[args.index("--runs") + 1] = "1"
+    else:
+        args += ["--runs", "1"]
+    proc = subprocess.run(
+        [sys.executable, f"benchmarks/{name}.py", *args],
+        cwd=ROOT, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert PRINTS[name] in proc.stdout, proc.stdout[-2000:]
