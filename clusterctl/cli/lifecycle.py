@@ -26,6 +26,7 @@ from clusterctl.lifecycle.errors import OperationFailed
 from clusterctl.lifecycle.retry import DEFAULT_DELAYS, Backoff
 
 if TYPE_CHECKING:
+    from clusterctl.lifecycle.capacity import CapacitySource
     from clusterctl.lifecycle.survivors import SurvivorFinder
     from clusterctl.spec.model import ClusterSpec
 
@@ -36,11 +37,21 @@ def _finder_for(spec: ClusterSpec) -> SurvivorFinder:
     return finder_for(spec)
 
 
+def _capacity_for(spec: ClusterSpec) -> CapacitySource | None:
+    """Azure answers capacity questions before `up` (SKU offered, vCPU quota); AWS: not yet."""
+    if spec.cloud != "azure":
+        return None
+    from clusterctl.lifecycle.capacity_azure import AzureCapacity
+
+    return AzureCapacity()
+
+
 @dataclass
 class Deps:
     """What the commands take from the outside world; tests pass their own."""
 
     finder: Callable[[ClusterSpec], SurvivorFinder] = _finder_for
+    capacity: Callable[[ClusterSpec], CapacitySource | None] = _capacity_for
     interactive: Callable[[], bool] = field(default=lambda: sys.stdin.isatty())
     now: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
     backoff: Backoff = field(default_factory=lambda: Backoff(DEFAULT_DELAYS, time.sleep))
@@ -153,6 +164,7 @@ def _up(stack: str, as_json: bool, yes: bool, d: Deps) -> None:
     cost = _cost(spec)
     handle = open_stack(project, stack, create=True)
     before = _deployed_spec(handle)
+    _check_capacity(spec, before, d)
     with _operation():
         changes = run_preview(handle, err)
     _show_preview(stack, changes, _cost(before) if before else None, cost, spec)
@@ -184,6 +196,36 @@ def _up(stack: str, as_json: bool, yes: bool, d: Deps) -> None:
         out.print(f"kubeconfig (0600): {kubeconfig}", highlight=False)
     if spec.validation.nccl.on_deploy:
         _show_validation(stack, outcome.validation)
+
+
+def _check_capacity(spec: ClusterSpec, before: ClusterSpec | None, d: Deps) -> None:
+    """Before anything is built: is each size offered here, and is there vCPU quota for what
+    this `up` adds? Problems exit 2, one line each; an unanswerable cloud is said, not hidden."""
+    from clusterctl.lifecycle.capacity import CapacityUnavailable, added, judge, needs
+    from clusterctl.spec.catalog import catalog
+
+    source = d.capacity(spec)
+    if source is None:
+        return
+    cat = catalog()
+    wanted = added(needs(spec, cat), needs(before, cat) if before else None)
+    if before is not None and not any(n.vcpus for n in wanted):
+        return  # nothing added: the deployed VMs already hold their quota
+    sizes = ", ".join(sorted({n.sku for n in wanted}))
+    err.print(f"asking Azure whether {spec.region} has {sizes} and the vCPU quota for them ...")
+    try:
+        skus, usages = source.fetch(spec.region)
+    except CapacityUnavailable as exc:
+        by_hand = f"az vm list-skus -l {spec.region} -o table; az vm list-usage -l {spec.region}"
+        err.print(
+            f"[yellow]not checked with Azure: {escape(str(exc))}. Check by hand: {by_hand}[/]",
+            highlight=False,
+        )
+        return
+    problems = judge(wanted, spec.region, skus, usages)
+    if problems:
+        raise UserError(problems)
+    err.print(f"[green]Azure offers {sizes} in {spec.region} with quota for them[/]")
 
 
 def _show_preview(stack: str, changes: dict[str, int], before, after, spec) -> None:

@@ -257,6 +257,21 @@ def validation_thresholds(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
         )
 
 
+def cloud_only_checks(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
+    """What only the cloud can answer: said, not silently skipped (`up` asks first)."""
+    if spec.cloud != "azure":
+        return
+    sizes = sorted(
+        {p.sku for p in spec.partitions}
+        | ({head_sku(spec)} if spec.scheduler == "slurm" else set())
+    )
+    yield Finding(
+        "info",
+        f"not checked offline: whether {', '.join(sizes)} are offered to your subscription in "
+        f"{spec.region}, and the vCPU quota of their families; `clusterctl up` asks Azure first",
+    )
+
+
 RULES: tuple[Rule, ...] = (
     supported_combination,
     skus_exist,
@@ -268,4 +283,5 @@ RULES: tuple[Rule, ...] = (
     network_layout,
     ssh_exposure,
     validation_thresholds,
+    cloud_only_checks,
 )

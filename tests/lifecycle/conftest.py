@@ -9,7 +9,7 @@ import importlib.util
 import json
 import shutil
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -51,6 +51,29 @@ class FakeCloud:
         return list(self.tagged_resources)
 
 
+class FakeCapacity:
+    """Azure's answers to `up`'s capacity questions (tests/lifecycle/test_capacity.py holds the
+    real client to the REST spec): room for the stack unless a test sets `answer`."""
+
+    ROOM = (
+        [{"resourceType": "virtualMachines", "name": n, "family": f, "locations": ["eastus"]}
+         for n, f in (("Standard_ND96isr_H100_v5", "standardNDSH100v5Family"),
+                      ("Standard_D8s_v5", "standardDSv5Family"))],
+        [{"unit": "Count", "currentValue": 0, "limit": 1000, "name": {"value": v}}
+         for v in ("cores", "standardNDSH100v5Family", "standardDSv5Family", "lowPriorityCores")],
+    )  # fmt: skip
+
+    def __init__(self) -> None:
+        self.answer: tuple | Exception = self.ROOM
+        self.asked: list[str] = []
+
+    def fetch(self, region: str):
+        self.asked.append(region)
+        if isinstance(self.answer, Exception):
+            raise self.answer
+        return self.answer
+
+
 @dataclass
 class Env:
     project: Path
@@ -59,6 +82,7 @@ class Env:
     cloud: FakeCloud
     sleeps: list[float]
     interactive: bool = False
+    capacity: FakeCapacity = field(default_factory=FakeCapacity)
 
     def scenario(self, **values) -> None:
         path = self.state / "scenario.json"
@@ -91,6 +115,7 @@ class Env:
 
         deps = Deps(
             finder=lambda spec: self.cloud,
+            capacity=lambda spec: self.capacity,
             interactive=lambda: self.interactive,
             now=lambda: parse_time(NOW),
             backoff=Backoff((5.0, 10.0), self.sleeps.append),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from clusterctl.errors import UserError
 from clusterctl.lifecycle.workspace import find_project, load_spec_for
 from clusterctl.spec.catalog import catalog
 from clusterctl.spec.cost import cost_per_hour
@@ -183,3 +184,28 @@ def test_a_second_up_shows_the_deployed_cost_as_before(deployed):
     result = deployed.invoke("up", "-s", STACK, input="n\n")
 
     assert f"${_cost():,.2f} -> ${_cost():,.2f}" in result.output
+
+
+def test_up_without_quota_exits_2_before_anything_is_previewed_or_built(env):
+    from tests.lifecycle.conftest import FakeCapacity
+
+    skus, usages = FakeCapacity.ROOM
+    env.capacity.answer = (skus, [dict(u, limit=100) if u["name"]["value"] ==
+                                  "standardNDSH100v5Family" else u for u in usages])  # fmt: skip
+    result = env.invoke("up", "-s", STACK, "--yes")
+    # a UserError: clusterctl.cli.main prints each problem on its own line and exits 2
+    assert isinstance(result.exception, UserError), result.output
+    (problem,) = result.exception.problems
+    assert problem.startswith("gpu-clusters:cluster.partitions[0].sku: 192 vCPUs needed in eastus")
+    assert env.capacity.asked == ["eastus"]
+    assert not any(c[1:2] in (["preview"], ["up"]) for c in env.calls())
+
+
+def test_up_says_when_azure_could_not_be_asked_and_goes_on(env):
+    from clusterctl.lifecycle.capacity import CapacityUnavailable
+
+    env.capacity.answer = CapacityUnavailable("no ARM_SUBSCRIPTION_ID and no Azure CLI")
+    result = env.invoke("up", "-s", STACK, "--yes")
+    assert result.exit_code == 0, result.output
+    assert "not checked with Azure: no ARM_SUBSCRIPTION_ID and no Azure CLI" in result.output
+    assert "az vm list-usage -l eastus" in result.output
