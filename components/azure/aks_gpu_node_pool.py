@@ -12,6 +12,15 @@ from clusterctl.spec.model import ClusterSpec, PartitionSpec
 AGENT_POOL_NAME_MAX = 12
 """Linux node pool names: lowercase letters and digits, at most 12 characters."""
 
+OS_DISK_TYPE = "Ephemeral"
+"""Image layers (containerd's root) and emptyDir (the kubelet's root) live on the OS disk. AKS
+defaults to an ephemeral OS disk sized to the VM's local temp disk where it fits, and silently
+to a network-attached managed disk where it does not (MicrosoftDocs/azure-aks-docs
+articles/aks/concepts-storage.md); asking for it makes the node pool fail at creation instead.
+Every Azure GPU size in config/skus.yaml supports it and has a 1-6.4 TiB temp disk (the size
+pages). AKS has no setting for the ND H100/H200 v5 NVMe disks (best-practices-storage-nvme.md);
+kubeletDiskType=Temporary would move that data to the same temp disk, already the OS disk's."""
+
 
 def gpu_driver(spec: ClusterSpec) -> str:
     """AKS installs the driver (`Install`) unless the GPU Operator owns it (`None`): never both,
@@ -49,6 +58,7 @@ class AksGpuNodePool(pulumi.ComponentResource):
             count=part.nodes,
             os_type="Linux",
             os_sku="Ubuntu",
+            os_disk_type=OS_DISK_TYPE,
             gpu_profile=azure.containerservice.GPUProfileArgs(driver=gpu_driver(spec)),
             node_labels={**labels, **node_labels(part)},
             node_taints=[taint],

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 import yaml
@@ -20,6 +21,8 @@ AKS = "azure-native:containerservice:ManagedCluster"
 RELEASE = "kubernetes:helm.sh/v3:Release"
 NIC_POLICY = "kubernetes:mellanox.com/v1alpha1:NicClusterPolicy"
 EXACT_VERSION = re.compile(r"^v?\d+\.\d+\.\d+$")
+AKS_REST = Path(__file__).resolve().parents[1] / "data" / "azure-rest"
+AGENT_POOL_DISKS = AKS_REST / "aks-agentpool-disks.2025-09-01.json"  # SOURCES.aks.md there
 
 
 @pytest.fixture(scope="module")
@@ -44,6 +47,30 @@ def test_gpu_node_pool_sku_and_count(h100) -> None:
     assert pool.inputs["enableNodePublicIP"] is False
     assert pool.inputs["nodeTaints"] == ["nvidia.com/gpu=present:NoSchedule"]
     assert pool.inputs["nodeLabels"]["gpu-clusters/partition"] == "gpu"
+
+
+def _disk_enum(prop: str) -> list[str]:
+    """The values Azure's REST spec (the api-version pulumi-azure-native sends) allows `prop`."""
+    spec = json.loads(AGENT_POOL_DISKS.read_text())["definitions"]
+    ref = spec["ManagedClusterAgentPoolProfileProperties"]["properties"][prop]["$ref"]
+    return spec[ref.rsplit("/", 1)[-1]]["enum"]
+
+
+@pytest.mark.parametrize("sku", [None, "Standard_ND96asr_v4"])
+def test_gpu_pool_keeps_images_and_empty_dir_on_the_local_disk(h100, sku) -> None:
+    """Issue 14 item 12: containerd's root and emptyDir live on the OS disk; an explicit ephemeral
+    OS disk keeps it on the VM's local temp disk (1-6.4 TiB on every ND size) or fails the pool's
+    creation, instead of AKS falling back to a network-attached managed disk without a word.
+    kubeletDiskType stays unset: Temporary would target the same temp disk, and AKS has no
+    setting for the H100/H200 NVMe disks."""
+    plan = h100 if sku is None else plan_stack("aks-h100", f"partitions[0].sku={sku}")
+    (pool,) = resources(plan, POOL)
+    assert pool.inputs["vmSize"] == (sku or "Standard_ND96isr_H100_v5")
+    assert pool.inputs.get("osDiskType") == "Ephemeral"
+    assert "osDiskSizeGB" not in pool.inputs, "unset: AKS sizes it to the whole temp disk"
+    assert "kubeletDiskType" not in pool.inputs
+    assert pool.inputs["osDiskType"] in _disk_enum("osDiskType")
+    assert {"OS", "Temporary"} == set(_disk_enum("kubeletDiskType"))
 
 
 def test_gpu_operator_means_the_pool_skips_the_aks_driver(h100) -> None:
