@@ -7,8 +7,9 @@ very values components/k8s/helm_addon.py passes to pulumi-kubernetes' `helm.v3.R
 - every rendered object whose apiVersion is not a built-in group must have its CRD installed by
   one of the cluster's own releases (a chart's crds/ or a templated CRD) or vendored in
   tests/data/crds/ (MPIJob: the mpi-operator manifest, not Helm), at a served version, and pass
-  tests/crd_schema.py's structural check plus the CRD's string `pattern`s; a CEL rule
-  (`x-kubernetes-validations`) on a part the object uses fails the test (nothing evaluates it);
+  tests/crd_schema.py's structural check and CEL rules (`x-kubernetes-validations` on the parts
+  the object uses, evaluated as on a create; a rule it cannot evaluate fails the test) plus the
+  CRD's string `pattern`s;
 - the built-in objects pass kubernetes-validate --strict at the cluster's Kubernetes version
   (our tolerations and affinity land in DaemonSets, which only the built-in schema checks).
 
@@ -137,10 +138,9 @@ def served_schema(crd: dict, api_version: str) -> dict:
     raise AssertionError(f"{api_version}: the CRD serves no version {version!r}")
 
 
-def patterns_and_rules(value: Any, schema: dict, path: str) -> tuple[list[str], list[str]]:
-    """String `pattern` violations, and the CEL rules on every part of the schema `value` uses."""
+def patterns(value: Any, schema: dict, path: str) -> list[str]:
+    """String `pattern` violations on every part of the schema `value` uses."""
     problems: list[str] = []
-    rules = [f"{path}: {r.get('rule')}" for r in schema.get("x-kubernetes-validations", [])]
     if isinstance(value, str) and "pattern" in schema and not re.search(schema["pattern"], value):
         problems.append(f"{path}: {value!r} does not match {schema['pattern']!r}")
     subs: list[tuple[Any, dict, str]] = []
@@ -153,10 +153,8 @@ def patterns_and_rules(value: Any, schema: dict, path: str) -> tuple[list[str], 
     if isinstance(value, list) and isinstance(schema.get("items"), dict):
         subs += [(v, schema["items"], f"{path}[{i}]") for i, v in enumerate(value)]
     for sub, below, where in subs:
-        p, r = patterns_and_rules(sub, below, where)
-        problems += p
-        rules += r
-    return problems, rules
+        problems += patterns(sub, below, where)
+    return problems
 
 
 def crd_problems(doc: dict, found: dict[tuple[str, str], dict]) -> list[str]:
@@ -165,11 +163,8 @@ def crd_problems(doc: dict, found: dict[tuple[str, str], dict]) -> list[str]:
         return [f"{doc['apiVersion']} {doc['kind']}: no release of the cluster installs its CRD"]
     schema = served_schema(crd, doc["apiVersion"])
     body = {k: v for k, v in doc.items() if k != "metadata"}
-    problems = check(body, schema, "$")
-    patterns, rules = patterns_and_rules(body, schema, "$")
-    problems += patterns
-    problems += [f"CEL rule not evaluated here, check it by hand: {r}" for r in rules]
-    return problems
+    problems = check(body, schema, "$", metadata=doc.get("metadata") or {})  # and CEL rules
+    return problems + patterns(body, schema, "$")
 
 
 def custom_objects(releases: dict[str, list[dict]]) -> list[tuple[str, dict]]:
@@ -298,6 +293,28 @@ def test_an_unknown_field_and_a_pattern_violation_are_refused() -> None:
     problems = crd_problems(policy, found)
     assert any("$.spec.driver.bogus: unknown field" in p for p in problems), problems
     assert any("$.spec.driver.image" in p and "does not match" in p for p in problems), problems
+
+
+def test_a_cel_rule_of_a_crd_a_chart_installs_is_evaluated() -> None:
+    """GPUCluster, from the gpu-operator chart's crds/: `self.metadata.name == 'gpu-cluster'`."""
+    _, found = _cluster_policy()
+    doc = {"apiVersion": "nvidia.com/v1alpha1", "kind": "GPUCluster",
+           "metadata": {"name": "gpu-cluster"}, "spec": {}}  # fmt: skip
+    rule = "$: GPUCluster is a singleton, metadata.name must be 'gpu-cluster'"
+    assert rule not in crd_problems(doc, found)
+    doc["metadata"]["name"] = "other"
+    assert rule in crd_problems(doc, found)
+
+
+def test_a_cel_rule_on_a_vendored_crd_is_evaluated() -> None:
+    flavor = {"name": "f", "resources": [{"name": "cpu", "nominalQuota": 1}]}
+    group = {"coveredResources": ["cpu", "memory"], "flavors": [flavor]}
+    doc = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue",
+           "metadata": {"name": "q"}, "spec": {"resourceGroups": [group]}}  # fmt: skip
+    assert crd_problems(doc, installed_crds({})) == [
+        "$.spec.resourceGroups[0]: flavors must have the same number of resources as the "
+        "coveredResources"
+    ]
 
 
 def test_a_custom_kind_without_an_installed_crd_is_refused() -> None:
