@@ -156,6 +156,35 @@ def release(res: Resource, grace: float = 10.0) -> None:
         shutil.rmtree(res.name, ignore_errors=True)
 
 
+def _mount_points() -> list[str]:
+    with open("/proc/self/mountinfo") as f:
+        return [line.split()[4].replace("\\040", " ") for line in f]
+
+
+def _remove_dirs(paths: list[str], log=print) -> None:
+    """The nodes' disks, all at once: `rm -rf` per directory in parallel (a 16-node sandbox holds
+    ~200k files; Python's rmtree one after another took ~8 s of a 13 s `down`). A directory that
+    still holds a mount (one that failed to come off; a bind mount shares its source's device,
+    so `rm --one-file-system` would go through it) is left alone and reported."""
+    mounts = _mount_points()
+    busy = {p for p in paths if any(m == p or m.startswith(p.rstrip("/") + "/") for m in mounts)}
+    procs = [
+        subprocess.Popen(["rm", "-rf", "--one-file-system", "--", p], stderr=subprocess.DEVNULL)
+        for p in paths
+        if p not in busy and os.path.lexists(p)
+    ]
+    for proc in procs:
+        proc.wait()
+    for path in reversed(paths):
+        if path not in busy and os.path.lexists(path):
+            subprocess.run(["rm", "-rf", "--one-file-system", "--", path], capture_output=True)
+        if os.path.lexists(path):
+            log(
+                f"down: could not remove {path}"
+                + (" (a mount is still inside)" if path in busy else "")
+            )
+
+
 def teardown(state: VmState, log=print, grace: float = 5.0) -> None:
     """Release every recorded resource, then drop the state file. Every process gets SIGTERM at
     once (containers power off in parallel), SIGKILL after `grace` seconds in all."""
@@ -167,12 +196,13 @@ def teardown(state: VmState, log=print, grace: float = 5.0) -> None:
     deadline = time.monotonic() + grace
     for r in procs:
         stop_process(r, grace=max(0.0, deadline - time.monotonic()))
-    for kind in KINDS[1:]:
+    for kind in KINDS[1:-1]:
         for res in reversed([r for r in state.resources if r.kind == kind]):
             try:
                 release(res)
             except OSError as e:
                 log(f"down: could not release {kind} {res.name}: {e}")
+    _remove_dirs([r.name for r in state.resources if r.kind == "dir"], log)
     state.path.with_name(STATE_FILE + ".tmp").unlink(missing_ok=True)
     state.path.with_name("state.lock").unlink(missing_ok=True)
     state.path.unlink(missing_ok=True)
