@@ -7,16 +7,23 @@ reading templates) or the network.
 from __future__ import annotations
 
 import base64
-import gzip
-import json
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 import jinja2
 
 from clusterctl.project import templates_dir
 from clusterctl.render.deep import NHC_DEEP_CONF, deep_context, deep_hours
+from clusterctl.render.power_files import (
+    POWER_CONFIG,
+    POWER_HOME,
+    POWER_LOG,
+    POWER_NODE_MODULES,
+    POWER_SCHEDULER_MODULES,
+    power_config,
+    power_package,
+    power_pins,
+)
 from clusterctl.render.site import SlurmSite
 from clusterctl.render.storage import (
     FILES_MOUNT_OPTIONS,
@@ -161,11 +168,6 @@ ENROOT_RUNTIME = f"{SCRATCH}/enroot/runtime"
 # Fixed ids of the service users on every node (Azure/cyclecloud-slurm install.py setup_users).
 SERVICE_IDS = {"slurm": 11100, "munge": 11101}
 HEALTH_ENV = "/etc/gpu-clusters/health.env"
-POWER_CONFIG = "/etc/gpu-clusters/power.json"
-POWER_LOG = "/var/log/slurm/gpucl-power.log"
-POWER_HOME = "/opt/gpucl"
-"""The power program on the scheduler: a venv with pinned azure SDKs (config/versions.yaml
-`powerProgram`) and the package clusterctl/power copied to <home>/lib/gpucl_power."""
 NCCL_CONF_OURS = "/etc/gpu-clusters/nccl.conf"
 ACCOUNTING_DB = {"db_name": "slurm_acct_db", "db_user": "slurm", "account": "users"}
 """`account`: the Slurm account the admin user's association is made in, so the admin's jobs
@@ -245,53 +247,6 @@ def node_scripts(spec: ClusterSpec, site: SlurmSite, sku: Sku | None) -> dict[st
     files = {name: render_template(f"scripts/{name}.j2", **ctx) for name in names}
     files["gpucl-health.sh"] = health_script(spec, site)
     return dict(sorted(files.items()))
-
-
-POWER_SCHEDULER_MODULES = (
-    "__init__.py",
-    "__main__.py",
-    "names.py",
-    "backend.py",
-    "slurm.py",
-    "program.py",
-    "sandbox_backend.py",
-    "azure_backend.py",
-)
-POWER_NODE_MODULES = ("__init__.py", "names.py", "slurm.py", "events.py")
-
-
-def power_package(modules: tuple[str, ...]) -> dict[str, str]:
-    """Source of clusterctl/power's modules, as cloud-init writes them to <home>/lib/gpucl_power
-    (read as text: the renderer never imports the power program)."""
-    root = Path(__file__).resolve().parents[1] / "power"
-    return {name: gzip_b64((root / name).read_text()) for name in modules}
-
-
-def gzip_b64(text: str) -> str:
-    """cloud-init `encoding: gz+b64`, byte-stable (no timestamp in the gzip header)."""
-    return base64.b64encode(gzip.compress(text.encode(), mtime=0)).decode()
-
-
-def power_config(spec: ClusterSpec) -> str:
-    """/etc/gpu-clusters/power.json: what the power program knows of its cluster. Subscription
-    and resource group come from the scheduler's own IMDS (the scale sets live beside it)."""
-    doc = {
-        "cluster": spec.name,
-        "backend": "azure",
-        "reasonPrefix": spec.health_checks.drain_prefix,
-        "resumeWaitSeconds": 900,
-        "pollSeconds": 15,
-        "logFile": POWER_LOG,
-        "azure": {},
-    }
-    return json.dumps(doc, indent=2, sort_keys=True) + "\n"
-
-
-def power_pins(cat: Catalog) -> list[str]:
-    pins = (cat.versions.get("powerProgram") or {}).get("pypi") or {}
-    if not pins:
-        raise LookupError("config/versions.yaml powerProgram.pypi: missing")
-    return [f"{name}=={version}" for name, version in sorted(pins.items())]
 
 
 NHC_FAST_CONF = "/etc/nhc/gpucl-fast.conf"

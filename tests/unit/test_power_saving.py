@@ -115,7 +115,7 @@ def test_each_vm_gets_every_power_module_its_entry_point_imports() -> None:
     import ast
     from pathlib import Path
 
-    from clusterctl.render.engine import POWER_NODE_MODULES, POWER_SCHEDULER_MODULES
+    from clusterctl.render.power_files import POWER_NODE_MODULES, POWER_SCHEDULER_MODULES
 
     root = Path(__file__).resolve().parents[2] / "clusterctl" / "power"
     for shipped in (POWER_SCHEDULER_MODULES, POWER_NODE_MODULES):

@@ -1,0 +1,65 @@
+"""The power program as cloud-init installs it: clusterctl/power's modules (as text, gzipped),
+its config file and the pinned SDKs of its venv (config/versions.yaml `powerProgram`)."""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+from pathlib import Path
+
+from clusterctl.spec.catalog import Catalog
+from clusterctl.spec.model import ClusterSpec
+
+POWER_CONFIG = "/etc/gpu-clusters/power.json"
+POWER_LOG = "/var/log/slurm/gpucl-power.log"
+POWER_HOME = "/opt/gpucl"
+"""The power program on the scheduler: a venv with pinned azure SDKs (config/versions.yaml
+`powerProgram`) and the package clusterctl/power copied to <home>/lib/gpucl_power."""
+
+
+POWER_SCHEDULER_MODULES = (
+    "__init__.py",
+    "__main__.py",
+    "names.py",
+    "backend.py",
+    "slurm.py",
+    "program.py",
+    "sandbox_backend.py",
+    "azure_backend.py",
+)
+POWER_NODE_MODULES = ("__init__.py", "names.py", "slurm.py", "events.py")
+
+
+def power_package(modules: tuple[str, ...]) -> dict[str, str]:
+    """Source of clusterctl/power's modules, as cloud-init writes them to <home>/lib/gpucl_power
+    (read as text: the renderer never imports the power program)."""
+    root = Path(__file__).resolve().parents[1] / "power"
+    return {name: gzip_b64((root / name).read_text()) for name in modules}
+
+
+def gzip_b64(text: str) -> str:
+    """cloud-init `encoding: gz+b64`, byte-stable (no timestamp in the gzip header)."""
+    return base64.b64encode(gzip.compress(text.encode(), mtime=0)).decode()
+
+
+def power_config(spec: ClusterSpec) -> str:
+    """/etc/gpu-clusters/power.json: what the power program knows of its cluster. Subscription
+    and resource group come from the scheduler's own IMDS (the scale sets live beside it)."""
+    doc = {
+        "cluster": spec.name,
+        "backend": "azure",
+        "reasonPrefix": spec.health_checks.drain_prefix,
+        "resumeWaitSeconds": 900,
+        "pollSeconds": 15,
+        "logFile": POWER_LOG,
+        "azure": {},
+    }
+    return json.dumps(doc, indent=2, sort_keys=True) + "\n"
+
+
+def power_pins(cat: Catalog) -> list[str]:
+    pins = (cat.versions.get("powerProgram") or {}).get("pypi") or {}
+    if not pins:
+        raise LookupError("config/versions.yaml powerProgram.pypi: missing")
+    return [f"{name}=={version}" for name, version in sorted(pins.items())]
