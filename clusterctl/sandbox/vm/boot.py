@@ -126,6 +126,7 @@ def up(specs: list[NodeSpec], workdir: Path, timeout: float = 900.0, log=print) 
     stages = {"image": time.monotonic() - t0}
     state = VmState(workdir=str(workdir), sid=vmstate.sandbox_id(workdir))
     state.save()
+    machine.mount_disks(state)
     substitutions.write(workdir)
     lab = lab_mod.Lab(state.sid)
     t1 = time.monotonic()

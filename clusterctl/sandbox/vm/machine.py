@@ -48,6 +48,36 @@ def node_dir(state: VmState, name: str) -> Path:
     return Path(state.workdir) / "nodes" / name
 
 
+DISKS_IMAGE = "disks.img"
+DISKS_SIZE_GIB = 256
+"""Apparent size of the sparse file; only what the nodes write takes host disk."""
+
+
+def mount_disks(state: VmState) -> Path:
+    """The nodes' disks (OS-disk upper layers, NVMe and data-disk images) on an ext4 of the
+    sandbox's own, a sparse file loop-mounted at <workdir>/nodes: the host's root here is ext4
+    without a journal, where each new inode is checked against recently deleted ones
+    (ext4's recently_deleted), so a boot right after another sandbox's `down` spent a fifth of
+    its CPU time in the host kernel; and `down` drops one file instead of ~200k. The nodes see
+    the same overlay roots as before."""
+    nodes = Path(state.workdir) / "nodes"
+    if any(r.kind == "mount" and r.name == str(nodes) for r in state.resources):
+        return nodes
+    image = Path(state.workdir) / DISKS_IMAGE
+    state.record("dir", str(image))
+    state.record("dir", str(nodes))
+    with open(image, "wb") as f:
+        f.truncate(DISKS_SIZE_GIB << 30)
+    # lazy inode tables over a sparse file read as zeros: nothing to initialise (noinit_itable)
+    _run(["mkfs.ext4", "-q", "-F", "-i", "65536", "-E", "lazy_itable_init=1,lazy_journal_init=1",
+          "-L", "gpucl-disks", str(image)])  # fmt: skip
+    nodes.mkdir(exist_ok=True)
+    state.record("loop", str(image))
+    state.record("mount", str(nodes))
+    _run(["mount", "-o", "loop,noinit_itable,noatime", str(image), str(nodes)])
+    return nodes
+
+
 def mount_root(state: VmState, spec: MachineSpec, lower: str) -> Path:
     """Overlay: the cached image (read-only lowers, "top:...:bottom") + this node's upper."""
     d = node_dir(state, spec.name)

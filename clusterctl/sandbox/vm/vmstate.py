@@ -196,12 +196,14 @@ def teardown(state: VmState, log=print, grace: float = 5.0) -> None:
     deadline = time.monotonic() + grace
     for r in procs:
         stop_process(r, grace=max(0.0, deadline - time.monotonic()))
-    for kind in KINDS[1:-1]:
-        for res in reversed([r for r in state.resources if r.kind == kind]):
+    # cgroups; then mounts and loop devices together, newest first (a node's NVMe loop device
+    # lives on the disks filesystem, which is a loop mount itself); then namespaces
+    for kinds in (("cgroup",), ("mount", "loop"), ("netns",)):
+        for res in reversed([r for r in state.resources if r.kind in kinds]):
             try:
                 release(res)
             except OSError as e:
-                log(f"down: could not release {kind} {res.name}: {e}")
+                log(f"down: could not release {res.kind} {res.name}: {e}")
     _remove_dirs([r.name for r in state.resources if r.kind == "dir"], log)
     state.path.with_name(STATE_FILE + ".tmp").unlink(missing_ok=True)
     state.path.with_name("state.lock").unlink(missing_ok=True)
