@@ -43,6 +43,7 @@ IMAGE_PACKAGES = (
     "less",
     "systemd-resolved",
     "sudo",
+    "udev",  # every Ubuntu image has it (the GPU nodes' mdadm would pull it in at boot otherwise)
 )
 # Downloaded (with their dependencies) into the local repository; installed only by the user-data.
 # Debian's Slurm binaries are repackaged as the slurm-smd* stand-ins (see repo.py).

@@ -4,6 +4,8 @@ Two archives, served by the lab server (labserver.py) and signed with a local ke
   debian/     stands in for the Ubuntu archive: Debian trixie's .debs as downloaded at image build
               (munge is Debian's real package: its install makes a key and starts munged, as on
               the cloud), plus the nfs-common / nfs-kernel-server stand-ins (no NFS in this kernel).
+              Their contents are recompressed from xz to zstd, as Ubuntu's archive ships its .debs:
+              unpacking xz cost the nodes ~7 CPU-s of a 1+4 boot that Ubuntu's VMs do not spend.
   microsoft/  stands in for packages.microsoft.com/repos/slurm-ubuntu-jammy: slurm-smd* packages
               that repackage Debian's Slurm 24.11 binaries WITHOUT Debian's maintainer scripts, so
               (like Microsoft's) they create no `slurm` user and start no daemon, and ship
@@ -15,10 +17,13 @@ from __future__ import annotations
 import email.utils
 import gzip
 import hashlib
+import lzma
+import os
 import re
 import shutil
 import subprocess
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 STANDINS = Path(__file__).parent / "files" / "standins"
@@ -79,6 +84,55 @@ def control(deb: Path) -> dict[str, str]:
     return fields
 
 
+def ar_members(blob: bytes) -> list[tuple[str, bytes]]:
+    """The members of an ar archive (a .deb): [(name, data)] in order."""
+    if blob[:8] != b"!<arch>\n":
+        raise ValueError("not an ar archive")
+    pos, out = 8, []
+    while pos + 60 <= len(blob):
+        header = blob[pos : pos + 60]
+        name = header[:16].decode().rstrip().removesuffix("/")
+        size = int(header[48:58])
+        pos += 60
+        out.append((name, blob[pos : pos + size]))
+        pos += size + (size & 1)
+    return out
+
+
+def ar_archive(members: list[tuple[str, bytes]]) -> bytes:
+    parts = [b"!<arch>\n"]
+    for name, data in members:
+        parts.append(f"{name:<16}{0:<12}{0:<6}{0:<6}{100644:<8}{len(data):<10}`\n".encode())
+        parts += [data, b"\n" if len(data) % 2 else b""]
+    return b"".join(parts)
+
+
+def to_zstd(deb: Path, out: Path) -> Path:
+    """A copy of the .deb whose data.tar is zstd-compressed (Ubuntu's format since 21.10) instead
+    of Debian's xz; control.tar and the files inside are unchanged."""
+    members = []
+    for name, data in ar_members(deb.read_bytes()):
+        if name == "data.tar.xz":
+            tar = lzma.decompress(data)
+            data = subprocess.run(
+                ["zstd", "-q", "-3", "-c"], input=tar, capture_output=True, check=True
+            ).stdout
+            name = "data.tar.zst"
+        members.append((name, data))
+    out.write_bytes(ar_archive(members))
+    return out
+
+
+def recompress(debs: list[Path], out_dir: Path) -> list[Path]:
+    if shutil.which("zstd") is None:
+        raise RuntimeError(
+            "the sandbox's package archive needs zstd on the host: apt-get install zstd"
+        )
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        return list(pool.map(lambda d: to_zstd(d, out_dir / d.name), debs))
+
+
 def _deps_without(depends: str, drop: re.Pattern[str]) -> list[str]:
     out = []
     for dep in (d.strip() for d in depends.split(",") if d.strip()):
@@ -104,7 +158,7 @@ def _build_deb(tree: Path, fields: dict[str, str], out_dir: Path) -> Path:
         / f"{fields['Package']}_{fields['Version'].split(':')[-1]}_{fields['Architecture']}.deb"
     )
     subprocess.run(
-        ["dpkg-deb", "--root-owner-group", "-Zxz", "-z1", "-b", str(tree), str(out)],
+        ["dpkg-deb", "--root-owner-group", "-Zzstd", "-b", str(tree), str(out)],
         check=True,
         capture_output=True,
     )
@@ -279,7 +333,9 @@ def build_repo(debs_dir: Path, repo_dir: Path, log=print) -> Path:
         smd = build_smd(debs, built, work / "smd")
         nfs = build_nfs(built, work / "nfs")
         make_key(repo_dir / "gnupg", repo_dir)
-        debian = [d for d in debs if not SLURM_DEB.match(d.name)] + nfs
+        log("repo: recompressing the .debs with zstd, as Ubuntu's archive has them")
+        plain = recompress([d for d in debs if not SLURM_DEB.match(d.name)], work / "zstd")
+        debian = plain + nfs
         write_index(repo_dir / "debian", "sandbox", debian)
         ms = repo_dir / "microsoft" / "repos" / "slurm-ubuntu-jammy"
         write_index(ms, "stable", smd)
@@ -345,8 +401,9 @@ def github_dir(repo_dir: Path) -> Path:
 
 # What the Azure HPC image (the GPU nodes' image) ships on top of a plain Ubuntu that the node
 # scripts rely on; the scheduler's plain Ubuntu image does not have them (its user-data installs
-# build-essential itself).
-HPC_IMAGE_PACKAGES = ("build-essential",)
+# build-essential itself). Azure/azhpc-images ubuntu/common/install_utils.sh installs these three
+# (with many more the scripts do not use): enroot's jq and autoconf's m4 are there before boot.
+HPC_IMAGE_PACKAGES = ("build-essential", "jq", "m4")
 
 
 def hpc_layer(image, repo_dir: Path, log=print) -> Path:

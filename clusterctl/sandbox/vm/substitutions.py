@@ -36,10 +36,11 @@ SUBSTITUTIONS: tuple[Substitution, ...] = (
         "os-image",
         "Azure HPC image microsoft-dsvm:ubuntu-hpc (Ubuntu 22.04)",
         "Debian trixie rootfs (systemd 257, cloud-init 25.x) built by mmdebstrap, with "
-        "python3, curl, openssh, iproute2, rsync, git, make, gpg, xfsprogs preinstalled; GPU "
-        "nodes boot it under an overlay layer with what the HPC image adds that the scripts use "
-        "(build-essential: the HPC image builds its DKMS modules); the scheduler boots it bare, "
-        "as its plain Ubuntu image (the GPU stand-ins below are in both)",
+        "python3, curl, openssh, iproute2, rsync, git, make, gpg, xfsprogs, udev preinstalled; "
+        "GPU nodes boot it under an overlay layer with what the HPC image adds that the scripts "
+        "use (build-essential, jq, m4: azhpc-images install_utils.sh); the scheduler boots it "
+        "bare, as its plain Ubuntu image (the GPU stand-ins below are in both); each node's disks "
+        "live on an ext4 of the sandbox's own (a loop-mounted sparse file in the workdir)",
         "the HPC image cannot be booted in a container; trixie is the Debian release "
         "nearest the cloud's userland and Slurm",
         "image",
@@ -48,7 +49,8 @@ SUBSTITUTIONS: tuple[Substitution, ...] = (
         "apt-archive",
         "Ubuntu archive (archive.ubuntu.com / azure.archive.ubuntu.com)",
         "http://sandbox-mirror/debian: the trixie .debs the user-data's packages need, "
-        "downloaded at image build, signed with a local key, served by the lab server",
+        "downloaded at image build, their contents recompressed from xz to zstd (as Ubuntu's "
+        "archive ships them), signed with a local key, served by the lab server",
         "the lab has no route out; boot must not need the network",
         "image+repo",
     ),
