@@ -107,8 +107,42 @@ def test_scheduler_installs_the_power_program_with_pinned_sdks() -> None:
     resume = files["/usr/local/libexec/gpu-clusters/resume.sh"]["content"]
     assert 'exec /usr/local/bin/gpucl-power resume "$1"' in resume
     runcmd = " ".join(str(c) for c in yaml.safe_load(ud)["runcmd"])
-    assert re.search(r"pip install .*azure-identity==\d+\.\d+\.\d+ azure-mgmt-compute==\d+", runcmd)
-    assert runcmd.index("/opt/gpucl/venv") < runcmd.index("restart', 'slurmctld")
+    assert re.search(
+        r"pip install .*azure-identity==\d+\.\d+\.\d+ azure-mgmt-compute==\d+.* && "
+        r"touch /opt/gpucl/venv/\.gpucl-ready",
+        runcmd,
+    )
+
+
+def test_the_power_program_waits_for_its_venv_which_is_built_after_slurmctld(tmp_path) -> None:
+    """slurmctld starts (and the nodes' slurmd get their configless config) before the venv is
+    built; a resume or suspend called meanwhile waits for the venv's ready mark, then runs."""
+    import subprocess
+    import time
+
+    spec, _ = load_stack_spec("azure-h100", [])
+    ud = render_cloud_init(spec, "azure-h100", munge_key_b64=MUNGE_PLACEHOLDER, db_password="x")
+    runcmd = " ".join(str(c) for c in yaml.safe_load(ud)["runcmd"])
+    assert runcmd.index("restart', 'slurmctld") < runcmd.index("/opt/gpucl/venv/bin/pip")
+    wrapper = _write_files(ud)["/usr/local/bin/gpucl-power"]["content"]
+    home = tmp_path / "gpucl"
+    (home / "venv" / "bin").mkdir(parents=True)
+    python = home / "venv" / "bin" / "python"
+    python.write_text(f'#!/bin/sh\necho "$@" > {tmp_path}/ran\n')
+    python.chmod(0o755)
+    script = tmp_path / "gpucl-power"
+    script.write_text(wrapper.replace("/opt/gpucl", str(home)))
+    script.chmod(0o755)
+    proc = subprocess.Popen([str(script), "resume", "gpu-pg0-1"])
+    try:
+        time.sleep(1.5)
+        assert proc.poll() is None and not (tmp_path / "ran").exists()
+        (home / "venv" / ".gpucl-ready").touch()
+        assert proc.wait(timeout=5) == 0
+        ran = (tmp_path / "ran").read_text().split()
+        assert ran == ["-m", "gpucl_power", "resume", "gpu-pg0-1"]
+    finally:
+        proc.kill()
 
 
 def test_each_vm_gets_every_power_module_its_entry_point_imports() -> None:

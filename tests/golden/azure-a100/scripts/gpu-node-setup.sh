@@ -4,21 +4,6 @@
 set -eu
 libexec=/usr/local/libexec/gpu-clusters
 
-systemctl enable --now nvidia-fabricmanager
-for _ in $(seq 1 60); do
-  systemctl is-active --quiet nvidia-fabricmanager && break
-  sleep 5
-done
-systemctl is-active --quiet nvidia-fabricmanager || echo "gpu-node-setup: nvidia-fabricmanager is not active" >&2
-modprobe nvidia-peermem
-nvidia-smi -pm 1
-
-# The scratch (local NVMe) is assembled and mounted by gpucl-scratch.service at every boot, before
-# slurmd: the disks are wiped on deallocate, and a reboot must not leave an empty directory.
-systemctl daemon-reload
-systemctl enable gpucl-scratch.service
-systemctl start gpucl-scratch.service
-
 node=$("$libexec/node-name.sh")
 hostnamectl set-hostname "$node"
 mkdir -p /etc/systemd/system/slurmd.service.d
@@ -36,10 +21,21 @@ RequiresMountsFor=/mnt/nvme /home /sched
 Environment="SLURMD_OPTIONS=-N $node --conf-server a100-scheduler:6817"
 Environment="PMIX_MCA_ptl=^usock" "PMIX_MCA_psec=none" "PMIX_SYSTEM_TMPDIR=/var/empty" "PMIX_MCA_gds=hash"
 UNIT
-systemctl daemon-reload
+# One `systemctl enable` for every unit: each enable reloads systemd (it also loads the drop-in
+# above and the units cloud-init wrote); six reloads took a VM's systemd ~3 s of CPU in all.
+# The scratch (local NVMe) is assembled and mounted by gpucl-scratch.service at every boot, before
+# slurmd: the disks are wiped on deallocate, and a reboot must not leave an empty directory.
+systemctl enable nvidia-fabricmanager gpucl-scratch.service munge slurmd
+systemctl start nvidia-fabricmanager
+for _ in $(seq 1 60); do
+  systemctl is-active --quiet nvidia-fabricmanager && break
+  sleep 5
+done
+systemctl is-active --quiet nvidia-fabricmanager || echo "gpu-node-setup: nvidia-fabricmanager is not active" >&2
+modprobe nvidia-peermem
+nvidia-smi -pm 1
+systemctl start gpucl-scratch.service
 # The munge package started munged with a key of its own before ours was in place: restart it.
-systemctl enable munge
 systemctl restart munge
 # The slurmd package may have started slurmd before slurm.conf existed: restart, not --now.
-systemctl enable slurmd
 systemctl restart slurmd
