@@ -73,7 +73,8 @@ def wait_cloud_init(
                 continue
             init = state.nodes[name]["init"]
             stage, finished = run_dir_files(init)
-            shown = f"running ({stage})" if stage else "booting"
+            # between two stages status.json names none: keep showing the last one
+            shown = f"running ({stage})" if stage else last.get(name, "booting")
             if verdict_due(finished, rounds, lambda init=init: system_state(init)):
                 st = cloud_init_status(init)
                 shown = st.get("extended_status") or st.get("status") or "unknown"
