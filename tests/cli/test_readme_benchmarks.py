@@ -61,5 +61,8 @@ def test_readme_benchmark_runs(name: str) -> None:
         [sys.executable, f"benchmarks/{name}.py", *args],
         cwd=ROOT, capture_output=True, text=True, timeout=600,
     )  # fmt: skip
-    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    # A benchmark over its own target exits 1 saying so ("above ..."): it ran, and its numbers are
+    # the benchmark's to judge, not this test's (one run on a busy CI host says nothing of speed).
+    over_target = proc.returncode == 1 and proc.stderr.strip().startswith("above ")
+    assert proc.returncode == 0 or over_target, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert PRINTS[name] in proc.stdout, proc.stdout[-2000:]
