@@ -60,6 +60,20 @@ def test_node_got_the_clouds_user_data_except_declared_substitutions(booted):
         assert undeclared == [], undeclared
 
 
+def test_the_nodes_disks_live_on_the_sandboxs_own_ext4(booted):
+    """Not on the host's root (ext4 without a journal here: each new inode is checked against
+    recently deleted ones); `down` then drops one file."""
+    specs, workdir, _ = booted
+    nodes = workdir.resolve() / "nodes"
+    lines = Path("/proc/self/mountinfo").read_text().splitlines()
+    mounts = {ln.split()[4]: ln.split(" - ")[1].split()[:2] for ln in lines}
+    assert mounts.get(str(nodes), [None])[0] == "ext4", mounts.get(str(nodes))
+    assert mounts[str(nodes)][1].startswith("/dev/loop")
+    for spec in specs:
+        upper = nodes / spec.name / "upper"
+        assert upper.is_dir() and upper.stat().st_dev == nodes.stat().st_dev
+
+
 def test_node_name_from_imds_stand_in(booted):
     specs, workdir, _ = booted
     gpu = specs[1]
