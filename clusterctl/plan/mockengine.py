@@ -6,7 +6,9 @@ and yet the very code `pulumi up` runs.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -132,9 +134,36 @@ class RecordingMonitor(pmocks.MockMonitor):
         super().__init__(mocks)
         self.recorded: list[RecordedResource] = []
         self._names: dict[str, str] = {}
+        self.thread_loops: set[asyncio.AbstractEventLoop] = set()
+        self._lock = threading.Lock()
+
+    def _note_thread_loop(self) -> None:
+        # The SDK's mock monitor runs in executor threads and gives each an event loop it
+        # never closes; run_program closes them once the program is done.
+        try:
+            loop = asyncio.get_event_loop()
+        except RuntimeError:  # this call opened none
+            return
+        with self._lock:
+            self.thread_loops.add(loop)
+
+    def Invoke(self, request):
+        try:
+            return super().Invoke(request)
+        finally:
+            self._note_thread_loop()
+
+    def ReadResource(self, request):
+        try:
+            return super().ReadResource(request)
+        finally:
+            self._note_thread_loop()
 
     def RegisterResource(self, request):
-        response = super().RegisterResource(request)
+        try:
+            response = super().RegisterResource(request)
+        finally:
+            self._note_thread_loop()
         if request.type != "pulumi:pulumi:Stack":
             # Walk the wire form ourselves: the SDK's deserializer pushes secretness up to the
             # enclosing object, which would hide every sibling of a secret field.
@@ -190,8 +219,40 @@ def run_program(
     invokes: dict[str, Callable[[dict], dict]] | None = None,
 ) -> MockRun:
     """Run `program` (which returns the stack outputs) under mocks and wait for everything."""
-    settings.reset_options(project=project, stack=stack, preview=False)
+    # A loop of our own, closed before we return: Pulumi's default one is never closed, and its
+    # finaliser can run at interpreter exit after its self-pipe is gone (a traceback on stderr).
+    # The same for the loops the SDK's mock monitor opens in its worker threads.
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
     monitor = RecordingMonitor(PlanMocks(invokes))
+    try:
+        return _run_in_loop(program, monitor, project=project, stack=stack)
+    finally:
+        _close_loops(loop, monitor.thread_loops)
+
+
+def _close_loops(loop: asyncio.AbstractEventLoop, thread_loops: set[asyncio.AbstractEventLoop]) -> None:
+    pending = [t for t in asyncio.all_tasks(loop) if not t.done()]
+    for task in pending:
+        task.cancel()
+    if pending:
+        loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+    loop.run_until_complete(loop.shutdown_asyncgens())
+    loop.run_until_complete(loop.shutdown_default_executor())  # the monitor's worker threads
+    for idle in thread_loops - {loop}:
+        idle.close()
+    loop.close()
+    asyncio.set_event_loop(None)
+
+
+def _run_in_loop(
+    program: Callable[[], dict[str, Any]],
+    monitor: RecordingMonitor,
+    *,
+    project: str,
+    stack: str,
+) -> MockRun:
+    settings.reset_options(project=project, stack=stack, preview=False)
     pmocks.set_mocks(monitor.mocks, project=project, stack=stack, preview=False, monitor=monitor)
     resolved: dict[str, Any] = {}
     secret_outputs: list[str] = []

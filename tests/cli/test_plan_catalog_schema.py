@@ -69,3 +69,15 @@ def test_plan_shows_the_power_roles_actions_and_scopes(cli) -> None:
     assert text.count("/VirtualMachineScaleSet/h100-gpu-gpu-pg") == 2
     assert "Reader" not in text
     assert "idle, with Slurm power saving: $0.38 per hour" in text
+
+
+def test_plan_leaves_no_event_loop_open_for_interpreter_exit() -> None:
+    # An unclosed loop is closed by its finaliser at interpreter exit, sometimes after its
+    # self-pipe socket is gone: a 'ValueError: Invalid file descriptor: -1' traceback on the
+    # stderr of a plan that succeeded (it failed a CI run). Dev mode names every such loop.
+    run = run_cli(
+        "plan", "-s", "azure-h100", PYTHONDEVMODE="1", PYTHONWARNINGS="always::ResourceWarning"
+    )
+    assert run.returncode == 0, run.stderr
+    assert "unclosed event loop" not in run.stderr
+    assert "Traceback" not in run.stderr
