@@ -231,7 +231,9 @@ def run_program(
         _close_loops(loop, monitor.thread_loops)
 
 
-def _close_loops(loop: asyncio.AbstractEventLoop, thread_loops: set[asyncio.AbstractEventLoop]) -> None:
+def _close_loops(
+    loop: asyncio.AbstractEventLoop, thread_loops: set[asyncio.AbstractEventLoop]
+) -> None:
     pending = [t for t in asyncio.all_tasks(loop) if not t.done()]
     for task in pending:
         task.cancel()
