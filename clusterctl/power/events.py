@@ -6,6 +6,7 @@ approves the event (it may then proceed at once) and asks slurmctld to power it 
 back as an ordinary powered-down node (the scale set's eviction policy is Deallocate: the VM and
 its name survive). A Reboot, Redeploy or Freeze only drains it: running jobs may finish before
 NotBefore, and the health check resumes the node after the maintenance (its drain prefix).
+A drain someone else set (an admin, a health tier, validate) is never overwritten or lifted.
 Facts: MicrosoftDocs/azure-docs articles/virtual-machines/linux/scheduled-events.md
 (tests/data/azure-rest/SOURCES.md). Standard library only: it runs with the node's python3.
 """
@@ -53,6 +54,10 @@ class Watcher:
             if kind in EVICTING:
                 done += self._evict(event_id, kind, event)
             elif kind in MAINTENANCE:
+                if (foreign := self._foreign_drain()) is not None:
+                    done.append(f"keep {self.node}'s drain '{foreign}': {kind}")
+                    self.handled.add(event_id)
+                    continue
                 when = event.get("NotBefore") or "now"
                 reason = f"{self.reason_prefix} maintenance: {kind} at {when} ({event_id[:8]})"
                 slurm.update([self.node], "DRAIN", reason, self.runner)
@@ -62,20 +67,39 @@ class Watcher:
             self.handled.add(event_id)
         return done
 
+    def _foreign_drain(self) -> str | None:
+        """The reason of a drain someone else set on this node (an admin, a health tier,
+        validate), which this watcher must neither overwrite nor have lifted; None otherwise."""
+        state, why = slurm.states([self.node], self.runner).get(self.node, ("", ""))
+        own = (f"{self.reason_prefix} spot:", f"{self.reason_prefix} maintenance:")
+        if state.startswith("drain") and not why.startswith(own):
+            return why
+        return None
+
     def _evict(self, event_id: str, kind: str, event: dict) -> list[str]:
         what = "spot eviction" if kind == "Preempt" else "termination"
         reason = f"{self.reason_prefix} spot: {what} notice ({event_id[:8]})"
-        slurm.update([self.node], "DRAIN", reason, self.runner)
+        foreign = self._foreign_drain()
+        if foreign is None:
+            slurm.update([self.node], "DRAIN", reason, self.runner)
+            done = [f"drain {self.node}: {kind}"]
+        else:
+            done = [f"keep {self.node}'s drain '{foreign}': {kind}"]
         jobs = slurm.jobs_on(self.node, self.runner)
         slurm.requeue(jobs, self.runner)
-        done = [f"drain {self.node}: {kind}", f"requeue {','.join(jobs) or 'nothing'}"]
+        done.append(f"requeue {','.join(jobs) or 'nothing'}")
         try:
             self.approve(event_id)
             done.append(f"approve {event_id}")
         except OSError as exc:
             LOG.warning("approving %s failed: %s", event_id, exc)
-        slurm.update([self.node], "POWER_DOWN_FORCE", reason, self.runner)
-        done.append(f"power down {self.node}")
+        if foreign is None:
+            # Slurm clears the drain of a node it powers down on request: it comes back as an
+            # ordinary powered-down node. A node drained by someone else is not asked to power
+            # down (that would clear their drain); Azure deallocates it all the same, and Slurm
+            # marks it DOWN when slurmd stops answering, the drain kept.
+            slurm.update([self.node], "POWER_DOWN_FORCE", reason, self.runner)
+            done.append(f"power down {self.node}")
         return done
 
 

@@ -1,4 +1,5 @@
-"""`gpucl-power ACTION HOSTLIST`: Slurm's ResumeProgram, SuspendProgram and ResumeFailProgram.
+"""`gpucl-power ACTION HOSTLIST`: Slurm's ResumeProgram, SuspendProgram and ResumeFailProgram,
+and `return` (a timer on the scheduler) for the nodes a failed power-up left DOWN.
 
 Exit status (slurmctld logs a non-zero one): 0 every node done, 1 some nodes failed (each set
 DOWN with a reason starting with the cluster's prefix, e.g. "gpucl: power: start failed:
@@ -114,27 +115,38 @@ class PowerProgram:
         return EXIT_FAILED if failures else EXIT_OK
 
     def suspend(self, names: Sequence[str]) -> int:
+        """A node's drain is kept through its suspend (no idle_on_node_suspend). A spot-evicted
+        node needs nothing lifted here: it was forced down (POWER_DOWN_FORCE), and Slurm clears
+        the drain of a node it powers down on request (power_save.c, "power_down_asap")."""
         failures = {
             n: f"deallocate failed: {e}"
             for n, e in self.backend.stop(self.refs(names)).items()
             if e
         }
         self.mark_down(failures)
-        self._lift_eviction_drains([n for n in names if n not in failures])
         return EXIT_FAILED if failures else EXIT_OK
 
-    def _lift_eviction_drains(self, names: Sequence[str]) -> None:
-        """A node its spot eviction drained (gpucl-events) is an ordinary powered-down node once
-        deallocated: the next start gives it back to jobs. Only that drain is lifted."""
-        evicted = f"{self.config.reason_prefix} spot:"
-        for name in names:
-            try:
-                why = slurm.reason(name, self.runner)
-                if why.startswith(evicted):
-                    slurm.update([name], "RESUME", None, self.runner)
-                    LOG.info("%s: deallocated after eviction; drain '%s' lifted", name, why)
-            except RuntimeError as exc:
-                LOG.error("%s: could not lift its eviction drain: %s", name, exc)
+    def give_back(self, names: Sequence[str]) -> int:
+        """`return`: a node this program set DOWN (its VM could not start, or never registered)
+        is, once powered down with its VM stopped, made IDLE again: an ordinary powered-down node
+        the next job may start, as Azure/cyclecloud-slurm's return_to_idle does. `State=IDLE`, not
+        RESUME: on a powered-down node RESUME and UNDRAIN ask it to register, which it cannot.
+        Nodes drained or set DOWN by anyone else, or not powered down, are left alone."""
+        ours = f"{self.config.reason_prefix} power:"
+        todo = []
+        for name, (state, why) in sorted(slurm.states(names, self.runner).items()):
+            if state == "down~" and why.startswith(ours):
+                todo.append(name)
+        if not todo:
+            return EXIT_OK
+        states = self.backend.state(self.refs(todo))
+        ready = [n for n in todo if states.get(n) is not None and states[n].power == "stopped"]
+        for name in sorted(set(todo) - set(ready)):
+            LOG.warning("%s: DOWN by a power failure but its VM is not stopped; left DOWN", name)
+        if ready:
+            slurm.update(ready, "IDLE", None, self.runner)
+            LOG.info("%s: returned to the powered-down pool (State=IDLE)", ",".join(ready))
+        return EXIT_OK
 
     def fail(self, names: Sequence[str]) -> int:
         """ResumeFailProgram: slurmctld already set these DOWN after ResumeTimeout and requeued
@@ -176,7 +188,7 @@ class PowerProgram:
                 LOG.error("%s: deallocate after failure refused: %s", name, error)
 
 
-ACTIONS = ("resume", "suspend", "fail", "reimage", "redeploy", "state")
+ACTIONS = ("resume", "suspend", "fail", "return", "reimage", "redeploy", "state")
 
 
 def make_backend(config: Config) -> PowerBackend:
@@ -199,7 +211,7 @@ def main(
 ) -> int:
     parser = argparse.ArgumentParser(prog="gpucl-power", description=__doc__.split("\n")[0])
     parser.add_argument("action", choices=ACTIONS)
-    parser.add_argument("hostlist", help="Slurm hostlist, e.g. gpu-pg0-[1-4]")
+    parser.add_argument("hostlist", help="Slurm hostlist, e.g. gpu-pg0-[1-4], or ALL (every node)")
     parser.add_argument("--config", type=Path, default=CONFIG)
     try:
         args = parser.parse_args(argv)
@@ -212,7 +224,11 @@ def main(
         return EXIT_USAGE
     _logging(config)
     try:
-        names = slurm.expand(args.hostlist, runner)
+        names = (
+            slurm.all_nodes(runner)
+            if args.hostlist == "ALL"
+            else slurm.expand(args.hostlist, runner)
+        )
         program = PowerProgram(config, backend or make_backend(config), runner)
         program.refs(names)  # refuse names outside the scheme before any call
     except (RuntimeError, ValueError, ImportError) as exc:
@@ -223,6 +239,8 @@ def main(
         code = program.rebuild(args.action, names)
     elif args.action == "state":
         code = program.show(names)
+    elif args.action == "return":
+        code = program.give_back(names)
     else:
         code = getattr(program, args.action)(names)
     LOG.info("%s %s: exit %d", args.action, args.hostlist, code)

@@ -21,6 +21,13 @@ def expand(hostlist: str, runner: Runner = run) -> list[str]:
     return [n for n in runner(["scontrol", "show", "hostnames", hostlist]).split() if n]
 
 
+def all_nodes(runner: Runner = run) -> list[str]:
+    """Every node slurmctld knows, from its live configuration (a resize changes it)."""
+    return sorted(
+        {n.strip() for n in runner(["sinfo", "-h", "-N", "-o", "%N"]).splitlines() if n.strip()}
+    )
+
+
 def update(nodes: Sequence[str], state: str, reason: str | None, runner: Runner = run) -> None:
     argv = ["scontrol", "update", f"NodeName={','.join(nodes)}", f"State={state}"]
     if reason is not None:
@@ -43,3 +50,19 @@ def reason(node: str, runner: Runner = run) -> str:
     """The node's drain/down reason, '' when it has none."""
     out = runner(["sinfo", "-h", "-N", "-n", node, "-o", "%E"]).strip()
     return "" if out in ("", "none") else out.splitlines()[0]
+
+
+def states(names: Sequence[str], runner: Runner = run) -> dict[str, tuple[str, str]]:
+    """Name -> (sinfo's state with its power suffix, e.g. "down~" or "drained~"; the reason or
+    ''). A drained node reads "drained"/"draining" whatever its base state: sinfo puts the drain
+    first, so "down~" is DOWN, powered down and not drained."""
+    argv = ["sinfo", "-h", "-N", "-o", "%N|%T|%E"]
+    if names:
+        argv[3:3] = ["-n", ",".join(names)]
+    out: dict[str, tuple[str, str]] = {}
+    for line in runner(argv).splitlines():
+        name, _, rest = line.strip().partition("|")
+        state, _, why = rest.partition("|")
+        if name:
+            out[name] = (state, "" if why in ("", "none") else why)
+    return out

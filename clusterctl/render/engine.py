@@ -94,7 +94,6 @@ def slurm_context(spec: ClusterSpec, site: SlurmSite, stack: str, cat: Catalog) 
                 "suspend_time": power.of(part.name).suspend_time,
             }
         )
-    leaves = [g.name for p in parts for g in p["groups"]]
     return {
         "cluster": spec.name,
         "stack": stack,
@@ -105,7 +104,6 @@ def slurm_context(spec: ClusterSpec, site: SlurmSite, stack: str, cat: Catalog) 
         "health_checks": spec.health_checks.enabled,
         "drain_prefix": spec.health_checks.drain_prefix,
         "topology": True,
-        "leaves": ",".join(leaves),
         "gpu_counts": sorted({str(p["gpus"]) for p in parts}),
     }
 

@@ -19,7 +19,9 @@ class SlurmSite:
     """NodeAddr per node name; empty in the cloud, where names resolve through Azure DNS."""
     slurm_user: str = "slurm"
     etc_dir: str = "/etc/slurm"
-    state_dir: str = "/var/spool/slurmctld"
+    state_dir: str = "/shared/spool/slurmctld"
+    """StateSaveLocation on the scheduler's protected data disk (mounted at /shared, not exported):
+    a re-created scheduler finds its queue, node states, drains and reservations there."""
     spool_dir: str = "/var/spool/slurmd"
     log_dir: str = "/var/log/slurm"
     run_dir: str = "/run/slurm"

@@ -31,11 +31,14 @@ def doc(kind: str, resources: list[str], event_id: str = "602d9444-d2cd-49c7-862
 
 
 class FakeSlurm:
-    def __init__(self, jobs: str = "41\n42\n") -> None:
+    def __init__(self, jobs: str = "41\n42\n", state: str = "mixed", reason: str = "none") -> None:
         self.calls: list[list[str]] = []
         self.jobs = jobs
+        self.state, self.reason = state, reason
 
     def __call__(self, argv):
+        if argv[0] == "sinfo":
+            return f"{NODE}|{self.state}|{self.reason}\n"
         self.calls.append(list(argv))
         return self.jobs if argv[0] == "squeue" else ""
 
@@ -120,3 +123,24 @@ def test_node_name_follows_the_vm_name() -> None:
     assert node_name("demo", VM) == NODE
     assert node_ref("demo", NODE).instance_id == "2"
     assert node_ref("demo", NODE).scale_set == "demo-gpu-pg0"
+
+
+@pytest.mark.parametrize(
+    "reason", ["disk swap (admin)", "gpucl: health: gpu count 7 of 8", "gpucl: validate: slow pair"]
+)
+def test_an_eviction_keeps_a_drain_someone_else_set(reason: str) -> None:
+    """Requeue and approve, but neither overwrite the drain nor ask Slurm to power the node down
+    (a requested power-down clears a drain): the old code replaced the reason and forced it down."""
+    slurm, approved = FakeSlurm(state="draining", reason=reason), []
+    done = watcher(slurm, approved).handle(doc("Preempt", [VM]))
+    assert slurm.calls == [
+        ["squeue", "-h", "-w", NODE, "-t", "RUNNING,CONFIGURING,COMPLETING", "-o", "%i"],
+        ["scontrol", "requeue", "41,42"],
+    ]
+    assert approved and done[0] == f"keep {NODE}'s drain '{reason}': Preempt"
+
+
+def test_maintenance_keeps_a_drain_someone_else_set() -> None:
+    slurm, approved = FakeSlurm(state="drained", reason="rack move (admin)"), []
+    watcher(slurm, approved).handle(doc("Redeploy", [VM]))
+    assert slurm.calls == []

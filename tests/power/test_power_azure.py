@@ -30,6 +30,8 @@ class FakeSlurm:
     def __init__(self, reasons: dict[str, str] | None = None) -> None:
         self.updates: list[list[str]] = []
         self.reasons = reasons or {}
+        self.states: dict[str, str] = {}
+        self.nodes: list[str] = []
 
     def __call__(self, argv):
         argv = list(argv)
@@ -43,8 +45,14 @@ class FakeSlurm:
         if argv[:2] == ["scontrol", "update"]:
             self.updates.append(argv)
             return ""
+        if argv[:4] == ["sinfo", "-h", "-N", "-n"] and argv[-1] == "%N|%T|%E":
+            names = argv[4].split(",")
+            return "".join(f"{n}|{self.states.get(n, 'idle~')}|{self.reasons.get(n, 'none')}\n"
+                           for n in names)  # fmt: skip
         if argv[:4] == ["sinfo", "-h", "-N", "-n"]:
             return self.reasons.get(argv[4], "none") + "\n"
+        if argv == ["sinfo", "-h", "-N", "-o", "%N"]:
+            return "".join(f"{n}\n" for n in self.nodes)
         raise AssertionError(argv)
 
 
@@ -172,9 +180,10 @@ def test_suspend_is_idempotent(arm) -> None:
     assert slurm.updates == []
 
 
-def test_suspend_lifts_only_an_eviction_drain_once_deallocated(arm) -> None:
-    """A spot node drains itself on its eviction notice (gpucl-events); once deallocated it is an
-    ordinary powered-down node again. An admin's drain and a health drain stay."""
+def test_suspend_touches_no_drain_whoever_owns_it(arm) -> None:
+    """A drained node powers down with its drain, reason and owner kept; the suspend program
+    never lifts one (the old code RESUMEd a spot drain, which on a powered-down node asks it to
+    register; Slurm already clears the drain of a node forced down on request)."""
     prog, slurm = program(arm)
     slurm.reasons = {
         "gpu-pg0-1": "gpucl: spot: spot eviction notice (1a2b3c4d)",
@@ -182,7 +191,36 @@ def test_suspend_lifts_only_an_eviction_drain_once_deallocated(arm) -> None:
         "gpu-pg0-3": "gpucl: health: gpu count 7 of 8",
     }
     assert prog.suspend(["gpu-pg0-1", "gpu-pg0-2", "gpu-pg0-3", "gpu-pg0-4"]) == 0
-    assert slurm.updates == [["scontrol", "update", "NodeName=gpu-pg0-1", "State=RESUME"]]
+    assert slurm.updates == []
+
+
+def test_return_makes_only_its_own_powered_down_down_nodes_idle(arm) -> None:
+    """`gpucl-power return ALL` (the scheduler's timer): a node a failed power-up left DOWN
+    returns to the powered-down pool with State=IDLE once its VM is stopped; a node DOWN or
+    drained by anyone else, one still powering down, and one whose VM runs stay as they are."""
+    prog, slurm = program(arm)
+    arm.vms[(f"{CLUSTER}-gpu-pg0", "3")].power = "running"
+    slurm.nodes = ["gpu-pg0-1", "gpu-pg0-2", "gpu-pg0-3", "gpu-pg0-4", "gpu-pg1-1", "gpu-pg1-2"]
+    slurm.states = {
+        "gpu-pg0-1": "down~",
+        "gpu-pg0-2": "down~",
+        "gpu-pg0-3": "drained~",
+        "gpu-pg0-4": "down~",
+        "gpu-pg1-1": "down%",
+        "gpu-pg1-2": "down~",
+    }
+    slurm.reasons = {
+        "gpu-pg0-1": "gpucl: power: start failed: AllocationFailed",
+        "gpu-pg0-2": "rack maintenance (admin)",
+        "gpu-pg0-3": "gpucl: power: not registered within ResumeTimeout (VM stopped); deallocated",
+        "gpu-pg0-4": "gpucl: power: start failed: AllocationFailed",
+        "gpu-pg1-1": "gpucl: power: start failed: AllocationFailed",
+        "gpu-pg1-2": "gpucl: power: not registered within ResumeTimeout (VM stopped); deallocated",
+    }
+    assert main(["return", "ALL"], backend=prog.backend, runner=slurm, config=prog.config) == 0
+    assert slurm.updates == [
+        ["scontrol", "update", "NodeName=gpu-pg0-1,gpu-pg1-2", "State=IDLE"],
+    ]
 
 
 def test_fail_names_the_cause_and_deallocates(arm) -> None:

@@ -48,9 +48,36 @@ def test_idle_minutes_zero_never_suspends_and_min_nodes_stay_up() -> None:
     assert c["SuspendExcNodes"] == ["gpu-pg0-[1-75],gpu-pg1-1"]
 
 
-def test_configless_controller() -> None:
+def test_configless_controller_that_keeps_drains_through_a_suspend() -> None:
+    """idle_on_node_suspend clears DRAIN and FAIL when Slurm suspends a node (power_save.c), so an
+    admin's drain was gone at POWERING_DOWN: it must not be set."""
     c = conf()
-    assert c["SlurmctldParameters"] == ["idle_on_node_suspend,enable_configless"]
+    assert c["SlurmctldParameters"] == ["enable_configless"]
+    assert not any("idle_on_node_suspend" in v for vs in c.values() for v in vs)
+
+
+def test_jobs_get_unlimited_locked_memory_and_one_fabric() -> None:
+    c = conf()
+    assert c["PropagateResourceLimitsExcept"] == ["MEMLOCK"]
+    assert c["TopologyPlugin"] == ["topology/tree"]
+    spec, _ = load_stack_spec("azure-h100", ["partitions[0].nodes=150"])
+    topo = render_slurm(spec, cloud_site(spec), "azure-h100")["topology.conf"]
+    switches = [line for line in topo.splitlines() if line.startswith("SwitchName=")]
+    # one leaf per scale set, and no switch above them: Slurm then never spans two fabrics
+    assert len(switches) == 2 and all(" Nodes=" in s for s in switches), topo
+    assert "Switches=" not in topo
+
+
+def test_slurmctld_state_lives_on_the_protected_data_disk() -> None:
+    c = conf()
+    assert c["StateSaveLocation"] == ["/shared/spool/slurmctld"]
+    spec, _ = load_stack_spec("azure-h100", [])
+    ud = yaml.safe_load(render_cloud_init(spec, "azure-h100", munge_key_b64=MUNGE_PLACEHOLDER))
+    assert ["LABEL=gpucl-shared", "/shared", "xfs", "defaults,nofail", "0", "2"] in ud["mounts"]
+    dropin = _write_files(render_cloud_init(spec, "azure-h100", munge_key_b64=MUNGE_PLACEHOLDER))[
+        "/etc/systemd/system/slurmctld.service.d/50-gpu-clusters.conf"
+    ]
+    assert "RequiresMountsFor=/shared/spool/slurmctld" in dropin["content"]
 
 
 def _write_files(user_data: str) -> dict[str, dict]:
