@@ -37,6 +37,7 @@ class Cluster:
     scheduler: str
     vms: dict[str, str]
     """Slurm name -> VM name (<scale set>_<instance id>)."""
+    scheduler_vm: str = ""
 
     def sh(self, cmd: str, node: str | None = None, timeout: float = 120):
         return boot.run(self.workdir, node or self.scheduler, ["sh", "-c", cmd], timeout=timeout)
@@ -91,7 +92,10 @@ def cluster(tmp_path_factory):
         assert all(r["cloud_init"] == "done" for r in reports.values()), reports
         sched = next(s.name for s in specs if s.role == "scheduler")
         by_host = {s.name: s.vm_name for s in specs if s.role == "gpu"}
-        c = Cluster(workdir, sched, {slurm: by_host[host] for slurm, host in HOSTS.items()})
+        sched_vm = next(s.vm_name for s in specs if s.role == "scheduler")
+        c = Cluster(
+            workdir, sched, {slurm: by_host[host] for slurm, host in HOSTS.items()}, sched_vm
+        )
         wait_for("both nodes registered", lambda: [c.state(n) for n in HOSTS],
                  lambda s: s == ["idle", "idle"], 120)  # fmt: skip
         try:
@@ -123,6 +127,52 @@ def test_idle_nodes_power_down_and_their_vms_stop(cluster: Cluster) -> None:
     assert re.search(r"suspend gpu-pg0-(\[1-2\]|1|2) \(\d nodes?\)", log), log
 
 
+def test_drains_keep_their_owner_and_reason_through_power_down_and_up(cluster: Cluster) -> None:
+    """An admin's maintenance drain and the deep tier's drain (one the fast tier never lifts) on
+    idle powered-up nodes: each node is powered down by Slurm with its drain (idle_on_node_suspend
+    cleared it at POWERING_DOWN: the node came back idle~ and the next job started it), powered up
+    again with its drain, reason and owner, and only the owner's RESUME lifts it."""
+    drains = {"gpu-pg0-1": "admin: rack inspection", "gpu-pg0-2": "gpucl-deep: ib link flaps"}
+    jobs = [cluster.sbatch("-N1", "-w", n, "--time=5", "--wrap", "'true'") for n in drains]
+    for job in jobs:  # powers both up
+        wait_for(f"job {job}", lambda j=job: cluster.job(j).get("JobState"),
+                 lambda s: s == "COMPLETED", RESUME_TIMEOUT_S)  # fmt: skip
+    down_s = SUSPEND_S + SUSPEND_TIMEOUT_S + 60
+    for node, why in drains.items():
+        drain = cluster.sh(f"scontrol update NodeName={node} State=DRAIN Reason='{why}'")
+        assert drain.returncode == 0, drain.stderr
+    for node, why in drains.items():
+        wait_for(f"{node} powered down, still drained", lambda n=node: cluster.state(n),
+                 lambda s: s in ("drained~", "idle~"), down_s)  # fmt: skip
+        assert (cluster.state(node), cluster.reason(node)) == ("drained~", why)
+        assert cluster.vm_power(node) == "stopped"
+    for node in drains:
+        assert cluster.sh(f"scontrol update NodeName={node} State=POWER_UP").returncode == 0
+    for node, why in drains.items():
+        wait_for(f"{node} powered up and registered", lambda n=node: cluster.state(n),
+                 lambda s: s == "drained", RESUME_TIMEOUT_S)  # fmt: skip
+        assert cluster.reason(node) == why
+        user = cluster.sh(f"scontrol show node {node}").stdout
+        assert re.search(r"Reason=.* \[root@", user), user  # the owner, kept
+        assert cluster.sh(f"scontrol update NodeName={node} State=RESUME").returncode == 0
+        wait_for(f"{node} back in service", lambda n=node: cluster.state(n),
+                 lambda s: s in ("idle", "idle%", "idle~"), 30)  # fmt: skip
+
+
+def test_a_job_gets_unlimited_locked_memory_whatever_the_submitting_shell_has(
+    cluster: Cluster,
+) -> None:
+    """RDMA needs it: without PropagateResourceLimitsExcept=MEMLOCK the job got the submitting
+    shell's limit (8192 KiB here)."""
+    proc = cluster.sh("ulimit -S -l 8192 && sbatch --parsable -N1 -w gpu-pg0-1 --time=5 "
+                      "-o /sched/memlock-%j.out --wrap 'ulimit -l'")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    job = proc.stdout.strip()
+    wait_for("the memlock job", lambda: cluster.job(job).get("JobState"),
+             lambda s: s == "COMPLETED", RESUME_TIMEOUT_S)  # fmt: skip
+    assert cluster.sh(f"cat /sched/memlock-{job}.out").stdout.strip() == "unlimited"
+
+
 def test_a_job_powers_a_node_up_and_runs(cluster: Cluster) -> None:
     t0 = time.monotonic()
     job = cluster.sbatch("-N1", "-w", "gpu-pg0-2", "--time=5", "--wrap", "'hostname'")
@@ -135,6 +185,18 @@ def test_a_job_powers_a_node_up_and_runs(cluster: Cluster) -> None:
     assert done == "COMPLETED", cluster.job(job)
     assert cluster.vm_power("gpu-pg0-2") == "running"
     print(f"sbatch -> RUNNING on a powered-down node: {started:.1f} s")
+
+
+def give_back(cluster: Cluster, node: str) -> None:
+    """The scheduler's gpucl-power-return timer, run now: a node a failed power-up left DOWN~
+    becomes an ordinary powered-down node (without idle_on_node_suspend nothing else clears
+    DOWN, and a forced power down no longer does)."""
+    assert cluster.state(node) == "down~", cluster.state(node)
+    run = cluster.sh("systemctl start gpucl-power-return.service", timeout=180)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert cluster.state(node) == "idle~", cluster.state(node)
+    log = cluster.sh("cat /var/log/slurm/gpucl-power.log").stdout
+    assert f"{node}: returned to the powered-down pool (State=IDLE)" in log, log
 
 
 def test_a_node_that_cannot_start_is_down_with_the_cause_and_its_job_runs_elsewhere(
@@ -158,10 +220,7 @@ def test_a_node_that_cannot_start_is_down_with_the_cause_and_its_job_runs_elsewh
         assert cluster.vm_power("gpu-pg0-1") == "stopped"
     finally:
         cluster.fault(HOSTS["gpu-pg0-1"], "clear")
-    # the operator's way back (README): a forced power down; an ordinary powered-down node again
-    cluster.sh("scontrol update NodeName=gpu-pg0-1 State=POWER_DOWN_FORCE")
-    wait_for("gpu-pg0-1 powered down, not DOWN", lambda: cluster.state("gpu-pg0-1"),
-             lambda s: s == "idle~", 60)  # fmt: skip
+    give_back(cluster, "gpu-pg0-1")
 
 
 def test_a_node_that_never_registers_is_down_after_resume_timeout_and_its_job_runs_elsewhere(
@@ -206,9 +265,7 @@ def test_a_node_that_never_registers_is_down_after_resume_timeout_and_its_job_ru
         for host in HOSTS.values():
             cluster.fault(host, "clear")
         scale_time(cluster)
-    cluster.sh(f"scontrol update NodeName={bad} State=POWER_DOWN_FORCE")
-    wait_for(f"{bad} powered down, not DOWN", lambda: cluster.state(bad),
-             lambda s: s == "idle~", 60)  # fmt: skip
+    give_back(cluster, bad)
     # usable after a reconfigure too (a RESUME here left it NOT_RESPONDING, stranded by one)
     cluster.sh("scontrol reconfigure")
     job = cluster.sbatch("-N1", "-w", bad, "--time=5", "--wrap", "'hostname'")
@@ -233,9 +290,6 @@ def test_a_spot_eviction_drains_requeues_and_deallocates(cluster: Cluster) -> No
     finally:
         cluster.sh(f"scancel {job}")
         cluster.fault(HOSTS["gpu-pg0-1"], "clear")
-    log = cluster.sh("cat /var/log/slurm/gpucl-power.log").stdout
-    assert re.search(r"gpu-pg0-1: deallocated after eviction; drain 'gpucl: spot: spot eviction "
-                     r"notice \([0-9A-F]{8}\)' lifted", log), log  # fmt: skip
 
 
 def test_a_resize_from_two_to_three_nodes_joins_without_touching_a_running_job(
@@ -314,3 +368,34 @@ def test_node_replace_returns_the_node_under_its_name_on_a_fresh_os_disk(cluster
     assert f"{node}: reimage accepted" in log, log
     # slurmd and munge come from the user-data's packages: on a new OS disk the node could only
     # register again because cloud-init built it again
+
+
+def test_a_recreated_scheduler_keeps_its_queue_drains_and_reservations(cluster: Cluster) -> None:
+    """The scheduler VM re-created on a new OS disk with its protected data disk (Azure: the VM
+    replaced, the disk re-attached; here its reimage): slurmctld's state is on the data disk, so a
+    held job, an admin's drain and a reservation are all back (on the OS disk all were lost)."""
+    held = cluster.sbatch("--hold", "-N1", "--time=5", "--wrap", "'true'")
+    why = "admin: bad DIMM, ticket 4711"
+    assert (
+        cluster.sh(f"scontrol update NodeName=gpu-pg0-2 State=DRAIN Reason='{why}'").returncode == 0
+    )
+    resv = cluster.sh("scontrol create reservation ReservationName=gpucl-maint StartTime=now+1days "
+                      "Duration=60 Nodes=gpu-pg0-1 Users=root")  # fmt: skip
+    assert resv.returncode == 0, resv.stdout + resv.stderr
+    assert cluster.sh("echo old > /root/os-disk-marker").returncode == 0
+    assert power.act(cluster.workdir, "reimage", [cluster.scheduler_vm]) == {
+        cluster.scheduler_vm: None
+    }
+    done = cluster.sh("cloud-init status --wait --long", timeout=600)
+    assert "status: done" in done.stdout, done.stdout + done.stderr
+    assert cluster.sh("test -e /root/os-disk-marker").returncode == 1  # a new OS disk
+    wait_for("slurmctld answering", lambda: cluster.sh("scontrol ping").stdout,
+             lambda s: "UP" in s, 120)  # fmt: skip
+    job = cluster.job(held)
+    assert (job.get("JobState"), job.get("Reason")) == ("PENDING", "JobHeldUser"), job
+    assert cluster.reason("gpu-pg0-2") == why
+    assert cluster.state("gpu-pg0-2").startswith("drain"), cluster.state("gpu-pg0-2")
+    shown = cluster.sh("scontrol show reservation gpucl-maint").stdout
+    assert "Nodes=gpu-pg0-1" in shown, shown
+    cluster.sh(f"scancel {held}; scontrol delete ReservationName=gpucl-maint")
+    cluster.sh("scontrol update NodeName=gpu-pg0-2 State=RESUME")
