@@ -60,7 +60,7 @@ def partition_sku(part: PartitionSpec, cat: Catalog) -> Sku:
 
 
 def partition_groups(spec: ClusterSpec) -> dict[str, list[FabricGroup]]:
-    return {p.name: fabric_groups(p.name, p.nodes) for p in spec.partitions}
+    return {p.name: fabric_groups(p.name, p.nodes, p.max_nodes_per_scale_set) for p in spec.partitions}
 
 
 def slurm_context(spec: ClusterSpec, site: SlurmSite, stack: str, cat: Catalog) -> dict[str, Any]:
@@ -69,7 +69,7 @@ def slurm_context(spec: ClusterSpec, site: SlurmSite, stack: str, cat: Catalog) 
     parts = []
     for part in spec.partitions:
         sku = partition_sku(part, cat)
-        groups = fabric_groups(part.name, part.nodes)
+        groups = fabric_groups(part.name, part.nodes, part.max_nodes_per_scale_set)
         if site.node_addrs:
             lines = [
                 {"names": host, "addr": site.node_addrs.get(host), "group": g.name}

@@ -51,7 +51,7 @@ class GpuPartition(pulumi.ComponentResource):
         )
         image = image_reference("gpuNodes", partition.image)
         self.scale_sets = []
-        groups = fabric_groups(partition.name, partition.nodes)
+        groups = fabric_groups(partition.name, partition.nodes, partition.max_nodes_per_scale_set)
         for group in groups:
             tags = cloud_tags(
                 spec,

@@ -43,9 +43,9 @@ def test_idle_minutes_zero_never_suspends_and_min_nodes_stay_up() -> None:
     c = conf("partitions[0].idleMinutes=0")
     assert c["SuspendTime"] == ["INFINITE"]
     assert c["PartitionName"][0].endswith(" SuspendTime=INFINITE")
-    c = conf("partitions[0].nodes=150", "partitions[0].minNodes=76", "partitions[0].idleMinutes=5")
+    c = conf("partitions[0].nodes=150", "partitions[0].minNodes=101", "partitions[0].idleMinutes=5")
     assert c["SuspendTime"] == ["300"]
-    assert c["SuspendExcNodes"] == ["gpu-pg0-[1-75],gpu-pg1-1"]
+    assert c["SuspendExcNodes"] == ["gpu-pg0-[1-100],gpu-pg1-1"]
 
 
 def test_configless_controller() -> None:
