@@ -30,7 +30,9 @@ def test_a_smaller_limit_gives_smaller_sets() -> None:
 def test_no_resize_ever_shrinks_a_set_that_stays(limit: int) -> None:
     for n in range(1, 320):
         before, after = sizes(n, limit), sizes(n + 1, limit)
-        assert all(a >= b for a, b in zip(after, before)) and len(after) >= len(before), (n, limit)
+        assert all(a >= b for a, b in zip(after, before, strict=False)) and len(after) >= len(
+            before
+        ), (n, limit)
 
 
 def test_shrinking_takes_the_highest_names() -> None:
@@ -49,7 +51,11 @@ def test_a_limit_outside_what_a_scale_set_holds_is_refused(limit: int) -> None:
 def test_max_nodes_per_scale_set_reaches_slurm_conf_and_power_saving() -> None:
     spec, _ = load_stack_spec(
         "azure-h100",
-        ["partitions[0].nodes=5", "partitions[0].maxNodesPerScaleSet=2", "partitions[0].minNodes=3"],
+        [
+            "partitions[0].nodes=5",
+            "partitions[0].maxNodesPerScaleSet=2",
+            "partitions[0].minNodes=3",
+        ],
     )
     assert power_plan(spec).exc_nodes == "gpu-pg0-[1-2],gpu-pg1-1"
     conf = render_slurm(spec, cloud_site(spec), "azure-h100")["slurm.conf"]
