@@ -179,8 +179,10 @@ def test_config_sync_retries_a_reconfigure_that_times_out(tmp_path) -> None:
         "systemctl": "exit 0",  # is-active: slurmctld runs
         "sleep": f'echo "$@" >> {tmp_path}/sleeps',
         "install": 'mkdir -p "$(dirname "${@: -1}")" && cp "${@: -2:1}" "${@: -1}"',
+        "sinfo": "printf 'gpu-pg0-1\\ngpu-pg0-2\\ngpu-pg0-3\\n'",
         # times out twice, then succeeds
-        "scontrol": f"n=$(cat {tmp_path}/n 2>/dev/null || echo 0); echo $((n+1)) > {tmp_path}/n\n"
+        "scontrol": 'if [ "$1" = show ]; then sinfo; exit 0; fi\n'
+        f"n=$(cat {tmp_path}/n 2>/dev/null || echo 0); echo $((n+1)) > {tmp_path}/n\n"
         '[ "$n" -ge 2 ] || { echo "slurm_reconfigure error: Socket timed out on send/recv '
         'operation" >&2; exit 1; }',
     }
