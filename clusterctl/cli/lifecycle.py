@@ -65,15 +65,24 @@ def register(app: typer.Typer, *, deps: Deps | None = None) -> None:
         stack: StackOpt,
         as_json: JsonOpt = False,
         yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask; for CI.")] = False,
+        allow_replace: Annotated[
+            bool,
+            typer.Option(
+                "--allow-replace",
+                help="Accept edits that replace something holding data or running jobs.",
+            ),
+        ] = False,
     ) -> None:
         """Create or update the cluster (`pulumi up` through the Automation API).
 
-        First a preview: what changes and the cost per hour before and after; then asks (--yes
-        to skip; without a terminal --yes is required). Shows progress, then the stack outputs
-        and the cost per hour; with validation.nccl.onDeploy the NCCL verdict. Needs the Pulumi
-        CLI and cloud credentials.
+        First a preview: per edited field what it does (in place, replaces what, refused), what
+        changes and the cost per hour before and after; then asks (--yes to skip; without a
+        terminal --yes is required). An edit that replaces the scheduler, the VNet, a scale set
+        or the data disk needs --allow-replace; a refused one exits 2. Shows progress, then the
+        stack outputs and the cost per hour; with validation.nccl.onDeploy the NCCL verdict.
+        Needs the Pulumi CLI and cloud credentials.
         """
-        _up(stack, as_json, yes, d)
+        _up(stack, as_json, yes, d, allow_replace)
 
     @app.command()
     def status(stack: StackOpt, as_json: JsonOpt = False) -> None:
@@ -156,19 +165,25 @@ def _deployed_spec(handle) -> ClusterSpec | None:
     return None
 
 
-def _up(stack: str, as_json: bool, yes: bool, d: Deps) -> None:
+def _up(stack: str, as_json: bool, yes: bool, d: Deps, allow_replace: bool = False) -> None:
     from clusterctl.lifecycle.up import run_preview, run_up, save_kubeconfig
     from clusterctl.lifecycle.workspace import open_stack
+    from clusterctl.spec.update_policy import diff, refusal
 
     project, spec = _context(stack)
     cost = _cost(spec)
     handle = open_stack(project, stack, create=True)
     before = _deployed_spec(handle)
+    edits = diff(before, spec) if before is not None else []
+    _show_edits(edits)
+    refused = refusal(edits, allow_replace)
+    if refused:
+        raise UserError(refused)
     _check_capacity(spec, before, d)
     with _operation():
         changes = run_preview(handle, err)
     _show_preview(stack, changes, _cost(before) if before else None, cost, spec)
-    if any(op != "same" for op in changes):
+    if edits or any(op != "same" for op in changes):
         _confirm_up(stack, yes, d)
     with _operation():
         outcome = run_up(handle, err)
@@ -226,6 +241,17 @@ def _check_capacity(spec: ClusterSpec, before: ClusterSpec | None, d: Deps) -> N
     if problems:
         raise UserError(problems)
     err.print(f"[green]Azure offers {sizes} in {spec.region} with quota for them[/]")
+
+
+def _show_edits(edits) -> None:
+    """What each edited field does to the deployed cluster, one line each."""
+    if not edits:
+        return
+    err.print("edits to the deployed cluster:", highlight=False)
+    for e in edits:
+        err.print(
+            f"  {e.path}: {e.policy} ({e.affects}): {e.detail}", highlight=False, soft_wrap=True
+        )
 
 
 def _show_preview(stack: str, changes: dict[str, int], before, after, spec) -> None:

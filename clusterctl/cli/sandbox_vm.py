@@ -74,7 +74,11 @@ def up_cmd(
     if not problems:
         scheduler = names[0]
         part = plan.spec.partitions[0]
-        slurm_names = [h for g in fabric_groups(part.name, nodes) for h in g.hostnames()]
+        slurm_names = [
+            h
+            for g in fabric_groups(part.name, nodes, part.max_nodes_per_scale_set)
+            for h in g.hostnames()
+        ]
         problems += checks.slurm_problems(run, scheduler, slurm_names, "gpu:")
         if not problems:
             problems += checks.sbatch_problems(run, scheduler, plan.spec.ssh.admin_user)

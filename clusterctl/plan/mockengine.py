@@ -36,6 +36,8 @@ class RecordedResource:
     parent_urn: str | None = None
     after_create_hooks: list[str] = field(default_factory=list)
     ignore_changes: list[str] = field(default_factory=list)
+    depends_on: list[str] = field(default_factory=list)
+    """Names of the resources the engine waits for before this one (its dependencies)."""
 
     def as_json(self) -> dict[str, Any]:
         doc = {"type": self.type, "name": self.name, "parent": self.parent, "inputs": self.inputs}
@@ -181,6 +183,7 @@ class RecordingMonitor(pmocks.MockMonitor):
                     secret_paths=secrets,
                     protect=bool(getattr(request, "protect", False)),
                     ignore_changes=list(getattr(request, "ignoreChanges", []) or []),
+                    depends_on=[self._names.get(u, u) for u in request.dependencies],
                     urn=response.urn,
                     parent_urn=request.parent or None,
                     after_create_hooks=list(request.hooks.after_create)

@@ -60,7 +60,9 @@ def partition_sku(part: PartitionSpec, cat: Catalog) -> Sku:
 
 
 def partition_groups(spec: ClusterSpec) -> dict[str, list[FabricGroup]]:
-    return {p.name: fabric_groups(p.name, p.nodes) for p in spec.partitions}
+    return {
+        p.name: fabric_groups(p.name, p.nodes, p.max_nodes_per_scale_set) for p in spec.partitions
+    }
 
 
 def slurm_context(spec: ClusterSpec, site: SlurmSite, stack: str, cat: Catalog) -> dict[str, Any]:
@@ -69,7 +71,7 @@ def slurm_context(spec: ClusterSpec, site: SlurmSite, stack: str, cat: Catalog) 
     parts = []
     for part in spec.partitions:
         sku = partition_sku(part, cat)
-        groups = fabric_groups(part.name, part.nodes)
+        groups = fabric_groups(part.name, part.nodes, part.max_nodes_per_scale_set)
         if site.node_addrs:
             lines = [
                 {"names": host, "addr": site.node_addrs.get(host), "group": g.name}
@@ -126,21 +128,39 @@ SYNCED_SLURM_FILES = ("slurm.conf", "gres.conf", "topology.conf")
 """The Slurm files whose text depends on the partitions and their node counts."""
 
 
-def render_config_sync(spec: ClusterSpec, stack: str, cat: Catalog | None = None) -> str:
+DRAIN_WAIT_SECONDS = 2700
+"""How long a resize waits for jobs on the nodes it removes (inside the Run Command's hour)."""
+
+
+def render_config_sync(
+    spec: ClusterSpec,
+    stack: str,
+    cat: Catalog | None = None,
+    *,
+    drain_only: bool = False,
+    drain_wait_seconds: int = DRAIN_WAIT_SECONDS,
+) -> str:
     """The script the Pulumi program runs on the scheduler to bring a resize to the running
-    cluster (issue 13, item 6): the node-count-dependent files, then `scontrol reconfigure`."""
+    cluster: drain the nodes that leave and wait until they are idle, then write the
+    node-count-dependent files and run `scontrol reconfigure`. `drain_only`: the first part alone,
+    run before any scale set shrinks."""
     site = cloud_site(spec)
     files = render_slurm(spec, site, stack, cat or catalog())
     blobs = {
         rel: "\n".join(_wrap(base64.b64encode(files[rel].encode()).decode()))
         for rel in SYNCED_SLURM_FILES
     }
+    keep = ",".join(g.hostlist for groups in partition_groups(spec).values() for g in groups)
     return render_template(
         "scripts/slurm-config-sync.sh.j2",
         cluster=spec.name,
         stack=stack,
         etc_dir=site.etc_dir,
-        files=blobs,
+        files={} if drain_only else blobs,
+        keep=keep,
+        drain_prefix=spec.health_checks.drain_prefix,
+        drain_wait_seconds=drain_wait_seconds,
+        drain_only=drain_only,
     )
 
 

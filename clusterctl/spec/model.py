@@ -111,6 +111,9 @@ class PartitionSpec(Model):
     instance and its name survive) and started again on demand. 0: never suspend."""
     min_nodes: Annotated[int, Strict()] = Field(default=0, ge=0, le=4096)
     """Slurm: nodes of this partition kept powered up even when idle (SuspendExcNodes)."""
+    max_nodes_per_scale_set: Annotated[int, Strict()] = Field(default=100, ge=1, le=100)
+    """Azure Slurm: VMs per scale set (one InfiniBand fabric each); sets fill in order, pg0 first.
+    Fixed once the partition is deployed: changing it would move nodes between sets."""
 
 
 class HeadNodeSpec(Model):

@@ -51,7 +51,11 @@ class PowerPlan:
 def power_plan(spec: ClusterSpec) -> PowerPlan:
     parts = []
     for part in spec.partitions:
-        names = [h for g in fabric_groups(part.name, part.nodes) for h in g.hostnames()]
+        names = [
+            h
+            for g in fabric_groups(part.name, part.nodes, part.max_nodes_per_scale_set)
+            for h in g.hostnames()
+        ]
         idle = part.idle_minutes
         parts.append(
             PartitionPower(

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import difflib
 import ipaddress
-import math
 from collections.abc import Callable, Iterator
 
 from clusterctl.errors import Finding
@@ -17,7 +16,7 @@ from clusterctl.spec.addressing import subnet_plan
 from clusterctl.spec.catalog import Catalog
 from clusterctl.spec.defaults import head_sku
 from clusterctl.spec.model import ClusterSpec, field_path
-from clusterctl.spec.topology import SCALE_SET_MAX_VMS
+from clusterctl.spec.topology import SCALE_SET_MAX_VMS, fabric_groups
 
 Rule = Callable[[ClusterSpec, Catalog], Iterator[Finding]]
 
@@ -115,12 +114,18 @@ def partition_names_unique(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]
 
 def node_counts(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
     for i, part in enumerate(spec.partitions):
-        if spec.cloud == "azure" and spec.scheduler == "slurm" and part.nodes > SCALE_SET_MAX_VMS:
-            sets = math.ceil(part.nodes / SCALE_SET_MAX_VMS)
+        limit = part.max_nodes_per_scale_set
+        if spec.cloud == "azure" and spec.scheduler == "slurm" and part.nodes > limit:
+            sizes = "+".join(str(g.size) for g in fabric_groups(part.name, part.nodes, limit))
+            where = (
+                f"one placement group ({SCALE_SET_MAX_VMS} VMs)"
+                if limit == SCALE_SET_MAX_VMS
+                else f"maxNodesPerScaleSet ({limit})"
+            )
             yield Finding(
                 "info",
-                f"{part.nodes} nodes exceed one placement group ({SCALE_SET_MAX_VMS} VMs): split "
-                f"into {sets} scale sets, each its own InfiniBand fabric; jobs stay inside one "
+                f"{part.nodes} nodes exceed {where}: split into scale sets of {sizes} VMs, "
+                "each its own InfiniBand fabric, filled in order; jobs stay inside one "
                 "unless they ask otherwise",
                 field_path("partitions", i, "nodes"),
             )

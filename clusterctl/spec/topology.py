@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 SCALE_SET_MAX_VMS = 100
@@ -30,8 +29,15 @@ class FabricGroup:
         return f"{self.name}-[1-{self.size}]" if self.size > 1 else f"{self.name}-1"
 
 
-def fabric_groups(partition: str, nodes: int) -> list[FabricGroup]:
-    """Split `nodes` into as few scale sets as possible, sizes as even as possible."""
-    sets = max(1, math.ceil(nodes / SCALE_SET_MAX_VMS))
-    base, extra = divmod(nodes, sets)
-    return [FabricGroup(partition, i, base + (1 if i < extra else 0)) for i in range(sets)]
+def fabric_groups(partition: str, nodes: int, limit: int = SCALE_SET_MAX_VMS) -> list[FabricGroup]:
+    """Fill scale sets of `limit` VMs in order: pg0 full, then pg1, ..., the rest in the last.
+
+    Never balanced: growing a partition then only grows its last set or opens a new one, and
+    shrinking only takes from the end (the highest names), so a resize never shrinks a set that
+    keeps running nodes (Azure deletes the VMs a capacity decrease drops, jobs and all).
+    """
+    if not 1 <= limit <= SCALE_SET_MAX_VMS:
+        raise ValueError(f"a scale set holds 1 to {SCALE_SET_MAX_VMS} VMs, not {limit}")
+    full, rest = divmod(nodes, limit)
+    sizes = [limit] * full + ([rest] if rest or not full else [])
+    return [FabricGroup(partition, i, size) for i, size in enumerate(sizes)]

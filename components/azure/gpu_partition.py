@@ -35,10 +35,12 @@ class GpuPartition(pulumi.ComponentResource):
         secrets: ClusterSecrets,
         files_account: pulumi.Input[str] | None = None,
         hooks: pulumi.ResourceHookBinding | None = None,
+        after: list[pulumi.Resource] | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ):
         """`hooks` bind to the partition's last scale set (the post-deploy validation);
-        `files_account` names /home's Azure Files share, if it has one."""
+        `files_account` names /home's Azure Files share, if it has one; every scale set waits
+        for `after` (the resize drain: a capacity decrease deletes VMs)."""
         super().__init__("gpu-clusters:azure:GpuPartition", name, None, opts)
         sku = catalog().get(partition.sku, "azure")
         assert sku is not None  # the spec rules refuse unknown SKUs before any component runs
@@ -51,7 +53,7 @@ class GpuPartition(pulumi.ComponentResource):
         )
         image = image_reference("gpuNodes", partition.image)
         self.scale_sets = []
-        groups = fabric_groups(partition.name, partition.nodes)
+        groups = fabric_groups(partition.name, partition.nodes, partition.max_nodes_per_scale_set)
         for group in groups:
             tags = cloud_tags(
                 spec,
@@ -74,7 +76,9 @@ class GpuPartition(pulumi.ComponentResource):
                 ),
                 tags=tags,
                 opts=pulumi.ResourceOptions(
-                    parent=self, hooks=hooks if group is groups[-1] else None
+                    parent=self,
+                    hooks=hooks if group is groups[-1] else None,
+                    depends_on=after,
                 ),
             )
             self.scale_sets.append((group, vmss))

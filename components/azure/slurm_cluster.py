@@ -25,7 +25,7 @@ from components.azure.jump_host import JumpHost
 from components.azure.network import AzureNetwork
 from components.azure.power_role import PowerRole
 from components.azure.scheduler_node import SchedulerNode
-from components.azure.slurm_config_sync import SlurmConfigSync
+from components.azure.slurm_config_sync import SlurmConfigSync, SlurmResizeDrain
 
 
 class AzureSlurmCluster(pulumi.ComponentResource):
@@ -71,6 +71,14 @@ class AzureSlurmCluster(pulumi.ComponentResource):
             else self.scheduler.private_ip
         )
         hooks = self._validation_hook(spec, stack, address)
+        self.resize_drain = SlurmResizeDrain(
+            f"{name}-slurm-drain",
+            spec,
+            stack,
+            vm=self.scheduler.vm,
+            resource_group_name=self.network.resource_group.name,
+            opts=child,
+        )
         last = spec.partitions[-1].name
         self.partitions = [
             GpuPartition(
@@ -82,6 +90,7 @@ class AzureSlurmCluster(pulumi.ComponentResource):
                 secrets=self.secrets,
                 files_account=files_account,
                 hooks=hooks if part.name == last else None,
+                after=[self.resize_drain.command],
                 opts=pulumi.ResourceOptions(parent=self, depends_on=[self.scheduler.vm]),
             )
             for part in spec.partitions
@@ -101,6 +110,7 @@ class AzureSlurmCluster(pulumi.ComponentResource):
             stack,
             vm=self.scheduler.vm,
             resource_group_name=self.network.resource_group.name,
+            after=[v for gp in self.partitions for _, v in gp.scale_sets],
             opts=child,
         )
         scale_sets = {

@@ -8,6 +8,9 @@ again: it rewrites what changed and runs `scontrol reconfigure`. It needs no SSH
 behind a jump host, and without the private key) and no provider beyond azure-native. The
 scheduler VM itself ignores later changes of its customData (its first-boot copy of the same
 files), so a resize never replaces the scheduler.
+
+Order within one `up`: SlurmResizeDrain (drain the nodes that leave, wait until they are idle),
+then the scale sets' capacity, then SlurmConfigSync (the files, `scontrol reconfigure`).
 """
 
 from __future__ import annotations
@@ -29,8 +32,14 @@ class SlurmConfigSync(pulumi.ComponentResource):
         *,
         vm: azure.compute.VirtualMachine,
         resource_group_name: pulumi.Input[str],
+        after: list[pulumi.Resource] | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ):
+        """`after`: the scale sets. On growth the new VMs exist before slurm.conf names them:
+        their slurmd is refused and retries (Restart=always) until the reconfigure lets it in,
+        whereas names listed first would be powered-down nodes a waiting job could try to start
+        before their VMs exist (set DOWN). On a shrink the VMs are gone, drained and idle, before
+        their names leave slurm.conf."""
         super().__init__("gpu-clusters:azure:SlurmConfigSync", name, None, opts)
         self.script = render_config_sync(spec, stack)
         self.command = azure.compute.VirtualMachineRunCommandByVirtualMachine(
@@ -38,6 +47,40 @@ class SlurmConfigSync(pulumi.ComponentResource):
             resource_group_name=resource_group_name,
             vm_name=vm.name,
             run_command_name="gpu-clusters-slurm-config",
+            location=spec.region,
+            source={"script": self.script},
+            async_execution=False,
+            timeout_in_seconds=3600,
+            treat_failure_as_deployment_failure=True,
+            tags=cloud_tags(spec, stack, **{"gpu-clusters:role": "scheduler"}),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[vm, *(after or [])]),
+        )
+        self.register_outputs({})
+
+
+class SlurmResizeDrain(pulumi.ComponentResource):
+    """Drains the nodes a shrink removes and waits (bounded) until none runs a job; the scale
+    sets depend on it, so Azure deletes VMs only once Slurm no longer uses them. The script
+    names the nodes the stack keeps, so it runs again on every resize; with slurmctld not yet
+    running (a new scheduler) it has nothing to drain and returns at once."""
+
+    def __init__(
+        self,
+        name: str,
+        spec: ClusterSpec,
+        stack: str,
+        *,
+        vm: azure.compute.VirtualMachine,
+        resource_group_name: pulumi.Input[str],
+        opts: pulumi.ResourceOptions | None = None,
+    ):
+        super().__init__("gpu-clusters:azure:SlurmResizeDrain", name, None, opts)
+        self.script = render_config_sync(spec, stack, drain_only=True)
+        self.command = azure.compute.VirtualMachineRunCommandByVirtualMachine(
+            f"{name}-run",
+            resource_group_name=resource_group_name,
+            vm_name=vm.name,
+            run_command_name="gpu-clusters-slurm-drain",
             location=spec.region,
             source={"script": self.script},
             async_execution=False,

@@ -174,7 +174,13 @@ def test_resize_reaches_the_scheduler_through_a_run_command_not_a_new_vm() -> No
     for plan in (small, big):
         (vm,) = resources(plan, "azure-native:compute:VirtualMachine")
         assert vm.ignore_changes == ["osProfile.customData"]
-        (run,) = resources(plan, "azure-native:compute:VirtualMachineRunCommandByVirtualMachine")
+        (run,) = [
+            r
+            for r in resources(
+                plan, "azure-native:compute:VirtualMachineRunCommandByVirtualMachine"
+            )
+            if r.inputs["runCommandName"] == "gpu-clusters-slurm-config"
+        ]
         assert run.inputs["vmName"] == vm.inputs.get("vmName", "h100-scheduler-vm")
         assert run.inputs["treatFailureAsDeploymentFailure"] is True
         script = run.inputs["source"]["script"]
@@ -183,3 +189,20 @@ def test_resize_reaches_the_scheduler_through_a_run_command_not_a_new_vm() -> No
     assert scripts[0] != scripts[1]
     (vmss,) = resources(big, VMSS)
     assert vmss.inputs["sku"]["capacity"] == 3
+
+
+def test_a_resize_drains_before_any_scale_set_changes_and_syncs_slurm_after() -> None:
+    """Every scale set waits for the drain Run Command (a shrink deletes VMs only once Slurm has
+    drained them and they are idle); the config sync waits for every scale set."""
+    plan = plan_stack("azure-h100", "partitions[0].nodes=150")
+    runs = {
+        r.inputs["runCommandName"]: r
+        for r in resources(plan, "azure-native:compute:VirtualMachineRunCommandByVirtualMachine")
+    }
+    drain, sync = runs["gpu-clusters-slurm-drain"], runs["gpu-clusters-slurm-config"]
+    sets = resources(plan, VMSS, at_least=2)
+    assert [s.inputs["sku"]["capacity"] for s in sets] == [100, 50]
+    assert all(drain.name in s.depends_on for s in sets)
+    assert {s.name for s in sets} <= set(sync.depends_on)
+    assert "<<'B64'" not in drain.inputs["source"]["script"]  # writes no file
+    assert "keep='gpu-pg0-[1-100],gpu-pg1-[1-50]'" in drain.inputs["source"]["script"]

@@ -209,3 +209,47 @@ def test_up_says_when_azure_could_not_be_asked_and_goes_on(env):
     assert result.exit_code == 0, result.output
     assert "not checked with Azure: no ARM_SUBSCRIPTION_ID and no Azure CLI" in result.output
     assert "az vm list-usage -l eastus" in result.output
+
+
+def _edit(env, old: str, new: str) -> None:
+    stack_file = env.project / "stacks" / f"Pulumi.{STACK}.yaml"
+    text = stack_file.read_text()
+    assert old in text
+    stack_file.write_text(text.replace(old, new))
+
+
+def test_up_says_which_nodes_a_shrink_drains_and_deletes(deployed):
+    deployed.interactive = True
+    _edit(deployed, "nodes: 2 ", "nodes: 1 ")
+    result = deployed.invoke("up", "-s", STACK, input="n\n")
+
+    assert "edits to the deployed cluster:" in result.output
+    assert (
+        "partitions[0].nodes: in place (the partition's last scale sets shrink): 2 -> 1: "
+        "drains gpu-pg0-2, waits until they are idle, then deletes their VMs"
+    ) in result.output
+    assert "Apply these changes to stack azure-h100?" in result.output
+
+
+def test_up_refuses_a_replacement_that_loses_jobs_without_the_flag(deployed):
+    _edit(deployed, "sku: Standard_D8s_v5 ", "sku: Standard_D4s_v5 ")
+    result = deployed.invoke("up", "-s", STACK, "--yes")
+
+    assert isinstance(result.exception, UserError), result.output
+    (line,) = result.exception.problems
+    assert line.startswith("headNode.sku: 'Standard_D8s_v5' -> 'Standard_D4s_v5' replaces the")
+    assert "--allow-replace" in line
+    assert not any(c[1:2] in (["preview"], ["up"]) for c in deployed.calls()[-3:])
+
+    accepted = deployed.invoke("up", "-s", STACK, "--yes", "--allow-replace")
+    assert "asking Azure whether eastus has Standard_D4s_v5" in accepted.output  # past the gate
+
+
+def test_up_refuses_a_new_scale_set_limit_on_a_deployed_partition(deployed):
+    _edit(deployed, "nodes: 2 ", "nodes: 2\n        maxNodesPerScaleSet: 1 ")
+    result = deployed.invoke("up", "-s", STACK, "--yes", "--allow-replace")
+
+    assert isinstance(result.exception, UserError), result.output
+    assert result.exception.problems[0].startswith(
+        "partitions[0].maxNodesPerScaleSet: cannot change on a deployed cluster"
+    )

@@ -43,9 +43,9 @@ def test_idle_minutes_zero_never_suspends_and_min_nodes_stay_up() -> None:
     c = conf("partitions[0].idleMinutes=0")
     assert c["SuspendTime"] == ["INFINITE"]
     assert c["PartitionName"][0].endswith(" SuspendTime=INFINITE")
-    c = conf("partitions[0].nodes=150", "partitions[0].minNodes=76", "partitions[0].idleMinutes=5")
+    c = conf("partitions[0].nodes=150", "partitions[0].minNodes=101", "partitions[0].idleMinutes=5")
     assert c["SuspendTime"] == ["300"]
-    assert c["SuspendExcNodes"] == ["gpu-pg0-[1-75],gpu-pg1-1"]
+    assert c["SuspendExcNodes"] == ["gpu-pg0-[1-100],gpu-pg1-1"]
 
 
 def test_configless_controller_that_keeps_drains_through_a_suspend() -> None:
@@ -206,8 +206,10 @@ def test_config_sync_retries_a_reconfigure_that_times_out(tmp_path) -> None:
         "systemctl": "exit 0",  # is-active: slurmctld runs
         "sleep": f'echo "$@" >> {tmp_path}/sleeps',
         "install": 'mkdir -p "$(dirname "${@: -1}")" && cp "${@: -2:1}" "${@: -1}"',
+        "sinfo": "printf 'gpu-pg0-1\\ngpu-pg0-2\\ngpu-pg0-3\\n'",
         # times out twice, then succeeds
-        "scontrol": f"n=$(cat {tmp_path}/n 2>/dev/null || echo 0); echo $((n+1)) > {tmp_path}/n\n"
+        "scontrol": 'if [ "$1" = show ]; then sinfo; exit 0; fi\n'
+        f"n=$(cat {tmp_path}/n 2>/dev/null || echo 0); echo $((n+1)) > {tmp_path}/n\n"
         '[ "$n" -ge 2 ] || { echo "slurm_reconfigure error: Socket timed out on send/recv '
         'operation" >&2; exit 1; }',
     }

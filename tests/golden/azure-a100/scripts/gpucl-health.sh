@@ -29,6 +29,8 @@ drained=false
 case "$state" in *drain* | *DRAIN*) drained=true ;; esac
 ours=false
 case "$reason" in "$prefix"*) ours=true ;; esac
+# A resize drains the nodes it removes and waits for them to be idle: never lift that drain.
+case "$reason" in "$prefix resize:"*) ours=false ;; esac
 
 if [ "$status" -ne 0 ]; then
   # Drained already: by us (keep the first reason) or by someone else (never touch theirs).

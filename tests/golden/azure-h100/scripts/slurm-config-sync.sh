@@ -7,6 +7,38 @@
 set -euo pipefail
 # On a new scheduler, let cloud-init finish first (it writes the same files and starts slurmctld).
 cloud-init status --wait >/dev/null 2>&1 || true
+# Nodes Slurm knows that the stack no longer has (a smaller `nodes`, a removed partition) are
+# drained, and nothing goes on until none of them runs a job: their VMs are deleted next.
+keep='gpu-pg0-[1-2]'
+reason='gpucl: resize: removed from the stack'
+wait_limit=2700
+if systemctl is-active --quiet slurmctld; then
+  known=$(sinfo -h -N -o %N | sort -u)
+  wanted=$(scontrol show hostnames "$keep" | sort -u)
+  leaving=$(comm -23 <(printf '%s\n' "$known") <(printf '%s\n' "$wanted") | grep . | paste -sd, -) || true
+  if [ -n "$leaving" ]; then
+    echo "slurm-config-sync: draining nodes that leave the stack: $leaving"
+    scontrol update NodeName="$leaving" State=DRAIN Reason="$reason"
+    waited=0
+    while :; do
+      if jobs=$(squeue -h -w "$leaving" -o %i); then
+        jobs=$(printf '%s' "$jobs" | paste -sd, -)
+        [ -z "$jobs" ] && break
+        echo "slurm-config-sync: waiting for job(s) $jobs on leaving nodes (${waited}s of ${wait_limit}s)"
+      else
+        echo "slurm-config-sync: squeue failed, asking again (${waited}s of ${wait_limit}s)"
+      fi
+      if [ "$waited" -ge "$wait_limit" ]; then
+        echo "slurm-config-sync: job(s) ${jobs:-unknown} still run on $leaving after ${wait_limit}s;" \
+          "nothing was changed or deleted: let them finish (or scancel them) and run up again" >&2
+        exit 1
+      fi
+      sleep 60
+      waited=$((waited + 60))
+    done
+    echo "slurm-config-sync: leaving nodes drained and idle: $leaving"
+  fi
+fi
 changed=""
 put() {
   local path=$1 tmp

@@ -1,0 +1,169 @@
+"""What each edit of a deployed stack does: per changed field, applied in place, replaces something
+(and what), or refused; like AWS ParallelCluster's per-field update policy.
+
+Pure: `diff(old, new)` compares two validated specs. Partitions are matched by name, so a removed
+or added partition is one change, not a shift of every index after it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Final, Literal
+
+from clusterctl.spec.model import ClusterSpec, PartitionSpec
+from clusterctl.spec.topology import fabric_groups
+
+Policy = Literal["in place", "replaces", "refused"]
+
+
+@dataclass(frozen=True)
+class Rule:
+    policy: Policy
+    affects: str
+    loses: bool = False
+    """A replacement that loses data or running jobs: `up` needs an explicit flag for it."""
+
+
+@dataclass(frozen=True)
+class Change:
+    path: str
+    policy: Policy
+    affects: str
+    detail: str
+    loses: bool = False
+
+
+EVERYTHING = Rule("replaces", "every resource: a new cluster, its data and jobs gone", loses=True)
+SCHEDULER_VM = Rule("replaces", "the scheduler VM: running jobs are lost", loses=True)
+NETWORK = Rule("replaces", "the VNet, its subnets and every VM on them", loses=True)
+SCALE_SETS = Rule("replaces", "the partition's scale sets: every VM and its jobs", loses=True)
+SLURM_CONF = Rule("in place", "slurm.conf on the scheduler (config sync, scontrol reconfigure)")
+NEW_VMS = Rule("in place", "the VM profile: VMs created from now on; running VMs keep theirs")
+
+RULES: Final[dict[str, Rule]] = {
+    "name": EVERYTHING,
+    "cloud": EVERYTHING,
+    "region": EVERYTHING,
+    "scheduler": EVERYTHING,
+    "ssh.adminUser": SCHEDULER_VM,
+    "ssh.publicKey": SCHEDULER_VM,
+    "ssh.allowedCidrs": Rule("in place", "the network security group's SSH rule"),
+    "ssh.allowWorldOpen": Rule("in place", "the network security group's SSH rule"),
+    "ssh.access": Rule("in place", "the jump host and the scheduler's public IP"),
+    "network.addressSpace": NETWORK,
+    "network.schedulerSubnet": NETWORK,
+    "network.computeSubnet": NETWORK,
+    "headNode.sku": SCHEDULER_VM,
+    "headNode.accounting": Rule("refused", "the scheduler's first-boot setup, never re-run"),
+    "storage.kind": Rule("replaces", "/home's disk or share, and the data on it", loses=True),
+    "storage.sizeGib": Rule("in place", "the data disk grows (Azure cannot shrink one)"),
+    "storage.keepOnDestroy": Rule("in place", "whether `down` keeps the data disk"),
+    "partitions[].sku": SCALE_SETS,
+    "partitions[].spot": SCALE_SETS,
+    "partitions[].zones": SCALE_SETS,
+    "partitions[].fabric": SCALE_SETS,
+    "partitions[].capacityReservationId": SCALE_SETS,
+    "partitions[].capacityBlock": SCALE_SETS,
+    "partitions[].image": NEW_VMS,
+    "partitions[].idleMinutes": SLURM_CONF,
+    "partitions[].minNodes": SLURM_CONF,
+    "partitions[].default": SLURM_CONF,
+    "partitions[].maxNodesPerScaleSet": Rule(
+        "refused", "the partition's scale sets: nodes would move between them"
+    ),
+    "healthChecks": NEW_VMS,
+    "validation": Rule("in place", "the post-deploy validation only"),
+    "kubernetes": Rule("in place", "the Kubernetes resources: see `pulumi preview`"),
+    "tags": Rule("in place", "every resource's tags"),
+}
+
+
+def _flat(value: Any, path: str = "") -> dict[str, Any]:
+    if isinstance(value, dict):
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            out.update(_flat(item, f"{path}.{key}" if path else key))
+        return out
+    return {path: value}
+
+
+def _rule(path: str) -> Rule:
+    generic = path.split("[", 1)[0] + "[]" + path.split("]", 1)[1] if "[" in path else path
+    while generic:
+        if generic in RULES:
+            return RULES[generic]
+        generic = generic.rpartition(".")[0]
+    return Rule("in place", "see `pulumi preview`")
+
+
+def _names(part: PartitionSpec) -> list[str]:
+    groups = fabric_groups(part.name, part.nodes, part.max_nodes_per_scale_set)
+    return [h for g in groups for h in g.hostnames()]
+
+
+def _span(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else f"{names[0]} .. {names[-1]} ({len(names)} nodes)"
+
+
+def _nodes(path: str, old: PartitionSpec, new: PartitionSpec) -> Change:
+    before, after = _names(old), _names(new)
+    if new.nodes > old.nodes:
+        detail = f"{old.nodes} -> {new.nodes}: adds {_span(after[len(before) :])}"
+        return Change(path, "in place", "the last scale set grows or new ones open", detail)
+    gone = before[len(after) :]
+    detail = (
+        f"{old.nodes} -> {new.nodes}: drains {_span(gone)}, waits until they are idle, "
+        "then deletes their VMs"
+    )
+    return Change(path, "in place", "the partition's last scale sets shrink", detail)
+
+
+def diff(old: ClusterSpec, new: ClusterSpec) -> list[Change]:
+    """Every changed field of `new` against the deployed `old`, with what applying it does."""
+    changes: list[Change] = []
+    skip = {"partitions"}
+    a = _flat(old.model_dump(by_alias=True, mode="json", exclude=skip))
+    b = _flat(new.model_dump(by_alias=True, mode="json", exclude=skip))
+    for path in sorted(a.keys() | b.keys()):
+        if a.get(path) != b.get(path):
+            rule = _rule(path)
+            detail = f"{a.get(path)!r} -> {b.get(path)!r}"
+            changes.append(Change(path, rule.policy, rule.affects, detail, rule.loses))
+    olds = {p.name: p for p in old.partitions}
+    for i, part in enumerate(new.partitions):
+        path = f"partitions[{i}]"
+        was = olds.pop(part.name, None)
+        if was is None:
+            changes.append(
+                Change(path, "in place", "new scale sets", f"adds partition {part.name!r}")
+            )
+            continue
+        if was.nodes != part.nodes:
+            changes.append(_nodes(f"{path}.nodes", was, part))
+        x = _flat(was.model_dump(by_alias=True, mode="json", exclude={"nodes"}))
+        y = _flat(part.model_dump(by_alias=True, mode="json", exclude={"nodes"}))
+        for key in sorted(x.keys() | y.keys()):
+            if x.get(key) != y.get(key):
+                rule = _rule(f"{path}.{key}")
+                detail = f"{x.get(key)!r} -> {y.get(key)!r}"
+                changes.append(
+                    Change(f"{path}.{key}", rule.policy, rule.affects, detail, rule.loses)
+                )
+    for name, was in olds.items():
+        detail = f"removes partition {name!r}: drains {_span(_names(was))}, then deletes them"
+        changes.append(Change(f"partitions[{name}]", "in place", "its scale sets", detail))
+    return changes
+
+
+def refusal(changes: list[Change], allow_replace: bool) -> str | None:
+    """One line naming the first change `up` must not apply, or None."""
+    for c in changes:
+        if c.policy == "refused":
+            return f"{c.path}: cannot change on a deployed cluster ({c.affects}): {c.detail}"
+    for c in changes:
+        if c.loses and not allow_replace:
+            return (
+                f"{c.path}: {c.detail} replaces {c.affects}; "
+                "run again with --allow-replace to accept that"
+            )
+    return None

@@ -1,0 +1,66 @@
+"""Every edit of a deployed stack says what it does, field by field."""
+
+from __future__ import annotations
+
+from clusterctl.spec.load import load_stack_spec
+from clusterctl.spec.update_policy import diff, refusal
+
+
+def spec(*overrides: str):
+    return load_stack_spec("azure-h100", list(overrides))[0]
+
+
+def by_path(old, new) -> dict:
+    return {c.path: c for c in diff(old, new)}
+
+
+def test_no_edit_no_change() -> None:
+    assert diff(spec(), spec()) == []
+
+
+def test_a_shrink_names_the_nodes_it_drains_and_deletes_highest_first() -> None:
+    old = spec("partitions[0].nodes=5", "partitions[0].maxNodesPerScaleSet=2")
+    new = spec("partitions[0].nodes=3", "partitions[0].maxNodesPerScaleSet=2")
+    (c,) = diff(old, new)
+    assert c.path == "partitions[0].nodes" and c.policy == "in place" and not c.loses
+    assert c.detail == (
+        "5 -> 3: drains gpu-pg1-2 .. gpu-pg2-1 (2 nodes), waits until they are idle, "
+        "then deletes their VMs"
+    )
+    assert refusal([c], allow_replace=False) is None
+
+
+def test_growth_adds_names_after_the_existing_ones() -> None:
+    (c,) = diff(spec("partitions[0].nodes=100"), spec("partitions[0].nodes=101"))
+    assert c.detail == "100 -> 101: adds gpu-pg1-1"
+
+
+def test_a_scale_set_limit_change_is_refused() -> None:
+    changes = diff(spec(), spec("partitions[0].maxNodesPerScaleSet=2"))
+    assert [(c.path, c.policy) for c in changes] == [
+        ("partitions[0].maxNodesPerScaleSet", "refused")
+    ]
+    line = refusal(changes, allow_replace=True)
+    assert line and line.startswith("partitions[0].maxNodesPerScaleSet: cannot change")
+
+
+def test_replacements_that_lose_jobs_or_data_need_the_flag() -> None:
+    changes = by_path(
+        spec(),
+        spec("headNode.sku=Standard_D4s_v5", "network.addressSpace=10.50.0.0/16"),
+    )
+    assert changes["headNode.sku"].policy == "replaces"
+    assert "scheduler VM" in changes["headNode.sku"].affects
+    assert "VNet" in changes["network.addressSpace"].affects
+    line = refusal(list(changes.values()), allow_replace=False)
+    assert line and "--allow-replace" in line and line.startswith("headNode.sku: ")
+    assert refusal(list(changes.values()), allow_replace=True) is None
+
+
+def test_in_place_edits_pass() -> None:
+    changes = diff(spec(), spec("partitions[0].idleMinutes=5", "tags.team=ml"))
+    assert {c.path: c.policy for c in changes} == {
+        "partitions[0].idleMinutes": "in place",
+        "tags.team": "in place",
+    }
+    assert refusal(changes, allow_replace=False) is None
