@@ -140,6 +140,21 @@ if [ -z "$changed" ]; then
 fi
 echo "slurm-config-sync: updated$changed"
 if systemctl is-active --quiet slurmctld; then
+  # A node still powering down (`%`) when slurmctld reconfigures with a changed node set stays
+  # POWERING_DOWN for good on Slurm 24.11 (seen in the VM sandbox): wait until none is, at most
+  # SuspendTimeout and a minute.
+  suspend_timeout=$(scontrol show config | awk '$1 == "SuspendTimeout" {print $3 + 0; exit}')
+  limit=$(( ${suspend_timeout:-600} + 60 ))
+  wait_powered_down() {
+    local waited=0 powering
+    while powering=$(sinfo -h -N -o '%N %t' | awk '$2 ~ /%$/ {print $1}' | sort -u | paste -sd, -) &&
+      [ -n "$powering" ] && [ "$waited" -lt "$limit" ]; do
+      [ $((waited % 30)) = 0 ] && echo "slurm-config-sync: waiting for $powering to finish powering down (${waited}s of ${limit}s)"
+      sleep 2
+      waited=$((waited + 2))
+    done
+  }
+  wait_powered_down
   # slurmctld can time out on a reconfigure while it is busy (seen right after a forced
   # power-down: "Socket timed out on send/recv"): a few tries, 10 s apart, then fail the command
   for try in 1 2 3 4 5; do
@@ -152,6 +167,19 @@ if systemctl is-active --quiet slurmctld; then
       exit 1
     fi
     sleep 10
+  done
+  # One that began powering down in the moment before the reconfigure: once it outlasts
+  # SuspendTimeout, finish its power-down (RESUME on a powering-down node marks it powered down)
+  # and give a drained one its drain and reason back (RESUME also lifts the drain).
+  wait_powered_down
+  sinfo -h -N -o '%N|%t|%E' | sort -u | while IFS='|' read -r node state why; do
+    case "$state" in *%) ;; *) continue ;; esac
+    echo "slurm-config-sync: $node still powering down after SuspendTimeout; marking it powered down"
+    scontrol update NodeName="$node" State=RESUME
+    case "$state" in drain* | drng*)
+      scontrol update NodeName="$node" State=DRAIN Reason="$why"
+      echo "slurm-config-sync: $node drained again: $why" ;;
+    esac
   done
 else
   systemctl restart slurmctld
