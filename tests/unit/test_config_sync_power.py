@@ -19,18 +19,22 @@ def run_sync(tmp_path: Path, states: list[str]) -> tuple[subprocess.CompletedPro
     log, bins = tmp_path / "events", tmp_path / "bin"
     bins.mkdir()
     (tmp_path / "states").write_text("\n".join(states) + "\n")
+    two = "gpu-pg0-1\\ngpu-pg0-2\\n"
+    looks = '*"%N|%t|%E"* | *"%N %t"*'
     stubs = {
         "cloud-init": "exit 0",
         "systemctl": "exit 0",
         "sleep": f'echo "sleep $*" >> {log}',
-        "install": f'mkdir -p "$(dirname "${{@: -1}}")" && cp "${{@: -2:1}}" "${{@: -1}}"',
+        "install": 'mkdir -p "$(dirname "${@: -1}")" && cp "${@: -2:1}" "${@: -1}"',
         # each look at the states takes the next line of the states file
-        "sinfo": 'case "$*" in *"%N|%t|%E"* | *"%N %t"*) ;; *) printf "gpu-pg0-1\\ngpu-pg0-2\\n"; exit 0;; esac\n'
-        f'st={tmp_path}/states; s=$(head -n1 "$st"); [ "$(wc -l < "$st")" -gt 1 ] && sed -i 1d "$st"\n'
-        'case "$*" in *"%N|%t|%E"*) printf "gpu-pg0-1|%s|admin: bad fan\\ngpu-pg0-2|idle~|none\\n" "$s";;\n'
+        "sinfo": f'case "$*" in {looks}) ;; *) printf "{two}"; exit 0;; esac\n'
+        f'st={tmp_path}/states; s=$(head -n1 "$st")\n'
+        '[ "$(wc -l < "$st")" -gt 1 ] && sed -i 1d "$st"\n'
+        'case "$*" in *"%N|%t|%E"*)\n'
+        '  printf "gpu-pg0-1|%s|admin: bad fan\\ngpu-pg0-2|idle~|none\\n" "$s";;\n'
         '*) printf "gpu-pg0-1 %s\\ngpu-pg0-2 idle~\\n" "$s";; esac',
         "squeue": "exit 0",
-        "scontrol": 'case "$1 $2" in "show hostnames") printf "gpu-pg0-1\\ngpu-pg0-2\\n"; exit 0;;\n'
+        "scontrol": f'case "$1 $2" in "show hostnames") printf "{two}"; exit 0;;\n'
         '"show config") echo "SuspendTimeout          = 10 sec"; exit 0;; esac\n'
         f'echo "scontrol $*" >> {log}',
     }
