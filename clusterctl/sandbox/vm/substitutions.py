@@ -282,6 +282,16 @@ SUBSTITUTIONS: tuple[Substitution, ...] = (
         "containers share the host kernel",
         "machine",
     ),
+    Substitution(
+        "rlimits",
+        "PID 1 (systemd, real root) raises a unit's limits as its Limit*= say, e.g. slurmd's "
+        "LimitMEMLOCK=infinity",
+        "each container's PID 1 starts with RLIMIT_MEMLOCK soft 8 MiB (a VM's default, as "
+        "before) and hard infinity (nspawn --rlimit); the units raise their own limits from there",
+        "inside nspawn here systemd could not raise a hard limit above the host's 8 MiB: slurmd "
+        "ran with 8 MiB locked memory whatever its unit said, which a VM never does",
+        "machine",
+    ),
 )
 
 
