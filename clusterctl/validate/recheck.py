@@ -95,14 +95,18 @@ def recheck_nodes(
         say(f"reference pair {idle[0]} + {idle[1]}: {best:.3g} GB/s; floor {floor_gbps:.3g}")
     results = []
     for node in nodes:
+        # A drained node is powered down like any idle one (its drain kept): State=IDLE lifts the
+        # drain there; RESUME would ask a deallocated VM to register (NOT_RESPONDING, stranded by
+        # the next reconfigure on Slurm 24.11). The pair job in the reservation powers it up.
+        lift = "idle" if states[node][0].endswith("~") else "resume"
         results.append(
-            _one(ssh, launcher, job, node, idle[0], user, prefix, floor_gbps, gate_bytes)
+            _one(ssh, launcher, job, node, idle[0], user, prefix, floor_gbps, gate_bytes, lift)
         )
         say(results[-1].line())
     return results
 
 
-def _one(ssh, launcher, job, node, partner, user, prefix, floor, gate) -> Recheck:
+def _one(ssh, launcher, job, node, partner, user, prefix, floor, gate, lift) -> Recheck:
     from clusterctl.validate.slurm_launcher import pair_job
 
     name = f"gpucl-recheck-{node}"[:60]
@@ -116,7 +120,7 @@ def _one(ssh, launcher, job, node, partner, user, prefix, floor, gate) -> Rechec
     )
     figure = 0.0
     try:
-        ssh.run(admin(f"scontrol update nodename={shlex.quote(node)} state=resume", user))
+        ssh.run(admin(f"scontrol update nodename={shlex.quote(node)} state={lift}", user))
         result = launcher.run(replace(pair_job(job, node, partner), reservation=name))
         figure = output_figure(result.output, gate) if result.output.strip() else 0.0
     finally:

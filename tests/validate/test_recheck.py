@@ -19,6 +19,7 @@ SINFO = (
     "n3|drained|gpucl-nccl: busbw 0.1 GB/s < 0.5 with n4\n"
     "n4|drained|admin: maintenance\n"
     "n5|drained|gpucl: check_gpu_count: 7 of 8\n"
+    "n6|drained~|gpucl-nccl: busbw 0.2 GB/s < 0.5 with n1\n"
 )
 
 
@@ -98,3 +99,13 @@ def test_without_a_baseline_two_idle_nodes_set_the_floor() -> None:
     (r,) = _run(ssh, launcher, ["n3"], floor=None)
     assert launcher.jobs[0].nodelist == ("n1", "n2")  # the reference pair, first
     assert r.floor_gbps == pytest.approx(0.25, abs=0.01) and r.passed
+
+
+def test_a_powered_down_node_is_lifted_with_state_idle_not_resume() -> None:
+    """Drains stay through power saving, so a node validate drained is often powered down; RESUME
+    there asks a deallocated VM to register (the old code), State=IDLE lifts the drain cleanly."""
+    ssh, launcher = FakeSsh(), FakeLauncher(lambda pair: 1.0)
+    (r,) = _run(ssh, launcher, ["n6"])
+    assert r.passed
+    assert "sudo -n scontrol update nodename=n6 state=idle" in ssh.calls
+    assert not any("state=resume" in c for c in ssh.calls)
