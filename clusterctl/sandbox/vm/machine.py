@@ -264,7 +264,6 @@ def nspawn_argv(spec: MachineSpec, root: Path, binds: list[tuple[Path, str]]) ->
         "--timezone=off",
         "--link-journal=no",
         "--console=read-only",
-        "--rlimit=RLIMIT_MEMLOCK=8388608:infinity",  # substitution rlimits
     ]
     argv += [f"--bind={src}:{dst}" for src, dst in binds]
     return argv

@@ -284,12 +284,12 @@ SUBSTITUTIONS: tuple[Substitution, ...] = (
     ),
     Substitution(
         "rlimits",
-        "PID 1 (systemd, real root) raises a unit's limits as its Limit*= say, e.g. slurmd's "
-        "LimitMEMLOCK=infinity",
-        "each container's PID 1 starts with RLIMIT_MEMLOCK soft 8 MiB (a VM's default, as "
-        "before) and hard infinity (nspawn --rlimit); the units raise their own limits from there",
-        "inside nspawn here systemd could not raise a hard limit above the host's 8 MiB: slurmd "
-        "ran with 8 MiB locked memory whatever its unit said, which a VM never does",
+        "PID 1 (systemd, real root) raises a unit's limits as its Limit*= say: slurmd runs with "
+        "LimitMEMLOCK=infinity, so jobs get unlimited locked memory",
+        "the host's limits: locked memory at most 8 MiB (hard) for every process, slurmd too; a "
+        "job gets slurmd's limit, not the submitting shell's (shown with a lower shell limit)",
+        "this host gives no process CAP_SYS_RESOURCE, so no limit can be raised above it; "
+        "unchanged",
         "machine",
     ),
 )
