@@ -182,7 +182,8 @@ class PowerProgram:
             LOG.warning("%s: DOWN by a power failure but its VM is not stopped; left DOWN", name)
         if ready:
             slurm.update(ready, "IDLE", None, self.runner)
-            LOG.info("%s: returned to the powered-down pool (State=IDLE)", ",".join(ready))
+            for name in ready:
+                LOG.info("%s: returned to the powered-down pool (State=IDLE)", name)
         return EXIT_OK
 
     def fail(self, names: Sequence[str]) -> int:
