@@ -27,9 +27,12 @@ class DataSourceNoCloudAzureResourceDisk(DataSourceNoCloud.DataSourceNoCloud):
     def _get_data(self):
         if not super()._get_data():
             return False
-        if os.path.exists(RESOURCE_DISK_PATH):
-            self.cfg = util.mergemanydict([self.cfg, EPHEMERAL_DISK_CONFIG])
+        # Azure's keeps this cloud config in self.cfg (its get_config_obj); NoCloud has none
+        self.cfg = EPHEMERAL_DISK_CONFIG if os.path.exists(RESOURCE_DISK_PATH) else {}
         return True
+
+    def get_config_obj(self):
+        return util.mergemanydict([super().get_config_obj(), getattr(self, "cfg", {})])
 
     def device_name_to_device(self, name):
         if name == "ephemeral0":
