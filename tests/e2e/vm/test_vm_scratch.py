@@ -85,9 +85,14 @@ def cycled(tmp_path_factory):
         scratch = re.search(r"mount_point=(\S+)", gpu.user_data).group(1)
         c = Cycled(workdir, sched.name, gpu.name, "", scratch, {})
         try:
-            c.node = _wait("the node registered",
-                           lambda: c.sh("sinfo -h -N -o '%N %T'", sched.name).stdout.split(),
-                           lambda s: len(s) == 2 and s[1] == "idle", 120)[0]  # fmt: skip
+            seen = _wait("the node registered",
+                         lambda: c.sh("sinfo -h -N -o '%N %T'", sched.name).stdout.split(),
+                         lambda s: len(s) == 2 and s[1] == "idle", 120)  # fmt: skip
+            assert len(seen) == 2 and seen[1] == "idle", seen
+            c.node = seen[0]
+            # booted from its user-data by the resource-disk datasource, not DataSourceNone
+            ds = c.sh("cat /var/lib/cloud/instance/datasource").stdout
+            assert "DataSourceNoCloudAzureResourceDisk" in ds, ds
             # Slurm's own power saving: idle for SuspendTime, SuspendProgram -> gpucl-power ->
             # deallocate (the power stand-in stops the node's container)
             power.time_scale(workdir, sched.name, SUSPEND_S, 10, RESUME_TIMEOUT_S)
