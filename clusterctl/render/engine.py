@@ -178,7 +178,11 @@ def render_nccl_conf(sku: Sku, cat: Catalog) -> str:
     )
 
 
-SCRATCH = "/mnt/nvme"
+SCRATCH = "/nvme"
+"""The local NVMe scratch. Not under /mnt: on Azure sizes with a resource (temp) disk cloud-init
+mounts it at /mnt (its default `ephemeral0` mount, cc_mounts.py, ordered after cloud-init's network
+stage) later at boot than gpucl-scratch.service runs, and that mount would hide a scratch mounted
+below it after every power cycle. /nvme, as Azure CycleCloud's Slurm nodes use."""
 SHARED_MOUNTS = ("/home", "/sched")
 """The scheduler's NFS exports every GPU node mounts (fstab: _netdev,nofail)."""
 PYXIS_LIBRARY = "/usr/local/lib/slurm/spank_pyxis.so"

@@ -117,12 +117,22 @@ class Sku(_Entry):
     memory_gi_b: float = Field(alias="memoryGiB")
     guest_memory: GuestMemory | None = None
     local_nvme_disks: int | None = None
+    resource_disk_gi_b: int | None = Field(default=None, ge=0, alias="resourceDiskGiB")
+    """Azure's resource (temp) disk, which cloud-init's Azure datasource names ephemeral0 and mounts
+    at /mnt (the sandbox gives such a node one too); 0: none; null: unverified."""
+    resource_disk_source: str | None = None
     gen2_only: bool | None = None
     fabric: Fabric
     nccl_profile: str | None = None
     nccl: NcclBaselines | None = None
     price: Price
     note: str | None = None
+
+    @model_validator(mode="after")
+    def _resource_disk_sourced(self) -> Sku:
+        if self.resource_disk_gi_b and not (self.resource_disk_source or "").strip():
+            raise ValueError("resourceDiskGiB needs a resourceDiskSource")
+        return self
 
     @property
     def gres_type(self) -> str | None:

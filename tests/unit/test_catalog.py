@@ -68,3 +68,13 @@ def test_a_baseline_without_source_is_refused(tmp_path) -> None:
     with pytest.raises(UserError) as caught:
         load_catalog(tmp_path)
     assert "skus[0].nccl.singleNode.source" in caught.value.problems[0]
+
+
+def test_a_resource_disk_size_needs_its_source():
+    from clusterctl.spec.catalog import Sku, load_catalog
+
+    raw = load_catalog().get("Standard_ND96asr_v4").model_dump(by_alias=True, exclude_none=True)
+    assert raw["resourceDiskGiB"] == 6000
+    raw.pop("resourceDiskSource")
+    with pytest.raises(ValueError, match="resourceDiskGiB needs a resourceDiskSource"):
+        Sku.model_validate(raw)

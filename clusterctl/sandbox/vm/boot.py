@@ -43,6 +43,19 @@ class NodeSpec:
     gpus: int = 0
     nvme_disks: int = 0
     data_disks: tuple[tuple[str, int], ...] = ()
+    resource_disk_mib: int = 0
+    """Azure's resource (temp) disk on sizes that have one (substitution resource-disk)."""
+
+
+RESOURCE_DISK_MIB = 1024
+"""The resource disk's stand-in size (a sparse file): the cloud's is thousands of GiB."""
+
+
+def resource_disk_mib(vm_size: str) -> int:
+    from clusterctl.spec.catalog import catalog
+
+    sku = catalog().get(vm_size, "azure") if vm_size else None
+    return RESOURCE_DISK_MIB if sku is not None and sku.resource_disk_gi_b else 0
 
 
 def _publish_inits(state: VmState) -> None:
@@ -81,6 +94,9 @@ def cluster_from_plan(
                     vm_name=name,
                     vm_size=inputs.get("hardwareProfile", {}).get("vmSize", ""),
                     data_disks=(("/dev/disk/azure/scsi1/lun0", 4096),),
+                    resource_disk_mib=resource_disk_mib(
+                        inputs.get("hardwareProfile", {}).get("vmSize", "")
+                    ),
                 ),
             )
         elif res["type"] == "azure-native:compute:VirtualMachineScaleSet":
@@ -99,6 +115,7 @@ def cluster_from_plan(
                         vm_size=inputs["sku"]["name"],
                         gpus=gpus,
                         nvme_disks=nvme_disks,
+                        resource_disk_mib=resource_disk_mib(inputs["sku"]["name"]),
                     )
                 )
     return specs
@@ -176,6 +193,7 @@ def _start_node(state, lab, spec: NodeSpec, hosts: dict, key: str, commits: dict
         extra_files=substitutions.power_files(lab.gateway) if spec.role == "scheduler" else {},
         nvme_disks=spec.nvme_disks,
         data_disks=spec.data_disks,
+        resource_disk_mib=spec.resource_disk_mib,
     )
     (workdir / "logs" / spec.name).mkdir(parents=True, exist_ok=True)
     (workdir / "logs" / spec.name / "user-data").write_text(ms.user_data)

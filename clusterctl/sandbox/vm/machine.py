@@ -42,6 +42,10 @@ class MachineSpec:
     data_disks: tuple[tuple[str, int], ...] = ()
     """(device link, size MiB): a loop device with one GPT partition, e.g. Azure's
     /dev/disk/azure/scsi1/lun0 (the link and <link>-part1 are made by the image's platform unit)."""
+    resource_disk_mib: int = 0
+    """Azure's resource (temp) disk on sizes that have one (substitution resource-disk): a loop
+    device with one GPT partition at /dev/disk/cloud/azure_resource, which a NoCloud datasource that
+    names ephemeral0 as Azure's does lets cloud-init itself format and mount at /mnt; 0: none."""
 
 
 def node_dir(state: VmState, name: str) -> Path:
@@ -158,6 +162,8 @@ def write_seed(root: Path, files: dict[str, str]) -> None:
         path.write_text(text)
         if rel.endswith("/user-data"):
             path.chmod(0o600)
+        elif "/system-generators/" in rel:
+            path.chmod(0o755)
 
 
 def make_gpu_nodes(state: VmState, spec: MachineSpec) -> list[tuple[Path, str]]:
@@ -191,13 +197,20 @@ def make_nvme(state: VmState, spec: MachineSpec) -> tuple[list[tuple[Path, str]]
     return binds, lines
 
 
-def make_data_disks(state: VmState, spec: MachineSpec) -> tuple[list[tuple[Path, str]], str]:
+RESOURCE_DISK = "/dev/disk/cloud/azure_resource"
+"""Where Azure's udev rules (and so DataSourceAzure's RESOURCE_DISK_PATH) put the resource disk."""
+
+
+def make_data_disks(
+    state: VmState, spec: MachineSpec, disks: tuple[tuple[str, int], ...] | None = None,
+    prefix: str = "data",
+) -> tuple[list[tuple[Path, str]], str]:  # fmt: skip
     """Data disks: loop devices partitioned on the host (GPT, one partition) so the partition's
     device node exists before boot; there is no udev in the node to make it later, and this
     kernel reads no partition tables (partx adds the partition)."""
     binds, lines = [], ""
-    for i, (link, size_mib) in enumerate(spec.data_disks):
-        backing = node_dir(state, spec.name) / f"data{i}.img"
+    for i, (link, size_mib) in enumerate(spec.data_disks if disks is None else disks):
+        backing = node_dir(state, spec.name) / f"{prefix}{i}.img"
         with open(backing, "wb") as f:
             f.truncate(size_mib << 20)
         state.record("loop", str(backing))
@@ -211,6 +224,20 @@ def make_data_disks(state: VmState, spec: MachineSpec) -> tuple[list[tuple[Path,
         binds += [(Path(dev), dev), (Path(part), part)]
         lines += f"{link} {dev}\n{link}-part1 {part}\n"
     return binds, lines
+
+
+RESOURCE_FILES = Path(__file__).parent / "files" / "resource-disk"
+
+
+def resource_disk_files() -> dict[str, str]:
+    """What the platform gives a node with a resource disk besides the disk (substitution
+    resource-disk): cloud-init's NoCloud datasource with Azure's naming of ephemeral0, and the
+    fstab generator a VM's systemd has for _netdev device entries (path -> text)."""
+    return {
+        str(path.relative_to(RESOURCE_FILES)): path.read_text()
+        for path in sorted(RESOURCE_FILES.rglob("*"))
+        if path.is_file()
+    }
 
 
 def _run(argv: list[str], stdin: str | None = None) -> str:
@@ -276,6 +303,12 @@ def start(state: VmState, spec: MachineSpec, lower: str, gateway: str) -> int:
     binds = make_gpu_nodes(state, spec)
     nvme_binds, nvme_lines = make_nvme(state, spec)
     disk_binds, disk_lines = make_data_disks(state, spec)
+    if spec.resource_disk_mib:
+        res = ((RESOURCE_DISK, spec.resource_disk_mib),)
+        res_binds, res_lines = make_data_disks(state, spec, res, prefix="resource")
+        disk_binds += res_binds
+        disk_lines += res_lines
+        seed.update(resource_disk_files())
     if nvme_lines or disk_lines:
         seed["etc/gpucl-sandbox/devices"] = nvme_lines + disk_lines
     write_seed(root, seed)

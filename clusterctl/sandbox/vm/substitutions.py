@@ -197,6 +197,27 @@ SUBSTITUTIONS: tuple[Substitution, ...] = (
         "machine",
     ),
     Substitution(
+        "resource-disk",
+        "on sizes with one (catalog resourceDiskGiB: ND A100 v4, NDm A100 v4), Azure's resource "
+        "(temp) disk at /dev/disk/cloud/azure_resource, which cloud-init's Azure datasource names "
+        "ephemeral0: cloud-init partitions it, makes ext4 and adds its default mount at /mnt "
+        "(defaults,nofail,x-systemd.after=cloud-init-network.service,_netdev), which systemd "
+        "mounts at every later boot; a deallocated VM gets a new disk that the datasource "
+        "reformats",
+        "a 1 GiB loop device with ONE GPT partition (made on the host, as for the data disk), "
+        "/dev/disk/cloud/azure_resource[-part1] links by the image's platform unit; the node's "
+        "datasource is NoCloud extended with the Azure datasource's ephemeral0 naming and "
+        "built-in disk config (files/resource-disk, placed before boot): disk_setup refuses the "
+        "loop device as for the data disk, fs_setup and mounts are cloud-init's own; a systemd "
+        "generator writes the mount unit for fstab's _netdev device entries that "
+        "systemd-fstab-generator skips in a container (ordered after the network and the "
+        "entry's x-systemd.after=); the disk keeps its contents across a power cycle (no NTFS "
+        "reformat), so every later boot mounts /mnt through systemd, as a VM's reboot does",
+        "NoCloud names no ephemeral0 and this kernel has no SCSI disks; a scratch below /mnt was "
+        "hidden by this mount on the cloud and nothing here showed it",
+        "machine",
+    ),
+    Substitution(
         "fstab-local-disks",
         "systemd mounts fstab's local-disk entries (e.g. LABEL=gpucl-shared /shared) at boot",
         "the image's platform unit runs `mount -a -O no_netdev -t xfs,ext4,...` early at boot",

@@ -18,7 +18,7 @@ from tests.e2e.vm.conftest import booted_stack
 pytestmark = pytest.mark.sandbox
 
 ROOT = Path(__file__).resolve().parents[3]
-SCRATCH = "/mnt/nvme"
+SCRATCH = "/nvme"
 
 
 @pytest.fixture(scope="module")

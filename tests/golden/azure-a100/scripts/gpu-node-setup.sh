@@ -15,7 +15,7 @@ cat > /etc/systemd/system/slurmd.service.d/gpu-clusters.conf <<UNIT
 [Unit]
 After=gpucl-scratch.service munge.service remote-fs.target
 Requires=gpucl-scratch.service
-RequiresMountsFor=/mnt/nvme /home /sched
+RequiresMountsFor=/nvme /home /sched
 
 [Service]
 Environment="SLURMD_OPTIONS=-N $node --conf-server a100-scheduler:6817"

@@ -1,10 +1,10 @@
 #!/bin/bash
 # gpucl-scratch (gpucl-scratch.service, at every boot, before slurmd): the VM's local NVMe disks as
-# one scratch at /mnt/nvme (enroot's runtime, cache, data and temp live there).
+# one scratch at /nvme (enroot's runtime, cache, data and temp live there).
 # A reboot finds the array again; a deallocated or reimaged VM (blank disks) gets a new one. Without
 # local NVMe the scratch stays a folder on the OS disk.
 set -eu
-mount_point=/mnt/nvme
+mount_point=/nvme
 
 mkdir -p "$mount_point"
 if ! mountpoint -q "$mount_point"; then

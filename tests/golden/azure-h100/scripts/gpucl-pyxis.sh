@@ -16,7 +16,7 @@ fi
 conf=/etc/slurm/plugstack.conf
 if [ -e "$conf" ] && ! grep -qF "$lib" "$conf"; then
   cat >> "$conf" <<'CONF'
-required /usr/local/lib/slurm/spank_pyxis.so runtime_path=/mnt/nvme/enroot/runtime
+required /usr/local/lib/slurm/spank_pyxis.so runtime_path=/nvme/enroot/runtime
 CONF
   if systemctl -q is-active slurmctld; then scontrol reconfigure; fi
 fi
