@@ -49,6 +49,7 @@ FLIPS: dict[str, tuple[str, str]] = {
     "partitions[0].capacityBlock": (EKS, "true"),
     "partitions[0].idleMinutes": (SLURM, "0"),
     "partitions[0].minNodes": (SLURM, "1"),
+    "partitions[0].maxNodesPerScaleSet": (SLURM, "1"),
     "storage.kind": (SLURM, "azure-files-nfs"),
     "storage.sizeGib": (SLURM, "2048"),
     "storage.keepOnDestroy": (SLURM, "false"),
