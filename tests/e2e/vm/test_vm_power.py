@@ -375,9 +375,8 @@ def test_a_recreated_scheduler_keeps_its_queue_drains_and_reservations(cluster: 
                       "Duration=60 Nodes=gpu-pg0-1 Users=root")  # fmt: skip
     assert resv.returncode == 0, resv.stdout + resv.stderr
     assert cluster.sh("echo old > /root/os-disk-marker").returncode == 0
-    assert power.act(cluster.workdir, "reimage", [cluster.scheduler_vm]) == {
-        cluster.scheduler_vm: None
-    }
+    with power.locked(cluster.workdir) as state:  # act() takes GPU VMs only
+        power.reimage(state, cluster.scheduler)
     done = cluster.sh("cloud-init status --wait --long", timeout=600)
     assert "status: done" in done.stdout, done.stdout + done.stderr
     assert cluster.sh("test -e /root/os-disk-marker").returncode == 1  # a new OS disk
