@@ -245,11 +245,10 @@ class Soak:
         return soak
 
     def put_probe(self) -> None:
-        put = subprocess.run(
-            ["nsenter", "-t", str(vmstate.load(self.workdir).nodes[self.sched]["init"]), "-a",
-             "sh", "-c", f"mkdir -p {PROBE_DIR}/probe.sh.d && cat > {PROBE_DIR}/probe.sh"],
-            input=PROBE, text=True, capture_output=True,
-        )  # fmt: skip
+        init = str(vmstate.load(self.workdir).nodes[self.sched]["init"])
+        cmd = f"mkdir -p {PROBE_DIR}/probe.sh.d {PROBE_DIR}/out && cat > {PROBE_DIR}/probe.sh"
+        put = subprocess.run(["nsenter", "-t", init, "-a", "sh", "-c", cmd], input=PROBE,
+                             text=True, capture_output=True)  # fmt: skip
         if put.returncode != 0:
             raise RuntimeError(f"soak: probe not written: {put.stderr}")
 
@@ -308,7 +307,7 @@ class Soak:
     def sbatch(self, user: str, kind: str, args: str, sleep: int, array: str = "") -> str:
         probe = f"srun --ntasks-per-node=1 bash {PROBE_DIR}/probe.sh || exit 1"
         script = f"#!/bin/bash\n{probe}\nsleep {sleep}\n"
-        opts = f"--parsable -J {user}-{kind} --time=10 -o /dev/null {args}"
+        opts = f"--parsable -J {user}-{kind} --time=10 -o {PROBE_DIR}/out/%j.out {args}"
         if array:
             opts += f" --array={array}"
         got = self.sh(f"sbatch {opts} <<'EOF'\n{script}EOF")
@@ -371,6 +370,7 @@ class Soak:
             self._account(now, last, nodes, jobs, vms)
             self._jobs_vms(nodes, jobs, vms)
             self._transitions(now, nodes)
+            self._billing(now, nodes, vms)
         return self.seen
 
     def _busy(self, jobs: list[dict]) -> set[str]:
@@ -410,7 +410,7 @@ class Soak:
 
     def _jobs_vms(self, nodes, jobs, vms) -> None:
         for j in jobs:
-            if j.get("JobState") not in ("RUNNING", "COMPLETING"):
+            if j.get("JobState") != "RUNNING":
                 continue
             for node in expand(j.get("NodeList", "")):
                 self.count("job VMs kept")
@@ -436,6 +436,22 @@ class Soak:
                     self.violate("transitions bounded", node, f"{st} for {held:.0f} s "
                                  f"(limit {limit[flag]} + {MARGIN_S:.0f})",
                                  once=("tr", node, flag, self.first[key]))  # fmt: skip
+
+    def _billing(self, now, nodes, vms) -> None:
+        """A VM running while its node is powered down bills for nothing; a deallocation may
+        take until SuspendTimeout (plus the margin) after Slurm marks the node powered down."""
+        for node, power_state in vms.items():
+            st = nodes.get(node, ("",))[0]
+            key = (node, "bill")
+            if not (power_state == "running" and st.endswith("~") and not flags(st)):
+                self.first.pop(key, None)
+                continue
+            self.first.setdefault(key, now)
+            self.count("names map 1:1")
+            if now - self.first[key] > SUSPEND_TIMEOUT_S + MARGIN_S:
+                held = now - self.first[key]
+                self.violate("names map 1:1", node, f"VM runs while the node is {st} for "
+                             f"{held:.0f} s", once=("bill", self.first[key]))  # fmt: skip
 
     def _poll_loop(self) -> None:
         while not self.stop.wait(POLL_S):
@@ -491,11 +507,6 @@ class Soak:
                 self.violate("names map 1:1", name, f"Slurm {'has' if name in slurm else 'lacks'}"
                              f" it; VMs {vms}", once=("nm", name, tuple(vms)))  # fmt: skip
                 continue
-            st = seen["nodes"][name][0]
-            running = power.running(gpu_vms[vms[0]])
-            if running and st.endswith("~") and not flags(st):
-                self.violate("names map 1:1", name, f"VM {vms[0]} runs while the node is {st}",
-                             once=("bill", name, st, self.step))  # fmt: skip
 
     def check_probes(self) -> None:
         got = self.sh(f"cd {PROBE_DIR}/probe.sh.d && for f in *; do [ -f \"$f\" ] && "
@@ -715,9 +726,12 @@ def failed_resume(s: Soak) -> None:
 
 
 def node_replace(s: Soak) -> None:
+    """A node with a job replaced (--force): its job is requeued before its VM is reimaged and
+    runs on it again once it is back; other users' jobs run meanwhile."""
     node = s.nodes[1]
-    s.up(node)
-    argv = [sys.executable, "-m", "clusterctl", "node", "replace", node,
+    pinned = s.sbatch("ivan", "pinned", f"-N1 -w {node}", 30)
+    s.running(pinned)
+    argv = [sys.executable, "-m", "clusterctl", "node", "replace", node, "--force",
             "--sandbox-dir", str(s.workdir), "--timeout", "8"]  # fmt: skip
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     s.until(f"{node} drained for replace", lambda x: "drain" in x["nodes"][node][0], 90)
@@ -725,9 +739,9 @@ def node_replace(s: Soak) -> None:
     out, _ = proc.communicate(timeout=900)
     if proc.returncode != 0:
         raise RuntimeError(f"node replace exited {proc.returncode}: {out[-600:]}")
-    s.done(job)
-    after = s.sbatch("ivan", "short", f"-N1 -w {node}", 3)
-    s.done(after)
+    if f"requeued {pinned}" not in out:
+        raise RuntimeError(f"node replace did not requeue {pinned}: {out[-600:]}")
+    s.done(job, pinned)
 
 
 def reboot(s: Soak) -> None:
@@ -735,8 +749,8 @@ def reboot(s: Soak) -> None:
     if s.state(node).endswith("~"):
         s.up(node)
     boot.reboot(s.workdir, s.hosts[node], log=lambda _m: None)
-    s.until(f"{node} back after its reboot", lambda x: x["nodes"][node][0] in ("idle", "mixed",
-            "allocated"), 120)  # fmt: skip
+    s.until(f"{node} back after its reboot", lambda x: "*" not in x["nodes"][node][0]
+            and not x["nodes"][node][0].startswith(("down", "drain")), 120)  # fmt: skip
     job = s.sbatch("judy", "short", f"-N1 -w {node}", 3)
     s.done(job)
 
