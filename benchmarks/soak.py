@@ -22,7 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from clusterctl.sandbox.vm import soak
+from clusterctl.sandbox.vm import report, soak
 
 TARGET_S = 20 * 60
 
@@ -41,6 +41,8 @@ def one_run(verbose: bool) -> soak.Result:
             return s.play()
         finally:
             s.down()
+            left = report.leftovers(workdir)
+            assert not left, f"the soak's sandbox left {left}"
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 

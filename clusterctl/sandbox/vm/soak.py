@@ -710,18 +710,23 @@ def failed_resume(s: Soak) -> None:
     job = s.sbatch("heidi", "short", "-N1", 5)
     seen = s.until("a node DOWN for its failed start", lambda x: any(
         x["nodes"][n][1].startswith("gpucl: power: start failed") for n in pool), 120)  # fmt: skip
+    bad = [n for n in pool if seen["nodes"][n][1].startswith("gpucl: power: start failed")]
     for n in pool:
         s.fault(n, "clear")
-    s.done(job, timeout=RESUME_TIMEOUT_S + 120)
-    seen = s.poll() or seen
-    bad = [n for n in pool if seen["nodes"][n][1].startswith("gpucl: power: start failed")
-           and seen["nodes"][n][0].startswith("down")]  # fmt: skip
-    s.until(f"{bad} DOWN and powered down", lambda x: all(
-        x["nodes"][n][0] == "down~" and x["vms"][n] == "stopped" for n in bad), 90)  # fmt: skip
-    got = s.sh("systemctl start gpucl-power-return.service", timeout=180)
-    if got.returncode != 0:
-        raise RuntimeError(f"gpucl-power-return: {got.stdout}{got.stderr}")
+    s.done(job, timeout=RESUME_TIMEOUT_S + 120)  # requeued jobs wait out their credential
+    # the scheduler's gpucl-power-return.timer may have given them back already
+    seen = s.until(f"{bad} DOWN or returned, powered down", lambda x: all(
+        x["nodes"][n][0] in ("down~", "idle~") and x["vms"][n] == "stopped" for n in bad),
+        90)  # fmt: skip
+    if any(seen["nodes"][n][0] == "down~" for n in bad):
+        got = s.sh("systemctl start gpucl-power-return.service", timeout=180)
+        if got.returncode != 0:
+            raise RuntimeError(f"gpucl-power-return: {got.stdout}{got.stderr}")
     s.until(f"{bad} returned", lambda x: all(x["nodes"][n][0] == "idle~" for n in bad), 60)
+    log = s.sh("cat /var/log/slurm/gpucl-power.log").stdout
+    for n in bad:
+        if f"{n}: returned to the powered-down pool" not in log:
+            raise RuntimeError(f"{n} idle~ but not returned by gpucl-power return")
     s.log(f"soak: {bad} failed to start, returned by gpucl-power-return")
 
 
