@@ -107,6 +107,7 @@ class Job:
     state: str = "SUBMITTED"
     restarts: int = 0
     completed: bool = False
+    seen: tuple = ()
 
 
 @dataclass
@@ -394,6 +395,10 @@ class Soak:
             job = self.result.jobs.get(key)
             if job is None:
                 continue
+            now_is = (j.get("JobState", "?"), j.get("Reason", ""), j.get("NodeList", ""))
+            if now_is != job.seen:  # each job's history, for a failure's post-mortem
+                job.seen = now_is
+                self.log(f"soak: job {key} {' '.join(now_is)} begin {j.get('BeginTime')}")
             job.state = j.get("JobState", "?")
             job.restarts = max(job.restarts, int(j.get("Restarts", "0") or 0))
             if job.state == "COMPLETED":
