@@ -259,11 +259,6 @@ def nspawn_argv(spec: MachineSpec, root: Path, binds: list[tuple[Path, str]]) ->
         f"--machine={spec.name}",
         f"--network-namespace-path=/run/netns/{spec.netns}",
         "--capability=CAP_NET_ADMIN",
-        # A VM's systemd holds CAP_SYS_RESOURCE and raises a unit's LimitMEMLOCK=infinity (slurmd's:
-        # jobs need unlimited locked memory for RDMA); nspawn drops that capability, so the
-        # container's hard limit would be whatever the sandbox was started with (8 MiB from a
-        # login shell) and slurmd silently got that. Unlimited hard here, as on the VM.
-        "--rlimit=RLIMIT_MEMLOCK=infinity",
         "--setenv=LANG=C.UTF-8",
         "--resolv-conf=off",
         "--timezone=off",
