@@ -18,6 +18,8 @@ SANDBOX = {
     "health_fast_tier": "tests/e2e/vm/test_vm_validate.py::"
     "test_the_fast_tier_benchmark_runs_on_a_booted_node",
     "sandbox_vm_boot": "tests/e2e/vm/test_vm_benchmarks.py::test_the_boot_benchmark_runs",
+    "soak": "tests/e2e/vm/test_vm_soak.py::"
+    "test_the_soak_runs_every_step_with_no_violation_and_no_lost_job",
 }
 # What each run prints, so a benchmark that runs and says nothing fails.
 PRINTS = {

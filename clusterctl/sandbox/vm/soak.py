@@ -1,0 +1,844 @@
+"""A month in a day (issue 23): a scripted month of a Slurm cluster's day-2 life, played on a
+booted VM sandbox (1 scheduler + 4 GPU nodes) with the power-saving times scaled to seconds, and
+the cluster's invariants checked after every step and at every poll.
+
+    soak = Soak.boot(workdir)            # plan azure-h100 with 4 nodes, boot, time-scale
+    try:
+        result = soak.play()             # every step of MONTH, in order
+    finally:
+        soak.down()
+    print(result.table())
+
+The month: users' jobs (arrays, 2-node, short and long), idle gaps that power nodes down, an
+admin's maintenance drain (kept through power down and up, lifted by the admin), a health fault
+(the node's health check drains it `gpucl: ...`, and lifts it once healthy), a spot eviction of a
+node running a job, a failed resume (then the scheduler's return service), a node replace, a
+reboot and a scheduler re-create (its VM reimaged: a new OS disk, the protected data disk kept).
+
+Invariants (each check counted; each violation kept with step, node and detail):
+- drains: every drain in the ledger (set by the script's admin or by a health check) keeps its
+  state, reason and owner (`[user@time]`) until its owner lifts it; no drain or DOWN appears that
+  neither the ledger nor the step explains;
+- jobs' VMs: no node a running job holds has its VM stopped;
+- names: every Slurm node maps to exactly one VM (its instance id) and every VM to one node; no VM
+  runs without a Slurm node, and none runs while its node is powered down (billing for nothing);
+- jobs: every submitted job (each array task) is seen COMPLETED by the end, requeues allowed;
+- transitions: no node stays powering up (`#`), powering down (`%`), pending power down (`!`) or
+  COMPLETING past its timeout plus a margin;
+- after every power cycle: each job's probe (an srun step on every node of the job) sees `ulimit -l`
+  unlimited and the scratch (read from the node's enroot drop-in) mounted from the local NVMe,
+  not the OS disk.
+
+Declared compressions: SuspendTime/SuspendTimeout/ResumeTimeout scaled by `power.time_scale`;
+a health check tick runs the node's HealthCheckProgram at once (HealthCheckInterval is not scaled);
+jobs are root's, named after the user who would own them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from clusterctl.power.names import node_name
+
+from . import boot, faults, power, vmstate
+
+SUSPEND_S, SUSPEND_TIMEOUT_S, RESUME_TIMEOUT_S = 20, 10, 150
+MARGIN_S = 60.0
+POLL_S = 3.0
+NODES = 4
+HEALTH = "/usr/local/libexec/gpu-clusters/gpucl-health.sh"
+PROBE_DIR = "/sched/gpucl-soak"
+PROBE = r"""#!/bin/bash
+# the soak's probe, one srun task per node of a job: locked memory and where the scratch lives
+conf=$(cat /etc/enroot/enroot.conf.d/*.conf 2>/dev/null)
+rt=$(printf '%s\n' "$conf" | awk '$1 == "ENROOT_RUNTIME_PATH" {print $2}' | tail -n 1)
+scratch=${rt%%/enroot/*}
+nvme=$(lsblk -dpno NAME,MODEL | awk '/NVMe Direct Disk|NVMe Instance Storage/ {print $1}' |
+  tr '\n' ,)
+md=$(lsblk -npo NAME,TYPE 2>/dev/null | awk '$2 == "raid0" {print $1}' | tr '\n' ,)
+fmt='node=%s job=%s restart=%s memlock=%s scratch=%s target=%s source=%s fstype=%s root=%s %s\n'
+printf "$fmt" \
+  "$SLURMD_NODENAME" "$SLURM_JOB_ID" "${SLURM_RESTART_COUNT:-0}" "$(ulimit -l)" "$scratch" \
+  "$(findmnt -no TARGET --target "$scratch" | head -n 1)" \
+  "$(findmnt -no SOURCE --target "$scratch" | head -n 1)" \
+  "$(findmnt -no FSTYPE --target "$scratch" | head -n 1)" \
+  "$(findmnt -no SOURCE / | head -n 1)" "nvme=$nvme$md" \
+  > "$0.d/$SLURM_JOB_ID.$SLURMD_NODENAME.${SLURM_RESTART_COUNT:-0}.$(date +%s%N)"
+"""
+TERMINAL = ("COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "OUT_OF_MEMORY", "DEADLINE")
+
+
+@dataclass
+class Violation:
+    step: str
+    invariant: str
+    node: str
+    detail: str
+
+
+@dataclass
+class Drain:
+    owner: str
+    """Who set it and may lift it: "admin" or "health"."""
+    reason: str
+    stamp: str
+    """Slurm's `[user@time]` of the drain: the same user and time until the owner lifts it."""
+    liftable: bool = False
+    """Its owner may lift it now (a health check that runs on its own): lifted is no violation,
+    any other change still is."""
+
+
+@dataclass
+class Job:
+    user: str
+    kind: str
+    submitted: float
+    state: str = "SUBMITTED"
+    restarts: int = 0
+    completed: bool = False
+    seen: tuple = ()
+
+
+@dataclass
+class Result:
+    steps: list[tuple[str, str, float]] = field(default_factory=list)
+    """(step, "ok" | "not run: why" | "failed: why", seconds)."""
+    checks: dict[str, int] = field(default_factory=dict)
+    violations: list[Violation] = field(default_factory=list)
+    jobs: dict[str, Job] = field(default_factory=dict)
+    node_s_powered: float = 0.0
+    node_s_busy: float = 0.0
+    latencies: list[tuple[str, float]] = field(default_factory=list)
+    power_ups: int = 0
+    probes: int = 0
+    wall_s: float = 0.0
+    boot_s: float = 0.0
+
+    @property
+    def lost(self) -> list[str]:
+        return [k for k, j in self.jobs.items() if not j.completed]
+
+    def table(self) -> str:
+        out = ["soak: a month in a day (1 scheduler + 4 GPU nodes, time-scaled)", ""]
+        out.append(f"{'step':<28} {'result':<44} {'s':>6}")
+        for name, verdict, secs in self.steps:
+            out.append(f"{name:<28} {verdict[:44]:<44} {secs:6.0f}")
+        ran = sum(1 for _n, v, _s in self.steps if v == "ok")
+        out += ["", f"steps run {ran}, not run {len(self.steps) - ran}"]
+        out.append(f"{'invariant':<28} {'checks':>7} {'violations':>11}")
+        for inv in sorted(self.checks):
+            bad = sum(1 for v in self.violations if v.invariant == inv)
+            out.append(f"{inv:<28} {self.checks[inv]:7d} {bad:11d}")
+        out.append(f"{'total':<28} {sum(self.checks.values()):7d} {len(self.violations):11d}")
+        for v in self.violations:
+            out.append(f"  VIOLATION [{v.step}] {v.invariant} {v.node}: {v.detail}")
+        done = sum(1 for j in self.jobs.values() if j.completed)
+        requeued = sum(1 for j in self.jobs.values() if j.restarts and j.completed)
+        out.append(
+            f"jobs submitted {len(self.jobs)}, completed {done}, lost {len(self.lost)} "
+            f"(requeued and completed {requeued})"
+        )
+        for key in self.lost:
+            out.append(f"  LOST {key} ({self.jobs[key].kind}, last {self.jobs[key].state})")
+        idle = 1 - self.node_s_busy / self.node_s_powered if self.node_s_powered else 0.0
+        out.append(
+            f"node-hours powered {self.node_s_powered / 3600:.3f}, with a job "
+            f"{self.node_s_busy / 3600:.3f}, idle fraction {idle:.2f}"
+        )
+        lat = [s for _n, s in self.latencies]
+        if lat:
+            out.append(
+                f"resume -> job start: {len(lat)} power-ups, median {statistics.median(lat):.1f} s,"
+                f" max {max(lat):.1f} s (poll {POLL_S:.0f} s)"
+            )
+        out.append(f"power-ups seen {self.power_ups}; job probes checked {self.probes}")
+        out.append(f"wall time {self.wall_s:.0f} s (boot {self.boot_s:.0f} s)")
+        return "\n".join(out)
+
+
+def expand(hostlist: str) -> list[str]:
+    """Slurm's hostlist (`gpu-pg0-[1-2,4],other-3`) as names."""
+    names: list[str] = []
+    for part in re.findall(r"[^,\[]+(?:\[[^\]]*\])?", hostlist or ""):
+        m = re.fullmatch(r"(.*)\[(.*)\](.*)", part)
+        if not m:
+            if part and part != "(null)":
+                names.append(part)
+            continue
+        for rng in m.group(2).split(","):
+            lo, _, hi = rng.partition("-")
+            for i in range(int(lo), int(hi or lo) + 1):
+                names.append(f"{m.group(1)}{str(i).zfill(len(lo))}{m.group(3)}")
+    return names
+
+
+def flags(state: str) -> set[str]:
+    """Transitional marks of a sinfo %T state: '#', '%', '!', 'completing'."""
+    got = {c for c in "#%!" if c in state}
+    if "completing" in state:
+        got.add("completing")
+    return got
+
+
+class Soak:
+    def __init__(self, workdir: Path, specs: list[boot.NodeSpec], log: Callable = print):
+        self.workdir = workdir
+        self.log = log
+        self.sched = next(s.name for s in specs if s.role == "scheduler")
+        gpus = [s for s in specs if s.role == "gpu"]
+        self.cluster = self.sched.removesuffix("-scheduler")
+        self.vms = {node_name(self.cluster, s.vm_name): s.vm_name for s in gpus}
+        self.hosts = {node_name(self.cluster, s.vm_name): s.name for s in gpus}
+        self.nodes = sorted(self.vms, key=lambda n: int(n.rsplit("-", 1)[1]))
+        self.result = Result()
+        self.step = "boot"
+        self.allowed: tuple[str, ...] = ()
+        """Reason prefixes the current step may set on a node outside the ledger."""
+        self.ledger: dict[str, Drain] = {}
+        self.lock = threading.RLock()
+        self.seen: dict[str, dict] = {}
+        """The last poll: nodes {name: (state, reason)}, jobs, vm power, time."""
+        self.first: dict[tuple[str, str], float] = {}
+        self.up_since: dict[str, float] = {}
+        self.stop = threading.Event()
+        self.poller: threading.Thread | None = None
+        self.probed: set[str] = set()
+        self.flagged: set[tuple] = set()
+
+    # -- plumbing ------------------------------------------------------------------------------
+
+    @classmethod
+    def boot(cls, workdir: Path, stack: str = "azure-h100", log: Callable = print) -> Soak:
+        t0 = time.monotonic()
+        plan = Path(tempfile.mkdtemp(prefix="gpucl-soak-plan-"))
+        subprocess.run(
+            [sys.executable, "-m", "clusterctl", "plan", "-s", stack, "--out", str(plan),
+             "--set", f"partitions[0].nodes={NODES}"],
+            check=True, capture_output=True,
+        )  # fmt: skip
+        specs = boot.cluster_from_plan(plan, nodes=NODES)
+        soak = cls(workdir.resolve(), specs, log)
+        try:
+            reports = boot.up(specs, soak.workdir, timeout=900, log=lambda _m: None)
+            bad = {n: r for n, r in reports.items() if r.get("cloud_init") != "done"}
+            if bad:
+                raise RuntimeError(f"soak: nodes did not boot: {bad}")
+            soak.wait("every GPU node idle", soak.states, lambda s: all(
+                s.get(n, ("", ""))[0] == "idle" for n in soak.nodes), 300)  # fmt: skip
+            power.time_scale(soak.workdir, soak.sched, SUSPEND_S, SUSPEND_TIMEOUT_S,
+                             RESUME_TIMEOUT_S)  # fmt: skip
+            soak.put_probe()
+        except BaseException:
+            boot.down(soak.workdir, log=lambda _m: None)
+            raise
+        soak.result.boot_s = time.monotonic() - t0
+        return soak
+
+    def put_probe(self) -> None:
+        init = str(vmstate.load(self.workdir).nodes[self.sched]["init"])
+        cmd = f"mkdir -p {PROBE_DIR}/probe.sh.d {PROBE_DIR}/out && cat > {PROBE_DIR}/probe.sh"
+        put = subprocess.run(["nsenter", "-t", init, "-a", "sh", "-c", cmd], input=PROBE,
+                             text=True, capture_output=True)  # fmt: skip
+        if put.returncode != 0:
+            raise RuntimeError(f"soak: probe not written: {put.stderr}")
+
+    def down(self) -> None:
+        self.stop.set()
+        if self.poller:
+            self.poller.join(timeout=30)
+        keep = self.workdir / "logs" / "soak"
+        keep.mkdir(parents=True, exist_ok=True)
+        for node in [self.sched, *self.hosts.values()]:
+            with contextlib.suppress(Exception):  # logs are best effort
+                got = self.sh("tail -n 300 /var/log/slurm/*.log; journalctl -b --no-pager | "
+                              "tail -n 400", node, timeout=60)  # fmt: skip
+                (keep / f"{node}.txt").write_text(got.stdout)
+        boot.down(self.workdir, log=lambda _m: None)
+
+    def sh(self, cmd: str, node: str | None = None, timeout: float = 120):
+        return boot.run(self.workdir, node or self.sched, ["sh", "-c", cmd], timeout=timeout)
+
+    def states(self) -> dict[str, tuple[str, str]]:
+        got = self.sh("sinfo -h -N -o '%N|%T|%E'", timeout=30)
+        out = {}
+        for line in got.stdout.splitlines():
+            name, _, rest = line.partition("|")
+            st, _, reason = rest.partition("|")
+            out[name] = (st, reason)
+        return out
+
+    def state(self, node: str) -> str:
+        return self.states().get(node, ("?", ""))[0]
+
+    def job(self, job_id: str) -> dict[str, str]:
+        return dict(re.findall(r"(\w+)=(\S*)", self.sh(f"scontrol -o show job {job_id}").stdout))
+
+    def wait(self, what: str, probe: Callable, ok: Callable, timeout: float):
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                seen = probe()
+            except (subprocess.SubprocessError, OSError, boot.BootError, KeyError) as exc:
+                seen = f"error: {exc}"
+            if (not isinstance(seen, str) or not seen.startswith("error")) and ok(seen):
+                return seen
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{what}: not within {timeout:.0f} s; last seen {seen!r}")
+            time.sleep(2)
+
+    def vm_power(self) -> dict[str, str]:
+        state = vmstate.load(self.workdir)
+        out = {}
+        for slurm, vm in self.vms.items():
+            node = next((v for v in state.nodes.values() if v.get("vm_name") == vm), None)
+            out[slurm] = "running" if node and power.running(node) else "stopped"
+        return out
+
+    def sbatch(self, user: str, kind: str, args: str, sleep: int, array: str = "") -> str:
+        probe = f"srun --ntasks-per-node=1 bash {PROBE_DIR}/probe.sh || exit 1"
+        script = f"#!/bin/bash\n{probe}\nsleep {sleep}\n"
+        opts = f"--parsable -J {user}-{kind} --time=10 -o {PROBE_DIR}/out/%j.out {args}"
+        if array:
+            opts += f" --array={array}"
+        got = self.sh(f"sbatch {opts} <<'EOF'\n{script}EOF")
+        if got.returncode != 0:
+            raise RuntimeError(f"sbatch {opts}: {got.stderr.strip()}")
+        job = got.stdout.strip().split(";")[0]
+        with self.lock:
+            keys = [f"{job}_{i[1:]}" for i in expand(f"x[{array}]")] if array else [job]
+            for key in keys:
+                self.result.jobs[key] = Job(user, kind, time.monotonic())
+        self.log(f"soak: {user} submitted {kind} {job} ({args} {array})")
+        return job
+
+    def fault(self, node: str, kind: str) -> None:
+        faults.inject(self.workdir, self.hosts[node], kind)
+
+    def violate(self, invariant: str, node: str, detail: str, once: tuple = ()) -> None:
+        if once:
+            if once in self.flagged:
+                return
+            self.flagged.add(once)
+        v = Violation(self.step, invariant, node, detail)
+        self.result.violations.append(v)
+        self.log(f"soak: VIOLATION [{v.step}] {invariant} {node}: {detail}")
+
+    def count(self, invariant: str, n: int = 1) -> None:
+        with self.lock:
+            self.result.checks[invariant] = self.result.checks.get(invariant, 0) + n
+
+    # -- the poll and the invariants -----------------------------------------------------------
+
+    def poll(self) -> dict | None:
+        """One sample: nodes, jobs, VMs; accounting and the per-poll invariants."""
+        cmd = ("sinfo -h -N -o '%N|%T|%E'; echo @@; scontrol -o show job; echo @@; "
+               "scontrol -o show node")  # fmt: skip
+        try:
+            got = self.sh(cmd, timeout=30)
+        except (subprocess.SubprocessError, OSError, boot.BootError, KeyError):
+            return None  # the scheduler's VM is being re-created
+        parts = got.stdout.split("@@\n")
+        if got.returncode != 0 or len(parts) != 3 or not parts[0].strip():
+            return None  # the scheduler is down (re-created) or busy
+        now = time.monotonic()
+        nodes = {}
+        for line in parts[0].splitlines():
+            name, _, rest = line.partition("|")
+            st, _, reason = rest.partition("|")
+            nodes[name] = (st, reason)
+        stamps = {}
+        for line in parts[2].splitlines():
+            m = re.match(r"NodeName=(\S+)", line)
+            r = re.search(r" Reason=(.*) \[(\S+@\S+)\]", line)
+            if m:
+                stamps[m.group(1)] = r.group(2) if r else ""
+        jobs = [dict(re.findall(r"(\w+)=(\S*)", line)) for line in parts[1].splitlines()]
+        vms = self.vm_power()
+        with self.lock:
+            last = self.seen.get("t")
+            self.seen = {"t": now, "nodes": nodes, "stamps": stamps, "jobs": jobs, "vms": vms}
+            self._account(now, last, nodes, jobs, vms)
+            self._jobs_vms(nodes, jobs, vms)
+            self._transitions(now, nodes)
+            self._billing(now, nodes, vms)
+        return self.seen
+
+    def _busy(self, jobs: list[dict]) -> set[str]:
+        busy: set[str] = set()
+        for j in jobs:
+            if j.get("JobState") in ("RUNNING", "COMPLETING"):
+                busy.update(expand(j.get("NodeList", "")))
+        return busy
+
+    def _account(self, now, last, nodes, jobs, vms) -> None:
+        busy = self._busy(jobs)
+        if last is not None:
+            dt = min(now - last, 30.0)
+            up = {n for n, p in vms.items() if p == "running"}
+            self.result.node_s_powered += dt * len(up)
+            self.result.node_s_busy += dt * len(busy & up)
+        for j in jobs:
+            key = j.get("JobId", "")
+            if j.get("ArrayJobId") and j.get("ArrayTaskId", "").isdigit():
+                key = f"{j['ArrayJobId']}_{j['ArrayTaskId']}"
+            job = self.result.jobs.get(key)
+            if job is None:
+                continue
+            now_is = (j.get("JobState", "?"), j.get("Reason", ""), j.get("NodeList", ""))
+            if now_is != job.seen:  # each job's history, for a failure's post-mortem
+                job.seen = now_is
+                self.log(f"soak: job {key} {' '.join(now_is)} begin {j.get('BeginTime')}")
+            job.state = j.get("JobState", "?")
+            job.restarts = max(job.restarts, int(j.get("Restarts", "0") or 0))
+            if job.state == "COMPLETED":
+                job.completed = True
+        for node, (st, _r) in nodes.items():
+            if "#" in st and node not in self.up_since:
+                self.up_since[node] = now
+                self.result.power_ups += 1
+            elif node in self.up_since and "#" not in st:
+                if node in busy and vms.get(node) == "running":
+                    self.result.latencies.append((node, now - self.up_since.pop(node)))
+                elif "~" in st or "down" in st or "drain" in st:
+                    self.up_since.pop(node)  # a failed or an admin's power-up: no job started
+
+    def _jobs_vms(self, nodes, jobs, vms) -> None:
+        for j in jobs:
+            if j.get("JobState") != "RUNNING":
+                continue
+            for node in expand(j.get("NodeList", "")):
+                self.count("job VMs kept")
+                if node in vms and vms[node] != "running" and "#" not in nodes.get(node, ("",))[0]:
+                    self.violate("job VMs kept", node, f"job {j.get('JobId')} "
+                                 f"{j.get('JobState')} on a stopped VM; node {nodes.get(node)}",
+                                 once=("vm", j.get("JobId"), node))  # fmt: skip
+
+    def _transitions(self, now, nodes) -> None:
+        limit = {"#": RESUME_TIMEOUT_S, "%": SUSPEND_TIMEOUT_S, "!": SUSPEND_TIMEOUT_S + SUSPEND_S,
+                 "completing": 60}  # fmt: skip
+        for node, (st, _r) in nodes.items():
+            now_flags = flags(st)
+            for flag in limit:
+                key = (node, flag)
+                if flag not in now_flags:
+                    self.first.pop(key, None)
+                    continue
+                self.first.setdefault(key, now)
+                self.count("transitions bounded")
+                held = now - self.first[key]
+                if held > limit[flag] + MARGIN_S:
+                    self.violate("transitions bounded", node, f"{st} for {held:.0f} s "
+                                 f"(limit {limit[flag]} + {MARGIN_S:.0f})",
+                                 once=("tr", node, flag, self.first[key]))  # fmt: skip
+
+    def _billing(self, now, nodes, vms) -> None:
+        """A VM running while its node is powered down bills for nothing; a deallocation may
+        take until SuspendTimeout (plus the margin) after Slurm marks the node powered down."""
+        for node, power_state in vms.items():
+            st = nodes.get(node, ("",))[0]
+            key = (node, "bill")
+            if not (power_state == "running" and st.endswith("~") and not flags(st)):
+                self.first.pop(key, None)
+                continue
+            self.first.setdefault(key, now)
+            self.count("names map 1:1")
+            if now - self.first[key] > SUSPEND_TIMEOUT_S + MARGIN_S:
+                held = now - self.first[key]
+                self.violate("names map 1:1", node, f"VM runs while the node is {st} for "
+                             f"{held:.0f} s", once=("bill", self.first[key]))  # fmt: skip
+
+    def _poll_loop(self) -> None:
+        while not self.stop.wait(POLL_S):
+            try:
+                seen = self.poll()
+                if seen:
+                    self.check_drains(seen)
+            except Exception as exc:  # the poller outlives a bad sample
+                self.log(f"soak: poll failed: {exc!r}")
+
+    def check_drains(self, seen: dict) -> None:
+        with self.lock:
+            for node, (st, reason) in seen["nodes"].items():
+                self.count("drains kept")
+                d = self.ledger.get(node)
+                drained = "drain" in st
+                if d is not None:
+                    stamp = seen["stamps"].get(node, "")
+                    if d.liftable and not drained:
+                        continue
+                    if not drained or reason != d.reason or stamp != d.stamp:
+                        self.violate("drains kept", node, f"{d.owner}'s drain {d.reason!r} "
+                                     f"[{d.stamp}] now {st} {reason!r} [{stamp}]",
+                                     once=("drain", node, d.stamp, st, reason))  # fmt: skip
+                elif (drained or st.startswith(("down", "fail"))) and not any(
+                    reason.startswith(p) for p in self.allowed
+                ):
+                    self.violate("drains kept", node, f"unexplained {st} {reason!r}",
+                                     once=("unexp", node, st, reason))  # fmt: skip
+
+    def check_step(self) -> None:
+        """The invariants at the end of a step, on a fresh poll."""
+        seen = self.wait("a poll", self.poll, lambda s: s is not None, 120)
+        self.check_drains(seen)
+        self.check_names(seen)
+        self.check_probes()
+
+    def check_names(self, seen: dict) -> None:
+        state = vmstate.load(self.workdir)
+        gpu_vms = {v["vm_name"]: v for v in state.nodes.values() if v.get("role") == "gpu"}
+        slurm = set(seen["nodes"])
+        by_vm: dict[str, list[str]] = {}
+        for vm in gpu_vms:
+            self.count("names map 1:1")
+            try:
+                by_vm.setdefault(node_name(self.cluster, vm), []).append(vm)
+            except ValueError as exc:
+                self.violate("names map 1:1", vm, f"no Slurm name: {exc}", once=("nm", vm))
+        for name in sorted(slurm | set(by_vm)):
+            self.count("names map 1:1")
+            vms = by_vm.get(name, [])
+            if len(vms) != 1 or name not in slurm:
+                self.violate("names map 1:1", name, f"Slurm {'has' if name in slurm else 'lacks'}"
+                             f" it; VMs {vms}", once=("nm", name, tuple(vms)))  # fmt: skip
+                continue
+
+    def check_probes(self) -> None:
+        got = self.sh(f"cd {PROBE_DIR}/probe.sh.d && for f in *; do [ -f \"$f\" ] && "
+                      "echo \"$f $(cat \"$f\")\"; done")  # fmt: skip
+        for line in got.stdout.splitlines():
+            name, _, text = line.partition(" ")
+            if name in self.probed:
+                continue
+            self.probed.add(name)
+            self.result.probes += 1
+            f = dict(re.findall(r"(\w+)=(\S*)", text))
+            node = f.get("node", "?")
+            self.count("memlock unlimited")
+            if f.get("memlock") != "unlimited":
+                self.violate("memlock unlimited", node, f"job {f.get('job')}: {text}")
+            self.count("scratch on NVMe")
+            nvme = [d for d in f.get("nvme", "").split(",") if d]
+            ok = (
+                f.get("scratch")
+                and f.get("target") == f.get("scratch")
+                and f.get("source") != f.get("root")
+                and (f.get("source") in nvme or "/md" in f.get("source", ""))
+            )
+            if not ok:
+                self.violate("scratch on NVMe", node, f"job {f.get('job')}: {text}")
+
+    # -- the month -----------------------------------------------------------------------------
+
+    def play(self) -> Result:
+        t0 = time.monotonic()
+        self.poller = threading.Thread(target=self._poll_loop, daemon=True)
+        self.poller.start()
+        try:
+            for name, fn in MONTH:
+                self._run_step(name, fn)
+            self._final()
+        finally:
+            self.stop.set()
+            self.poller.join(timeout=30)
+            self.result.wall_s = time.monotonic() - t0 + self.result.boot_s
+        return self.result
+
+    def _run_step(self, name: str, fn: Callable) -> None:
+        self.step, self.allowed = name, ALLOWED.get(name, ())
+        t = time.monotonic()
+        self.log(f"soak: step {name}")
+        if isinstance(fn, str):
+            self.result.steps.append((name, fn, 0.0))
+            return
+        try:
+            fn(self)
+            verdict = "ok"
+        except Exception as exc:  # a failed step is reported; the month goes on
+            verdict = f"failed: {exc}"
+            self.violate("steps complete", "-", f"{name}: {exc}")
+            self.log(f"soak: step {name} failed: {exc}")
+        self.count("steps complete")
+        self.check_step()
+        self.result.steps.append((name, verdict, time.monotonic() - t))
+
+    def _final(self) -> None:
+        self.step, self.allowed = "end", ()
+        t = time.monotonic()
+        try:
+            self.wait("every job ended", lambda: self.result.jobs,
+                      lambda js: all(j.completed or j.state in TERMINAL for j in js.values()),
+                      600)  # fmt: skip
+            self.settle()
+        except TimeoutError as exc:
+            self.violate("steps complete", "-", f"end: {exc}")
+        self.check_step()
+        for key in self.result.lost:
+            self.count("jobs complete")
+            self.violate("jobs complete", "-", f"job {key} ({self.result.jobs[key].kind}) "
+                         f"last seen {self.result.jobs[key].state}")  # fmt: skip
+        self.count("jobs complete", len(self.result.jobs) - len(self.result.lost))
+        self.result.steps.append(("end: all idle, powered down", "ok", time.monotonic() - t))
+
+    # step helpers
+
+    def until(self, what: str, ok: Callable[[dict], bool], timeout: float) -> dict:
+        return self.wait(what, lambda: self.poll() or "error: no poll", ok, timeout)
+
+    def done(self, *jobs: str, timeout: float = 400) -> None:
+        keys = [k for k in self.result.jobs if k.split("_")[0] in jobs]
+        self.until(f"jobs {', '.join(jobs)} completed", lambda _s: all(
+            self.result.jobs[k].completed for k in keys), timeout)  # fmt: skip
+
+    def settle(self, nodes: list[str] | None = None, timeout: float = 240) -> None:
+        """Wait until `nodes` (default: all) are powered down, nothing transitional."""
+        names = nodes or self.nodes
+        self.until(f"{names} powered down", lambda s: all(
+            s["nodes"][n][0].endswith("~") and not flags(s["nodes"][n][0])
+            and s["vms"][n] == "stopped" for n in names), timeout)  # fmt: skip
+
+    def running(self, job: str, timeout: float = RESUME_TIMEOUT_S + 60) -> str:
+        j = self.wait(f"job {job} running", lambda: self.job(job),
+                      lambda j: j.get("JobState") == "RUNNING", timeout)  # fmt: skip
+        return j["NodeList"]
+
+    def up(self, node: str) -> None:
+        """The admin's `State=POWER_UP` (a drained node is not started for jobs)."""
+        self.sh(f"scontrol update NodeName={node} State=POWER_UP")
+        self.until(f"{node} powered up", lambda s: not s["nodes"][node][0].endswith("~")
+                   and not flags(s["nodes"][node][0]) and s["vms"][node] == "running",
+                   RESUME_TIMEOUT_S + 30)  # fmt: skip
+
+    def drain(self, node: str, owner: str, reason: str) -> None:
+        if owner == "admin":
+            got = self.sh(f"scontrol update NodeName={node} State=DRAIN Reason='{reason}'")
+            if got.returncode != 0:
+                raise RuntimeError(got.stderr)
+        seen = self.until(f"{node} drained", lambda s: "drain" in s["nodes"][node][0], 60)
+        with self.lock:
+            self.ledger[node] = Drain(owner, seen["nodes"][node][1], seen["stamps"].get(node, ""))
+        self.log(f"soak: ledger + {node} {self.ledger[node]}")
+
+    def lift(self, node: str) -> None:
+        with self.lock:
+            self.ledger.pop(node)
+
+    def health_tick(self, node: str) -> None:
+        self.sh(f"SLURMD_NODENAME={node} {HEALTH}", self.hosts[node], timeout=120)
+
+
+# -- the steps ---------------------------------------------------------------------------------
+
+
+def week_of_jobs(s: Soak) -> None:
+    a = s.sbatch("alice", "array", "-N1", 5, array="1-4")
+    b = s.sbatch("bob", "2-node", "-N2", 10)
+    c = s.sbatch("carol", "long", "-N1", 40)
+    s.done(a, b, c)
+
+
+def idle_gap(s: Soak) -> None:
+    s.settle()
+
+
+def maintenance_drain(s: Soak) -> None:
+    """The admin drains a powered-down node for maintenance; users' jobs power up the others."""
+    s.drain(s.nodes[3], "admin", "admin: maintenance, firmware update")
+    d1 = s.sbatch("dave", "2-node", "-N2", 5)
+    d2 = s.sbatch("dave", "2-node", "-N2", 5)
+    d3 = s.sbatch("erin", "array", "-N1", 3, array="1-3")
+    s.done(d1, d2, d3)
+    st = s.state(s.nodes[3])
+    if st != "drained~":
+        raise RuntimeError(f"{s.nodes[3]} is {st}, not drained~ (kept down for maintenance)")
+
+
+def health_fault(s: Soak) -> None:
+    """A GPU falls off a node running a job: the health check drains it; the job ends; the node
+    powers down with its drain and up with it; once healthy, the check lifts its own drain."""
+    node = s.nodes[2]
+    job = s.sbatch("frank", "long", f"-N1 -w {node}", 15)
+    s.running(job)
+    s.fault(node, "fail-health")
+    s.health_tick(node)
+    s.drain(node, "health", "")
+    if "7 of 8 GPUs" not in s.ledger[node].reason:
+        raise RuntimeError(f"health drain reason {s.ledger[node].reason!r}")
+    s.done(job)
+    s.settle([node])  # powered down, drained (the ledger checks the drain at every poll)
+    s.ledger[node].liftable = True  # slurmd runs its health check at start: the owner, on its own
+    s.up(node)
+    st, reason = s.states()[node]
+    if "drain" in st:
+        if reason != s.ledger[node].reason:
+            raise RuntimeError(f"{node} powered up with {reason!r}, not its health drain")
+        s.fault(node, "clear")
+        s.health_tick(node)
+    else:
+        s.fault(node, "clear")
+    s.until(f"{node} lifted by its health check", lambda x: "drain" not in x["nodes"][node][0], 60)
+    journal = s.sh("journalctl -b -t gpucl-health --no-pager", s.hosts[node]).stdout
+    s.lift(node)
+    if "resumed" not in journal:  # lifted, but not by its owner
+        s.violate("drains kept", node, f"health drain lifted by someone else: {journal[-300:]!r}")
+
+
+def spot_eviction(s: Soak) -> None:
+    job = s.sbatch("grace", "long", "-N1", 40)
+    node = s.running(job)
+    s.fault(node, "preempt")
+    s.wait(f"job {job} requeued", lambda: s.job(job),
+           lambda j: int(j.get("Restarts", "0") or 0) >= 1, 90)  # fmt: skip
+    s.until(f"{node} evicted and powered down", lambda x: x["vms"][node] == "stopped"
+            and x["nodes"][node][0] == "idle~", 150)  # fmt: skip
+    s.fault(node, "clear")
+    s.done(job, timeout=RESUME_TIMEOUT_S + 200)
+
+
+def failed_resume(s: Soak) -> None:
+    """Every idle powered-down node's VM fails to start until Slurm has tried one: that node is
+    DOWN with the cause, the job runs elsewhere, and the return service gives the node back."""
+    s.settle([n for n in s.nodes if n not in s.ledger])
+    pool = [n for n in s.nodes if n not in s.ledger]
+    for n in pool:
+        s.fault(n, "start-fails")
+    job = s.sbatch("heidi", "short", "-N1", 5)
+    seen = s.until("a node DOWN for its failed start", lambda x: any(
+        x["nodes"][n][1].startswith("gpucl: power: start failed") for n in pool), 120)  # fmt: skip
+    bad = [n for n in pool if seen["nodes"][n][1].startswith("gpucl: power: start failed")]
+    for n in pool:
+        s.fault(n, "clear")
+    s.done(job, timeout=RESUME_TIMEOUT_S + 120)  # requeued jobs wait out their credential
+    # the scheduler's gpucl-power-return.timer may have given them back already
+    seen = s.until(f"{bad} DOWN or returned, powered down", lambda x: all(
+        x["nodes"][n][0] in ("down~", "idle~") and x["vms"][n] == "stopped" for n in bad),
+        90)  # fmt: skip
+    if any(seen["nodes"][n][0] == "down~" for n in bad):
+        got = s.sh("systemctl start gpucl-power-return.service", timeout=180)
+        if got.returncode != 0:
+            raise RuntimeError(f"gpucl-power-return: {got.stdout}{got.stderr}")
+    s.until(f"{bad} returned", lambda x: all(x["nodes"][n][0] == "idle~" for n in bad), 60)
+    log = s.sh("cat /var/log/slurm/gpucl-power.log").stdout
+    for n in bad:
+        if f"{n}: returned to the powered-down pool" not in log:
+            raise RuntimeError(f"{n} idle~ but not returned by gpucl-power return")
+    s.log(f"soak: {bad} failed to start, returned by gpucl-power-return")
+
+
+def node_replace(s: Soak) -> None:
+    """A node with a job replaced (--force): its job is requeued before its VM is reimaged and
+    runs on it again once it is back; other users' jobs run meanwhile."""
+    node = s.nodes[1]
+    pinned = s.sbatch("ivan", "pinned", f"-N1 -w {node}", 30)
+    s.running(pinned)
+    argv = [sys.executable, "-m", "clusterctl", "node", "replace", node, "--force",
+            "--sandbox-dir", str(s.workdir), "--timeout", "8"]  # fmt: skip
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    s.until(f"{node} drained for replace", lambda x: "drain" in x["nodes"][node][0], 90)
+    job = s.sbatch("ivan", "array", "-N1", 5, array="1-3")  # on the other nodes meanwhile
+    out, _ = proc.communicate(timeout=900)
+    if proc.returncode != 0:
+        raise RuntimeError(f"node replace exited {proc.returncode}: {out[-600:]}")
+    if f"requeued {pinned}" not in out:
+        raise RuntimeError(f"node replace did not requeue {pinned}: {out[-600:]}")
+    s.done(job, pinned)
+
+
+def reboot(s: Soak) -> None:
+    node = s.nodes[0]
+    if s.state(node).endswith("~"):
+        s.up(node)
+    boot.reboot(s.workdir, s.hosts[node], log=lambda _m: None)
+    s.until(f"{node} back after its reboot", lambda x: "*" not in x["nodes"][node][0]
+            and not x["nodes"][node][0].startswith(("down", "drain")), 120)  # fmt: skip
+    job = s.sbatch("judy", "short", f"-N1 -w {node}", 3)
+    s.done(job)
+
+
+def scheduler_recreate(s: Soak) -> None:
+    """The scheduler's VM re-created on a new OS disk with its data disk: a running job, a job
+    not yet begun and the admin's drain all survive."""
+    run = s.sbatch("ken", "long", "-N1", 60)
+    s.running(run)
+    later = s.sbatch("ken", "later", "-N1 --begin=now+60", 3)
+    with power.locked(s.workdir) as state:  # power.act serves GPU VMs only
+        power.reimage(state, s.sched)
+    s.wait("the new scheduler's cloud-init", lambda: s.sh("cloud-init status --wait",
+           timeout=600).stdout, lambda o: "done" in o, 600)  # fmt: skip
+    s.wait("slurmctld answering", lambda: s.sh("scontrol ping").stdout, lambda o: "UP" in o, 180)
+    power.time_scale(s.workdir, s.sched, SUSPEND_S, SUSPEND_TIMEOUT_S, RESUME_TIMEOUT_S)
+    if s.sh(f"test -f {PROBE_DIR}/probe.sh").returncode != 0:
+        s.log(f"soak: {PROBE_DIR} did not survive the scheduler's re-create; written again")
+        s.put_probe()
+    s.done(run, later, timeout=300)
+
+
+def maintenance_lifted(s: Soak) -> None:
+    node = s.nodes[3]
+    s.up(node)
+    st, reason = s.states()[node]
+    if st != "drained" or reason != s.ledger[node].reason:
+        raise RuntimeError(f"{node} after power-up: {st} {reason!r}")
+    s.lift(node)
+    s.sh(f"scontrol update NodeName={node} State=RESUME")
+    job = s.sbatch("admin", "check", f"-N1 -w {node}", 3)
+    s.done(job)
+
+
+MONTH: list[tuple[str, Callable[[Soak], None] | str]] = [
+    ("week of jobs", week_of_jobs),
+    ("idle gap", idle_gap),
+    ("maintenance drain", maintenance_drain),
+    ("health fault", health_fault),
+    ("spot eviction", spot_eviction),
+    ("failed resume", failed_resume),
+    ("node replace", node_replace),
+    ("reboot", reboot),
+    ("scheduler re-create", scheduler_recreate),
+    ("maintenance lifted", maintenance_lifted),
+    ("resize across scale sets", "not run: needs maxNodesPerScaleSet"),
+    ("idle gap (weekend)", idle_gap),
+]
+ALLOWED = {
+    "health fault": ("gpucl: ",),
+    "spot eviction": ("gpucl: spot",),
+    "failed resume": ("gpucl: power:",),
+    "node replace": ("gpucl: replace",),
+}
+"""Drains and DOWNs a step sets by design outside the ledger (spot, power, replace: each lifted
+by the product itself, which the next steps' checks hold it to)."""
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="python -m clusterctl.sandbox.vm.soak")
+    ap.add_argument("--workdir", type=Path, required=True)
+    ap.add_argument("--json", type=Path, help="write the result here too")
+    args = ap.parse_args(argv)
+    t0 = time.monotonic()
+    soak = Soak.boot(
+        args.workdir, log=lambda m: print(f"{time.monotonic() - t0:7.1f} {m}", flush=True)
+    )
+    try:
+        result = soak.play()
+    finally:
+        soak.down()
+    print(result.table())
+    if args.json:
+        args.json.write_text(json.dumps(result, default=lambda o: o.__dict__, indent=1))
+    return 0 if not result.violations and not result.lost else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
