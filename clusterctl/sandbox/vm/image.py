@@ -39,6 +39,7 @@ IMAGE_PACKAGES = (
     "make",
     "gpg",
     "xfsprogs",  # Ubuntu's cloud images ship it; the scheduler's fs_setup needs it before packages
+    "e2fsprogs",  # so do they (mkfs.ext4): cloud-init formats Azure's resource disk ext4 at boot
     "netbase",
     "less",
     "systemd-resolved",

@@ -36,7 +36,8 @@ SUBSTITUTIONS: tuple[Substitution, ...] = (
         "os-image",
         "Azure HPC image microsoft-dsvm:ubuntu-hpc (Ubuntu 22.04)",
         "Debian trixie rootfs (systemd 257, cloud-init 25.x) built by mmdebstrap, with "
-        "python3, curl, openssh, iproute2, rsync, git, make, gpg, xfsprogs, udev preinstalled; "
+        "python3, curl, openssh, iproute2, rsync, git, make, gpg, xfsprogs, e2fsprogs, udev "
+        "preinstalled; "
         "GPU nodes boot it under an overlay layer with what the HPC image adds that the scripts "
         "use (build-essential, jq, m4: azhpc-images install_utils.sh); the scheduler boots it "
         "bare, as its plain Ubuntu image (the GPU stand-ins below are in both); each node's disks "
