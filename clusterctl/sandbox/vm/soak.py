@@ -815,7 +815,7 @@ MONTH: list[tuple[str, Callable[[Soak], None] | str]] = [
     ("reboot", reboot),
     ("scheduler re-create", scheduler_recreate),
     ("maintenance lifted", maintenance_lifted),
-    ("resize across scale sets", "not run: needs maxNodesPerScaleSet"),
+    ("resize across scale sets", "not run: the step is not written yet (maxNodesPerScaleSet: 2)"),
     ("idle gap (weekend)", idle_gap),
 ]
 ALLOWED = {
