@@ -222,3 +222,17 @@ def test_config_sync_retries_a_reconfigure_that_times_out(tmp_path) -> None:
     assert "scontrol reconfigure done" in proc.stdout
     assert (tmp_path / "n").read_text().strip() == "3"
     assert (tmp_path / "sleeps").read_text().split() == ["10", "10"]
+
+
+def test_the_scratch_is_not_under_a_mount_point_azure_mounts_later() -> None:
+    """cloud-init mounts Azure's resource disk (ephemeral0) at /mnt after the network is up
+    (cc_mounts.py), later than gpucl-scratch.service: a scratch under /mnt (the old /mnt/nvme)
+    was hidden by it after a power cycle, and pyxis's required runtime with it."""
+    spec, _ = load_stack_spec("azure-a100", [])
+    ud = render_cloud_init(
+        spec, "azure-a100", munge_key_b64=MUNGE_PLACEHOLDER, partition=spec.partitions[0]
+    )
+    scratch = _text(_write_files(ud)["/usr/local/libexec/gpu-clusters/gpucl-scratch.sh"])
+    (mount_point,) = re.findall(r"^mount_point=(\S+)$", scratch, re.M)
+    assert mount_point == "/nvme"
+    assert not (mount_point + "/").startswith("/mnt/")
