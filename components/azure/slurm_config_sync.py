@@ -23,6 +23,35 @@ from clusterctl.spec.model import ClusterSpec
 from clusterctl.spec.tags import cloud_tags
 
 
+def _run_command(
+    component: pulumi.ComponentResource,
+    name: str,
+    spec: ClusterSpec,
+    stack: str,
+    script: str,
+    *,
+    command_name: str,
+    vm: azure.compute.VirtualMachine,
+    resource_group_name: pulumi.Input[str],
+    after: list[pulumi.Resource],
+) -> azure.compute.VirtualMachineRunCommandByVirtualMachine:
+    """A root bash script run once on the scheduler by Azure, failing the deployment if it fails;
+    Azure runs it again whenever its text changes."""
+    return azure.compute.VirtualMachineRunCommandByVirtualMachine(
+        f"{name}-run",
+        resource_group_name=resource_group_name,
+        vm_name=vm.name,
+        run_command_name=command_name,
+        location=spec.region,
+        source={"script": script},
+        async_execution=False,
+        timeout_in_seconds=3600,
+        treat_failure_as_deployment_failure=True,
+        tags=cloud_tags(spec, stack, **{"gpu-clusters:role": "scheduler"}),
+        opts=pulumi.ResourceOptions(parent=component, depends_on=[vm, *after]),
+    )
+
+
 class SlurmConfigSync(pulumi.ComponentResource):
     def __init__(
         self,
@@ -42,19 +71,10 @@ class SlurmConfigSync(pulumi.ComponentResource):
         their names leave slurm.conf."""
         super().__init__("gpu-clusters:azure:SlurmConfigSync", name, None, opts)
         self.script = render_config_sync(spec, stack)
-        self.command = azure.compute.VirtualMachineRunCommandByVirtualMachine(
-            f"{name}-run",
-            resource_group_name=resource_group_name,
-            vm_name=vm.name,
-            run_command_name="gpu-clusters-slurm-config",
-            location=spec.region,
-            source={"script": self.script},
-            async_execution=False,
-            timeout_in_seconds=3600,
-            treat_failure_as_deployment_failure=True,
-            tags=cloud_tags(spec, stack, **{"gpu-clusters:role": "scheduler"}),
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[vm, *(after or [])]),
-        )
+        self.command = _run_command(
+            self, name, spec, stack, self.script, command_name="gpu-clusters-slurm-config",
+            vm=vm, resource_group_name=resource_group_name, after=after or [],
+        )  # fmt: skip
         self.register_outputs({})
 
 
@@ -76,17 +96,8 @@ class SlurmResizeDrain(pulumi.ComponentResource):
     ):
         super().__init__("gpu-clusters:azure:SlurmResizeDrain", name, None, opts)
         self.script = render_config_sync(spec, stack, drain_only=True)
-        self.command = azure.compute.VirtualMachineRunCommandByVirtualMachine(
-            f"{name}-run",
-            resource_group_name=resource_group_name,
-            vm_name=vm.name,
-            run_command_name="gpu-clusters-slurm-drain",
-            location=spec.region,
-            source={"script": self.script},
-            async_execution=False,
-            timeout_in_seconds=3600,
-            treat_failure_as_deployment_failure=True,
-            tags=cloud_tags(spec, stack, **{"gpu-clusters:role": "scheduler"}),
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[vm]),
-        )
+        self.command = _run_command(
+            self, name, spec, stack, self.script, command_name="gpu-clusters-slurm-drain",
+            vm=vm, resource_group_name=resource_group_name, after=[],
+        )  # fmt: skip
         self.register_outputs({})

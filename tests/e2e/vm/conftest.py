@@ -17,15 +17,20 @@ ROOT = Path(__file__).resolve().parents[3]
 TOOLS = ("systemd-nspawn", "mmdebstrap", "nsenter", "ip", "gpg", "dpkg-deb")
 
 
-@contextmanager
-def booted_stack(tmp_path_factory, *, nodes: int, plan: Path | None = None, stack="azure-h100"):
-    """Boot `stack` (or an already rendered plan folder) with `nodes` GPU nodes; always down."""
+def need_sandbox() -> None:
+    """Root and the sandbox's tools: skipped locally without them, failed in CI."""
     if os.geteuid() != 0:
         if os.environ.get("CI"):
             pytest.fail("the VM sandbox tests run as root in CI")
         pytest.skip("the VM sandbox needs root (network namespaces, overlay mounts, nspawn)")
     for tool in TOOLS:
         need_tool(tool)  # in CI a missing tool fails: .ci/run installs them
+
+
+@contextmanager
+def booted_stack(tmp_path_factory, *, nodes: int, plan: Path | None = None, stack="azure-h100"):
+    """Boot `stack` (or an already rendered plan folder) with `nodes` GPU nodes; always down."""
+    need_sandbox()
     if plan is None:
         plan = tmp_path_factory.mktemp("plan")
         subprocess.run(

@@ -3,15 +3,13 @@ boot): it boots, reaches idle, goes down and prints its table row. Root only."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import need_tool
-from tests.e2e.vm.conftest import TOOLS
+from tests.e2e.vm.conftest import need_sandbox
 
 pytestmark = pytest.mark.sandbox
 
@@ -19,12 +17,7 @@ ROOT = Path(__file__).resolve().parents[3]
 
 
 def test_the_boot_benchmark_runs() -> None:
-    if os.geteuid() != 0:
-        if os.environ.get("CI"):
-            pytest.fail("the VM sandbox tests run as root in CI")
-        pytest.skip("the VM sandbox needs root")
-    for tool in TOOLS:
-        need_tool(tool)
+    need_sandbox()
     proc = subprocess.run(
         [sys.executable, "benchmarks/sandbox_vm_boot.py", "--runs", "1", "--nodes", "1",
          "--image-runs", "0", "--idle", "1"],

@@ -271,14 +271,18 @@ def test_a_spot_eviction_drains_requeues_and_deallocates(cluster: Cluster) -> No
              lambda s: s == "RUNNING", RESUME_TIMEOUT_S)  # fmt: skip
     cluster.fault(HOSTS["gpu-pg0-1"], "preempt")
     try:
-        wait_for("the job requeued", lambda: cluster.job(job),
-                 lambda j: int(j.get("Restarts", "0")) >= 1, 60)  # fmt: skip
-        wait_for("the evicted VM deallocated", lambda: cluster.vm_power("gpu-pg0-1"),
-                 lambda p: p == "stopped", 90)  # fmt: skip
-        # not drained~: the drain is lifted (Slurm 24.11 keeps the reason's text after a resume
-        # when accounting is off, so the state, not the reason, tells)
-        wait_for("gpu-pg0-1 powered down and not drained", lambda: cluster.state("gpu-pg0-1"),
-                 lambda s: s == "idle~", 90)  # fmt: skip
+        requeued = wait_for("the job requeued", lambda: cluster.job(job),
+                            lambda j: int(j.get("Restarts", "0")) >= 1, 60)  # fmt: skip
+        assert int(requeued["Restarts"]) >= 1, requeued
+        power_now = wait_for("the evicted VM deallocated", lambda: cluster.vm_power("gpu-pg0-1"),
+                             lambda p: p == "stopped", 90)  # fmt: skip
+        assert power_now == "stopped"
+        # not drained~: Slurm clears the drain of a node powered down on request (Slurm 24.11
+        # keeps the reason's text when accounting is off, so the state, not the reason, tells)
+        state = wait_for("gpu-pg0-1 powered down, not drained", lambda: cluster.state("gpu-pg0-1"),
+                         lambda s: s == "idle~", 90)  # fmt: skip
+        assert state == "idle~"
+        assert cluster.reason("gpu-pg0-1").startswith("gpucl: spot: spot eviction notice")
     finally:
         cluster.sh(f"scancel {job}")
         cluster.fault(HOSTS["gpu-pg0-1"], "clear")

@@ -5,7 +5,6 @@ invariants after each step and at every poll, and goes down. Root only; about 15
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -13,8 +12,7 @@ from pathlib import Path
 import pytest
 
 from clusterctl.sandbox.vm import soak
-from tests.conftest import need_tool
-from tests.e2e.vm.conftest import TOOLS
+from tests.e2e.vm.conftest import need_sandbox
 
 pytestmark = pytest.mark.sandbox
 
@@ -22,12 +20,7 @@ ROOT = Path(__file__).resolve().parents[3]
 
 
 def test_the_soak_runs_every_step_with_no_violation_and_no_lost_job(tmp_path: Path) -> None:
-    if os.geteuid() != 0:
-        if os.environ.get("CI"):
-            pytest.fail("the VM sandbox tests run as root in CI")
-        pytest.skip("the VM sandbox needs root")
-    for tool in TOOLS:
-        need_tool(tool)
+    need_sandbox()
     out = tmp_path / "soak.json"
     proc = subprocess.run(
         [sys.executable, "benchmarks/soak.py", "--runs", "1", "--json", str(out)],
