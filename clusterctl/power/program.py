@@ -35,6 +35,9 @@ class Config:
     resume_wait_s: float = 900.0
     """How long `resume` watches the started VMs for a platform failure (< ResumeTimeout)."""
     poll_s: float = 15.0
+    return_after_s: float = 900.0
+    """How long a node a failed power-up set DOWN stays DOWN before `return` gives it back: the
+    job it failed is requeued elsewhere first, and a capacity shortage has time to pass."""
     backend: str = "azure"
     azure: dict = field(default_factory=dict)
     """subscriptionId, resourceGroup (default: the scheduler's own, from IMDS), clientId."""
@@ -54,6 +57,7 @@ class Config:
             reason_prefix=raw.get("reasonPrefix", "gpucl:"),
             resume_wait_s=float(raw.get("resumeWaitSeconds", 900)),
             poll_s=float(raw.get("pollSeconds", 15)),
+            return_after_s=float(raw.get("returnAfterSeconds", 900)),
             backend=raw.get("backend", "azure"),
             azure=dict(raw.get("azure", {})),
             sandbox=dict(raw.get("sandbox", {})),
@@ -68,6 +72,7 @@ class PowerProgram:
     runner: slurm.Runner = slurm.run
     sleep: Callable[[float], None] = time.sleep
     clock: Callable[[], float] = time.monotonic
+    now: Callable[[], float] = time.time
 
     def reason(self, text: str) -> str:
         return f"{self.config.reason_prefix} power: {text}"[:MAX_REASON]
@@ -128,15 +133,25 @@ class PowerProgram:
 
     def give_back(self, names: Sequence[str]) -> int:
         """`return`: a node this program set DOWN (its VM could not start, or never registered)
-        is, once powered down with its VM stopped, made IDLE again: an ordinary powered-down node
-        the next job may start, as Azure/cyclecloud-slurm's return_to_idle does. `State=IDLE`, not
-        RESUME: on a powered-down node RESUME and UNDRAIN ask it to register, which it cannot.
-        Nodes drained or set DOWN by anyone else, or not powered down, are left alone."""
+        is, once powered down with its VM stopped and DOWN for `return_after_s`, made IDLE again:
+        an ordinary powered-down node the next job may start, as Azure/cyclecloud-slurm's
+        return_to_idle does. `State=IDLE`, not RESUME: on a powered-down node RESUME and UNDRAIN
+        ask it to register, which it cannot. Nodes drained or set DOWN by anyone else, or not
+        powered down, are left alone."""
         ours = f"{self.config.reason_prefix} power:"
         todo = []
         for name, (state, why) in sorted(slurm.states(names, self.runner).items()):
             if state == "down~" and why.startswith(ours):
                 todo.append(name)
+        if not todo:
+            return EXIT_OK
+        since = slurm.reason_times(todo, self.runner)
+        now = self.now()
+        held = [n for n in todo if (since.get(n) or 0) > now - self.config.return_after_s]
+        for name in held:
+            LOG.info("%s: DOWN %.0f s ago by a power failure; returned after %.0f s", name,
+                     now - (since[name] or now), self.config.return_after_s)  # fmt: skip
+        todo = [n for n in todo if n not in held]
         if not todo:
             return EXIT_OK
         states = self.backend.state(self.refs(todo))

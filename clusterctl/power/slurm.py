@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 from collections.abc import Callable, Sequence
+from datetime import datetime
 
 Runner = Callable[[Sequence[str]], str]
 """Runs a command, returns its stdout, raises RuntimeError with stderr on a non-zero exit."""
@@ -26,6 +27,22 @@ def all_nodes(runner: Runner = run) -> list[str]:
     return sorted(
         {n.strip() for n in runner(["sinfo", "-h", "-N", "-o", "%N"]).splitlines() if n.strip()}
     )
+
+
+def reason_times(names: Sequence[str], runner: Runner = run) -> dict[str, float | None]:
+    """Name -> when its reason was set (sinfo's %H, the scheduler's local time, as epoch
+    seconds); None when sinfo gives none ("Unknown")."""
+    argv = ["sinfo", "-h", "-N", "-n", ",".join(names), "-o", "%N|%H"]
+    out: dict[str, float | None] = {}
+    for line in runner(argv).splitlines():
+        name, _, stamp = line.strip().partition("|")
+        if not name:
+            continue
+        try:
+            out[name] = datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%S").timestamp()
+        except ValueError:
+            out[name] = None
+    return out
 
 
 def update(nodes: Sequence[str], state: str, reason: str | None, runner: Runner = run) -> None:

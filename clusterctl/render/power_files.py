@@ -52,6 +52,7 @@ def power_config(spec: ClusterSpec) -> str:
         "reasonPrefix": spec.health_checks.drain_prefix,
         "resumeWaitSeconds": 900,
         "pollSeconds": 15,
+        "returnAfterSeconds": 900,
         "logFile": POWER_LOG,
         "azure": {},
     }

@@ -158,12 +158,26 @@ def act(workdir: Path, action: str, vms: list[str]) -> dict:
     return out
 
 
+RETURN_EVERY_S = 10
+RETURN_TIMER_SCALED = (
+    f"[Timer]\\nOnActiveSec={RETURN_EVERY_S}s\\nOnUnitActiveSec={RETURN_EVERY_S}s\\n"
+    "AccuracySec=1s\\n"
+)
+
+
+def return_after_s(resume_timeout_s: int) -> int:
+    """The scaled hold before `gpucl-power return` gives back a node a failed power-up set DOWN:
+    long enough that the job it failed is requeued and placed elsewhere first."""
+    return resume_timeout_s + 60
+
+
 def time_scale(
     workdir: Path, scheduler: str, suspend_s: int, suspend_timeout_s: int, resume_timeout_s: int
 ) -> None:
     """The time-scale substitution (for tests and benchmarks, never at boot): the rendered
     slurm.conf's power-saving times in seconds, `scontrol reconfigure`, gpucl-power polling each
-    second. Raises when the rendered values are not where they are expected."""
+    second, the return timer every 10 s with its hold scaled to ResumeTimeout + 60 s. Raises
+    when the rendered values are not where they are expected."""
     from . import boot
 
     edits = [
@@ -173,11 +187,20 @@ def time_scale(
         f"s/^ResumeTimeout=.*/ResumeTimeout={resume_timeout_s}/",
     ]
     conf = "/etc/slurm/slurm.conf"
-    override = json.dumps({"pollSeconds": 1, "resumeWaitSeconds": resume_timeout_s - 30})
+    override = json.dumps(
+        {
+            "pollSeconds": 1,
+            "resumeWaitSeconds": resume_timeout_s - 30,
+            "returnAfterSeconds": return_after_s(resume_timeout_s),
+        }
+    )
+    timer = "/etc/systemd/system/gpucl-power-return.timer.d"
     script = (
         f"grep -q '^SuspendTime=[0-9]' {conf} && grep -q '^ResumeTimeout=' {conf} && "
         f"sed -i {' '.join('-e ' + shlex.quote(e) for e in edits)} {conf} && "
         f"echo '{override}' > /etc/gpu-clusters/power.d/50-time-scale.json && "
+        f"mkdir -p {timer} && printf '{RETURN_TIMER_SCALED}' > {timer}/50-time-scale.conf && "
+        "systemctl daemon-reload && systemctl restart gpucl-power-return.timer && "
         # a reconfigure right after a power action can time out while slurmctld is busy: retry
         "{ scontrol reconfigure || { sleep 5 && scontrol reconfigure; } || "
         "{ sleep 15 && scontrol reconfigure; }; } && scontrol show config"

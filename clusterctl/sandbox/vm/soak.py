@@ -728,15 +728,10 @@ def failed_resume(s: Soak) -> None:
     for n in pool:
         s.fault(n, "clear")
     s.done(job, timeout=RESUME_TIMEOUT_S + 120)  # requeued jobs wait out their credential
-    # the scheduler's gpucl-power-return.timer may have given them back already
-    seen = s.until(f"{bad} DOWN or returned, powered down", lambda x: all(
-        x["nodes"][n][0] in ("down~", "idle~") and x["vms"][n] == "stopped" for n in bad),
-        90)  # fmt: skip
-    if any(seen["nodes"][n][0] == "down~" for n in bad):
-        got = s.sh("systemctl start gpucl-power-return.service", timeout=180)
-        if got.returncode != 0:
-            raise RuntimeError(f"gpucl-power-return: {got.stdout}{got.stderr}")
-    s.until(f"{bad} returned", lambda x: all(x["nodes"][n][0] == "idle~" for n in bad), 60)
+    # the scheduler's gpucl-power-return.timer (scaled: every 10 s) gives them back after its hold
+    s.until(f"{bad} returned by the timer", lambda x: all(
+        x["nodes"][n][0] == "idle~" and x["vms"][n] == "stopped" for n in bad),
+        power.return_after_s(RESUME_TIMEOUT_S) + 60)  # fmt: skip
     log = s.sh("cat /var/log/slurm/gpucl-power.log").stdout
     for n in bad:
         if f"{n}: returned to the powered-down pool" not in log:

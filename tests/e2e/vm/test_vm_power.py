@@ -178,17 +178,15 @@ def test_a_job_gets_slurmds_locked_memory_not_the_submitting_shells(cluster: Clu
 
 
 def give_back(cluster: Cluster, node: str) -> None:
-    """The scheduler's gpucl-power-return timer, run now: a node a failed power-up left DOWN~
-    becomes an ordinary powered-down node (without idle_on_node_suspend nothing else clears
-    DOWN, and a forced power down no longer does)."""
-    state = cluster.state(node)
-    assert state in ("down~", "idle~"), state  # idle~: the timer (every 5 min) was first
-    if state == "down~":
-        run = cluster.sh("systemctl start gpucl-power-return.service", timeout=180)
-        assert run.returncode == 0, run.stdout + run.stderr
-    assert cluster.state(node) == "idle~", cluster.state(node)
+    """The scheduler's gpucl-power-return timer (scaled to every 10 s): a node a failed power-up
+    left DOWN~ is held DOWN for the scaled hold, then becomes an ordinary powered-down node
+    (without idle_on_node_suspend nothing else clears DOWN, and a forced power down no longer
+    does)."""
+    wait_for(f"{node} returned by the timer", lambda: cluster.state(node), lambda s: s == "idle~",
+             power.return_after_s(RESUME_TIMEOUT_S) + 60)  # fmt: skip
     log = cluster.sh("cat /var/log/slurm/gpucl-power.log").stdout
     assert f"{node}: returned to the powered-down pool (State=IDLE)" in log, log
+    assert re.search(rf"{node}: DOWN \d+ s ago by a power failure; returned after", log), log
 
 
 def test_a_node_that_cannot_start_is_down_with_the_cause_and_its_job_runs_elsewhere(
