@@ -6,7 +6,8 @@ VirtualMachineScaleSetVMInstanceIDs). A batch the service refuses is retried per
 bad VM (quota, a failed state) does not hold back the rest. Requests are not polled to completion:
 polling reads Microsoft.Compute/locations/operations, which cannot be scoped to the scale sets;
 `state` reads each VM's instance view (virtualMachines/instanceView/read) instead, where an
-allocation failure shows as `ProvisioningState/failed/AllocationFailed`.
+allocation failure shows as `ProvisioningState/failed/AllocationFailed`. `list` reads the VMs of a
+scale set (virtualMachines/read) for the name map (names.py).
 
 Throttling: the SDK's own retries are off (retry_total=0) and `_call` honours ARM's 429 (and 503)
 Retry-After itself, bounded, so every wait is logged.
@@ -140,6 +141,18 @@ class AzureBackend:
 
     def redeploy(self, node: NodeRef) -> str | None:
         return self._one("redeploy", node)
+
+    def list(self, scale_set: str) -> list[str]:
+        """VirtualMachineScaleSetVMs_List (GET .../virtualMachines, pageable by nextLink): the
+        instance ids that exist, in any power state. An error raises (never an empty answer)."""
+        box: dict[str, list[str]] = {}
+
+        def get() -> None:
+            vms = self.client.virtual_machine_scale_set_vms.list(self.rg, scale_set)
+            box["ids"] = [str(vm.instance_id) for vm in vms]
+
+        self._call(f"list {scale_set}", get)
+        return sorted(box["ids"], key=int)
 
     def state(self, nodes: Sequence[NodeRef]) -> dict[str, NodeState]:
         out = {}

@@ -1,7 +1,7 @@
 """What the power program needs of a cloud: the small protocol every backend implements.
 
 Azure (azure_backend.AzureBackend) starts and deallocates scale-set VMs; the sandbox implements
-the same five calls by starting and stopping node containers. Requests are fire-and-check: a call
+the same calls by starting and stopping node containers. Requests are fire-and-check: a call
 returns once the platform has accepted it, and `state` tells where each node is.
 """
 
@@ -24,6 +24,11 @@ class NodeState:
 
 
 class PowerBackend(Protocol):
+    def list(self, scale_set: str) -> list[str]:
+        """The instance ids of the VMs that exist in a scale set now, whatever their power state
+        (the name map's view of the platform). Raises when the platform cannot be read."""
+        ...
+
     def state(self, nodes: Sequence[NodeRef]) -> dict[str, NodeState]:
         """The power state of each node, keyed by node name."""
         ...

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import slurm
-from .names import node_name
+from .names import SCHED, load_names, names_file, node_name
 
 EVENTS_URL = "http://169.254.169.254/metadata/scheduledevents?api-version=2020-07-01"
 COMPUTE_URL = "http://169.254.169.254/metadata/instance/compute?api-version=2021-02-01"
@@ -103,6 +103,12 @@ class Watcher:
         return done
 
 
+def own_node(cluster: str, vm_name: str, root: Path = SCHED) -> str:
+    """This VM's Slurm name, from the scheduler's name map (read once; without a map, the old
+    rule). A VM the map does not name raises LookupError."""
+    return node_name(cluster, vm_name, load_names(names_file(cluster, root)))
+
+
 def imds_get(url: str) -> dict:
     req = urllib.request.Request(url, headers={"Metadata": "true"})
     with urllib.request.urlopen(req, timeout=10) as resp:
@@ -127,13 +133,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reason-prefix", default="gpucl:")
     parser.add_argument("--state", type=Path, default=Path("/var/lib/gpucl/events-handled.json"))
     parser.add_argument("--interval", type=float, default=1.0)
+    parser.add_argument("--names-root", type=Path, default=SCHED, help="holds <cluster>/names.json")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="gpucl-events %(levelname)s %(message)s")
     vm_name = imds_get(COMPUTE_URL)["name"]
+    try:
+        node = own_node(args.cluster, vm_name, args.names_root)
+    except (LookupError, ValueError, OSError) as exc:
+        LOG.error("no Slurm name for %s: %s", vm_name, exc)
+        return 1
     handled = set(json.loads(args.state.read_text())) if args.state.exists() else set()
     watcher = Watcher(
         vm_name,
-        node_name(args.cluster, vm_name),
+        node,
         args.reason_prefix,
         approve=imds_approve,
         handled=handled,

@@ -1,17 +1,47 @@
-"""Slurm node name <-> scale set and instance id: the deterministic naming of the cluster.
+"""Slurm node name <-> scale set and instance id: the cluster's name map.
 
-A node of fabric group `<partition>-pg<k>` is the VM with instance id `i` in the scale set
-`<cluster>-<partition>-pg<k>` and is called `<partition>-pg<k>-<i + 1>` (templates/scripts/
-node-name.sh.j2, clusterctl/spec/topology.py). Uniform scale sets never reuse an instance id;
-deallocate/start, reimage and redeploy keep it, so the name survives them.
+A node of fabric group `<partition>-pg<k>` is a VM of the scale set `<cluster>-<partition>-pg<k>`
+and is called `<partition>-pg<k>-<n>`, n in 1..N where slurm.conf lists `<group>-[1-N]`. Uniform
+scale sets never reuse an instance id (a scale-in then scale-out, or a VM re-created after a
+failed provisioning, gets a new, higher id), so n cannot be derived from the id: the scheduler
+keeps a map on its data disk, /sched/<cluster>/names.json, shared read-only with the nodes:
+
+    {"names": {"<scale set>": {"<instance id>": "<slurm name>"}},
+     "unnamed": {"<scale set>": {"<instance id>": {"since": <epoch s>, "deallocated": bool}}}}
+
+`gpucl-power names` (program.py) keeps it (assign() below): a name stays with its VM for the VM's
+life (deallocate/start, reimage and redeploy keep the id); a deleted VM's name is freed; a new VM
+(ascending id) gets the lowest free name within its group's size; one that gets none waits
+(growth: the VMs come before the config sync that names them) and is deallocated after a grace.
+A new cluster gives ids 0..N-1 the names 1..N. Without a map (a cluster from before the map) the
+old rule applies: name n is instance n - 1.
 """
 
 from __future__ import annotations
 
+import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 
 NODE_NAME = re.compile(r"^(?P<group>[a-z][a-z0-9]{0,14}-pg\d+)-(?P<index>[1-9]\d*)$")
+SCHED = Path("/sched")
+NAME_GRACE_S = 900.0
+"""How long a VM without a name may run before it is deallocated (> the 10 minutes a booting
+node waits for its name, node-name.sh): time for a growth's config sync to add its name."""
+
+
+def names_dir(cluster: str, root: Path = SCHED) -> Path:
+    return root / cluster
+
+
+def names_file(cluster: str, root: Path = SCHED) -> Path:
+    return names_dir(cluster, root) / "names.json"
+
+
+def requests_dir(cluster: str, root: Path = SCHED) -> Path:
+    """A booting node without a name touches <dir>/<vm name> and waits for the map to name it."""
+    return names_dir(cluster, root) / "name-requests"
 
 
 @dataclass(frozen=True, order=True)
@@ -21,24 +51,141 @@ class NodeRef:
     instance_id: str
 
 
-def node_ref(cluster: str, name: str) -> NodeRef:
+def _index(name: str) -> tuple[str, int]:
     m = NODE_NAME.match(name)
     if not m:
         raise ValueError(f"'{name}' is not a node name of this cluster (<partition>-pg<k>-<n>)")
-    return NodeRef(name, f"{cluster}-{m['group']}", str(int(m["index"]) - 1))
+    return m["group"], int(m["index"])
 
 
-def node_name(cluster: str, vm_name: str) -> str:
-    """Azure's VM name `<scale set>_<instance id>` -> the Slurm node name."""
+def node_ref(cluster: str, name: str, names: dict | None = None) -> NodeRef:
+    """The VM holding a Slurm name: from the map's `names` section, or, without a map, the old
+    rule (instance n - 1). A name the map gives to no VM raises LookupError."""
+    group, index = _index(name)
+    scale_set = f"{cluster}-{group}"
+    if names is None:
+        return NodeRef(name, scale_set, str(index - 1))
+    for instance_id, held in names.get(scale_set, {}).items():
+        if held == name:
+            return NodeRef(name, scale_set, instance_id)
+    raise LookupError(f"{name}: no VM holds this name (names.json)")
+
+
+def node_name(cluster: str, vm_name: str, names: dict | None = None) -> str:
+    """Azure's VM name `<scale set>_<instance id>` -> the Slurm node name (map or old rule)."""
     scale_set, _, instance = vm_name.rpartition("_")
     prefix = f"{cluster}-"
     if not scale_set.startswith(prefix) or not instance.isdigit():
         raise ValueError(f"'{vm_name}' is not a VM of cluster {cluster}")
-    return f"{scale_set[len(prefix) :]}-{int(instance) + 1}"
+    if names is None:
+        return f"{scale_set[len(prefix) :]}-{int(instance) + 1}"
+    held = names.get(scale_set, {}).get(instance)
+    if held is None:
+        raise LookupError(f"{vm_name} has no Slurm name in names.json")
+    return held
+
+
+def load_names(path: Path) -> dict | None:
+    """The map's `names` section, read once; None when there is no map file (old rule)."""
+    try:
+        return dict(json.loads(path.read_text()).get("names", {}))
+    except FileNotFoundError:
+        return None
 
 
 def by_scale_set(refs: list[NodeRef]) -> dict[str, list[NodeRef]]:
     out: dict[str, list[NodeRef]] = {}
     for ref in sorted(refs):
         out.setdefault(ref.scale_set, []).append(ref)
+    return out
+
+
+@dataclass
+class Assignment:
+    doc: dict
+    """The new names.json content."""
+    named: list[tuple[str, str, str]] = field(default_factory=list)
+    """(scale set, instance id, name) given in this pass."""
+    freed: list[tuple[str, str, str]] = field(default_factory=list)
+    """(scale set, instance id, name) whose VM is gone, or whose name left slurm.conf."""
+    deallocate: list[tuple[str, str]] = field(default_factory=list)
+    """(scale set, instance id): VMs without a name to stop now, so nothing bills without one."""
+    waiting: list[tuple[str, str]] = field(default_factory=list)
+    """(scale set, instance id): VMs without a name, still within the grace."""
+
+
+def sizes_from_nodes(cluster: str, nodes: list[str]) -> dict[str, int]:
+    """Slurm's node names (sinfo) -> scale set -> its group's size N (`<group>-[1-N]`)."""
+    sizes: dict[str, int] = {}
+    for node in nodes:
+        group, index = _index(node)
+        key = f"{cluster}-{group}"
+        sizes[key] = max(sizes.get(key, 0), index)
+    return sizes
+
+
+def assign(
+    doc: dict,
+    existing: dict[str, list[str]],
+    sizes: dict[str, int],
+    cluster: str,
+    requests: set[tuple[str, str]] = frozenset(),  # type: ignore[assignment]
+    now: float = 0.0,
+    grace_s: float = NAME_GRACE_S,
+) -> Assignment:
+    """One pass of the map (pure). `existing`: scale set -> the instance ids that exist now
+    (every scale set of the cluster); `sizes`: scale set -> N from the live slurm.conf;
+    `requests`: (scale set, id) of nodes waiting at boot for a name.
+
+    A named VM keeps its name while it exists and the name is within N. A VM whose name left
+    slurm.conf (a shrink that deleted other VMs than the drained ones) loses it and is stopped.
+    A VM without a name (new, or waiting) takes the lowest free name, in ascending id order; one
+    that gets none waits `grace_s` from when it was first seen, then is deallocated and not named
+    again unless it asks anew (a reimage runs its first boot again)."""
+    prefix = f"{cluster}-"
+    old_names: dict[str, dict[str, str]] = doc.get("names", {})
+    old_unnamed: dict[str, dict[str, dict]] = doc.get("unnamed", {})
+    out = Assignment({"names": {}, "unnamed": {}})
+    for scale_set in sorted(set(existing) | set(old_names) | set(old_unnamed)):
+        ids = sorted(set(existing.get(scale_set, [])), key=int)
+        size = sizes.get(scale_set, 0)
+        group = scale_set[len(prefix) :] if scale_set.startswith(prefix) else scale_set
+        names: dict[str, str] = {}
+        for instance_id, name in sorted(old_names.get(scale_set, {}).items()):
+            _, index = _index(name)
+            if instance_id in ids and index <= size:
+                names[instance_id] = name
+            else:
+                out.freed.append((scale_set, instance_id, name))
+        lost = {i for s, i, _ in out.freed if s == scale_set and i in ids}
+        free = [f"{group}-{n}" for n in range(1, size + 1) if f"{group}-{n}" not in names.values()]
+        unnamed: dict[str, dict] = {}
+        for instance_id in ids:
+            if instance_id in names:
+                continue
+            seen = old_unnamed.get(scale_set, {}).get(instance_id)
+            if instance_id in lost:  # its slurmd keeps the old name: stop it, never rename it
+                unnamed[instance_id] = {"since": now, "deallocated": True}
+                out.deallocate.append((scale_set, instance_id))
+                continue
+            if seen is not None and seen.get("deallocated"):
+                if (scale_set, instance_id) not in requests:
+                    unnamed[instance_id] = seen
+                    continue
+                seen = None  # reimaged: its first boot asks again
+            if free:
+                names[instance_id] = free.pop(0)
+                out.named.append((scale_set, instance_id, names[instance_id]))
+                continue
+            seen = dict(seen) if seen else {"since": now, "deallocated": False}
+            if now - float(seen["since"]) >= grace_s:
+                seen["deallocated"] = True
+                out.deallocate.append((scale_set, instance_id))
+            else:
+                out.waiting.append((scale_set, instance_id))
+            unnamed[instance_id] = seen
+        if names:
+            out.doc["names"][scale_set] = dict(sorted(names.items(), key=lambda kv: int(kv[0])))
+        if unnamed:
+            out.doc["unnamed"][scale_set] = dict(sorted(unnamed.items(), key=lambda kv: int(kv[0])))
     return out

@@ -1,5 +1,6 @@
 """`gpucl-power ACTION HOSTLIST`: Slurm's ResumeProgram, SuspendProgram and ResumeFailProgram,
-and `return` (a timer on the scheduler) for the nodes a failed power-up left DOWN.
+`return` (a timer on the scheduler) for the nodes a failed power-up left DOWN, and `names`, which
+keeps the map from Slurm names to VMs (names.py; a path unit and a timer on the scheduler).
 
 Exit status (slurmctld logs a non-zero one): 0 every node done, 1 some nodes failed (each set
 DOWN with a reason starting with the cluster's prefix, e.g. "gpucl: power: start failed:
@@ -10,14 +11,17 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import fcntl
 import json
 import logging
+import os
 import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import names as naming
 from . import slurm
 from .backend import PowerBackend
 from .names import NodeRef, node_ref
@@ -44,6 +48,13 @@ class Config:
     sandbox: dict = field(default_factory=dict)
     """url: the VM sandbox's power stand-in (backend "sandbox" only)."""
     log_file: str | None = "/var/log/slurm/gpucl-power.log"
+    names_root: str = str(naming.SCHED)
+    """Where <cluster>/names.json and <cluster>/name-requests live (the scheduler's /sched)."""
+    names_grace_s: float = naming.NAME_GRACE_S
+
+    @property
+    def names_file(self) -> Path:
+        return naming.names_file(self.cluster, Path(self.names_root))
 
     @classmethod
     def load(cls, path: Path) -> Config:
@@ -62,6 +73,8 @@ class Config:
             azure=dict(raw.get("azure", {})),
             sandbox=dict(raw.get("sandbox", {})),
             log_file=raw.get("logFile", "/var/log/slurm/gpucl-power.log"),
+            names_root=raw.get("namesRoot", str(naming.SCHED)),
+            names_grace_s=float(raw.get("nameGraceSeconds", naming.NAME_GRACE_S)),
         )
 
 
@@ -73,12 +86,35 @@ class PowerProgram:
     sleep: Callable[[float], None] = time.sleep
     clock: Callable[[], float] = time.monotonic
     now: Callable[[], float] = time.time
+    _names: dict | None = field(default=None, init=False)
+    _names_read: bool = field(default=False, init=False)
 
     def reason(self, text: str) -> str:
         return f"{self.config.reason_prefix} power: {text}"[:MAX_REASON]
 
+    @property
+    def name_map(self) -> dict | None:
+        """The map's names section, read once per call (None: no map, the old rule)."""
+        if not self._names_read:
+            self._names = naming.load_names(self.config.names_file)
+            self._names_read = True
+        return self._names
+
+    def resolve(self, names: Sequence[str]) -> tuple[list[NodeRef], list[str]]:
+        """Slurm names -> the VMs holding them, and the names no VM holds (names.json)."""
+        refs, missing = [], []
+        for n in names:
+            try:
+                refs.append(node_ref(self.config.cluster, n, self.name_map))
+            except LookupError:
+                missing.append(n)
+        return refs, missing
+
     def refs(self, names: Sequence[str]) -> list[NodeRef]:
-        return [node_ref(self.config.cluster, n) for n in names]
+        refs, missing = self.resolve(names)
+        if missing:
+            raise LookupError(f"no VM holds {','.join(missing)} (names.json)")
+        return refs
 
     def mark_down(self, failures: dict[str, str]) -> None:
         for name, why in sorted(failures.items()):
@@ -89,13 +125,14 @@ class PowerProgram:
                 LOG.error("%s: could not set DOWN: %s", name, exc)
 
     def resume(self, names: Sequence[str]) -> int:
-        refs = self.refs(names)
+        refs, missing = self.resolve(names)
         states = self.backend.state(refs)
         todo = [r for r in refs if states.get(r.name) is None or states[r.name].power != "running"]
         for r in refs:
             if r not in todo:
                 LOG.info("%s: already running", r.name)
         failures = {n: f"start refused: {e}" for n, e in self.backend.start(todo).items() if e}
+        failures |= {n: "no VM holds this name (names.json)" for n in missing}
         pending = {r for r in todo if r.name not in failures}
         deadline = self.clock() + self.config.resume_wait_s
         while pending and self.clock() < deadline:
@@ -123,11 +160,10 @@ class PowerProgram:
         """A node's drain is kept through its suspend (no idle_on_node_suspend). A spot-evicted
         node needs nothing lifted here: it was forced down (POWER_DOWN_FORCE), and Slurm clears
         the drain of a node it powers down on request (power_save.c, "power_down_asap")."""
-        failures = {
-            n: f"deallocate failed: {e}"
-            for n, e in self.backend.stop(self.refs(names)).items()
-            if e
-        }
+        refs, missing = self.resolve(names)
+        for n in missing:
+            LOG.info("%s: no VM holds this name (names.json); nothing to deallocate", n)
+        failures = {n: f"deallocate failed: {e}" for n, e in self.backend.stop(refs).items() if e}
         self.mark_down(failures)
         return EXIT_FAILED if failures else EXIT_OK
 
@@ -154,7 +190,7 @@ class PowerProgram:
         todo = [n for n in todo if n not in held]
         if not todo:
             return EXIT_OK
-        states = self.backend.state(self.refs(todo))
+        states = self.backend.state(self.resolve(todo)[0])
         ready = [n for n in todo if states.get(n) is not None and states[n].power == "stopped"]
         for name in sorted(set(todo) - set(ready)):
             LOG.warning("%s: DOWN by a power failure but its VM is not stopped; left DOWN", name)
@@ -167,9 +203,9 @@ class PowerProgram:
     def fail(self, names: Sequence[str]) -> int:
         """ResumeFailProgram: slurmctld already set these DOWN after ResumeTimeout and requeued
         their jobs; give them a reason that names the cause and stop their billing."""
-        refs = self.refs(names)
+        refs, missing = self.resolve(names)
         states = self.backend.state(refs)
-        failures = {}
+        failures = {n: "no VM holds this name (names.json)" for n in missing}
         for r in refs:
             st = states.get(r.name)
             if st is not None and st.error:
@@ -197,6 +233,63 @@ class PowerProgram:
             print(f"{name} {st.power}{' ' + st.error if st.error else ''}")
         return EXIT_OK
 
+    def reconcile_names(self) -> int:
+        """`names`: bring /sched/<cluster>/names.json to the VMs that exist (naming.assign): keep
+        the names of existing VMs, free those of deleted ones, name new VMs (ascending id, lowest
+        free name within the group's size in the live slurm.conf), answer the nodes waiting at
+        boot, and deallocate (never delete) a VM left without a name past the grace. Nothing is
+        written when Slurm or the platform cannot be read: a failed read never frees a name."""
+        cluster, path = self.config.cluster, self.config.names_file
+        requests_dir = naming.requests_dir(cluster, Path(self.config.names_root))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path.parent / ".names.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            sizes = naming.sizes_from_nodes(cluster, slurm.all_nodes(self.runner))
+            if not sizes:
+                raise RuntimeError("sinfo lists no nodes; the name map is left as it is")
+            try:
+                doc = json.loads(path.read_text())
+            except FileNotFoundError:
+                doc = {}
+            known = set(doc.get("names", {})) | set(doc.get("unnamed", {}))
+            scale_sets = sorted(set(sizes) | known)
+            existing = {ss: self.backend.list(ss) for ss in scale_sets}
+            requests = set()
+            for req in sorted(requests_dir.glob("*")) if requests_dir.is_dir() else []:
+                ss, _, instance = req.name.rpartition("_")
+                if ss and instance.isdigit():
+                    requests.add((ss, instance))
+            result = naming.assign(
+                doc, existing, sizes, cluster, requests, self.now(), self.config.names_grace_s
+            )
+            if result.doc != doc:
+                tmp = path.with_name(f".{path.name}.{os.getpid()}")
+                tmp.write_text(json.dumps(result.doc, indent=1, sort_keys=True) + "\n")
+                tmp.chmod(0o644)
+                os.replace(tmp, path)
+        for ss, instance, name in result.freed:
+            LOG.info("names: %s freed (%s_%s is gone or left slurm.conf)", name, ss, instance)
+        for ss, instance, name in result.named:
+            LOG.info("names: %s_%s is %s", ss, instance, name)
+        for ss, instance in result.waiting:
+            LOG.warning("names: %s_%s has no name yet (no free name in slurm.conf)", ss, instance)
+        for ss, instance, _ in result.named:
+            (requests_dir / f"{ss}_{instance}").unlink(missing_ok=True)
+        code = EXIT_OK
+        if result.deallocate:
+            refs = [NodeRef(f"{ss}_{i}", ss, i) for ss, i in result.deallocate]
+            for vm, error in sorted(self.backend.stop(refs).items()):
+                if error:
+                    LOG.error("names: %s has no Slurm name; deallocate refused: %s", vm, error)
+                    code = EXIT_FAILED
+                else:
+                    LOG.warning(
+                        "names: %s has no Slurm name: deallocated (delete it, or reimage it "
+                        "once a name is free)",
+                        vm,
+                    )
+        return code
+
     def _stop_quietly(self, refs) -> None:
         errors = self.backend.stop(list(refs))
         for name, error in errors.items():
@@ -204,7 +297,7 @@ class PowerProgram:
                 LOG.error("%s: deallocate after failure refused: %s", name, error)
 
 
-ACTIONS = ("resume", "suspend", "fail", "return", "reimage", "redeploy", "state")
+ACTIONS = ("resume", "suspend", "fail", "return", "reimage", "redeploy", "state", "names")
 
 
 def make_backend(config: Config) -> PowerBackend:
@@ -227,7 +320,12 @@ def main(
 ) -> int:
     parser = argparse.ArgumentParser(prog="gpucl-power", description=__doc__.split("\n")[0])
     parser.add_argument("action", choices=ACTIONS)
-    parser.add_argument("hostlist", help="Slurm hostlist, e.g. gpu-pg0-[1-4], or ALL (every node)")
+    parser.add_argument(
+        "hostlist",
+        nargs="?",
+        default="ALL",
+        help="Slurm hostlist, e.g. gpu-pg0-[1-4], or ALL (every node; `names` takes none)",
+    )
     parser.add_argument("--config", type=Path, default=CONFIG)
     try:
         args = parser.parse_args(argv)
@@ -239,6 +337,14 @@ def main(
         print(f"gpucl-power: cannot read {args.config}: {exc}", file=sys.stderr)
         return EXIT_USAGE
     _logging(config)
+    if args.action == "names":
+        try:
+            code = PowerProgram(config, backend or make_backend(config), runner).reconcile_names()
+        except (RuntimeError, ValueError, ImportError, OSError) as exc:
+            LOG.error("names: %s", exc)
+            return EXIT_USAGE
+        LOG.info("names: exit %d", code)
+        return code
     try:
         names = (
             slurm.all_nodes(runner)
@@ -246,8 +352,11 @@ def main(
             else slurm.expand(args.hostlist, runner)
         )
         program = PowerProgram(config, backend or make_backend(config), runner)
-        program.refs(names)  # refuse names outside the scheme before any call
-    except (RuntimeError, ValueError, ImportError) as exc:
+        for name in names:  # refuse names outside the scheme before any call
+            node_ref(config.cluster, name)
+        if args.action in ("reimage", "redeploy", "state"):
+            program.refs(names)  # and names no VM holds, where a VM is needed
+    except (RuntimeError, ValueError, LookupError, ImportError) as exc:
         LOG.error("%s %s: %s", args.action, args.hostlist, exc)
         return EXIT_USAGE
     LOG.info("%s %s (%d nodes)", args.action, args.hostlist, len(names))

@@ -1,4 +1,4 @@
-"""The sandbox backend: the same five calls, sent to the VM sandbox's lab server, which starts and
+"""The sandbox backend: the same calls, sent to the VM sandbox's lab server, which starts and
 stops node containers (clusterctl/sandbox/vm/power.py). Chosen by `"backend": "sandbox"` in a
 power.d override the sandbox places on its scheduler; never in a rendered plan. Standard library.
 """
@@ -56,6 +56,24 @@ class SandboxBackend:
         except (OSError, RuntimeError) as exc:
             return {r.name: str(exc) for r in refs}
         return {r.name: out.get(vm_name(r)) for r in refs}
+
+    def list(self, scale_set: str) -> list[str]:
+        body = json.dumps({"vms": [scale_set]}).encode()
+        req = urllib.request.Request(
+            f"{self.url}/list",
+            data=body,
+            method="POST",
+            headers={"Content-Type": "application/json"},
+        )
+        try:
+            with urllib.request.urlopen(req, timeout=TIMEOUT_S) as resp:
+                out = json.load(resp)
+        except urllib.error.HTTPError as exc:
+            raise RuntimeError(f"sandbox power list: HTTP {exc.code}") from None
+        ids = out.get(scale_set)
+        if not isinstance(ids, list):
+            raise RuntimeError(f"sandbox power list: no answer for {scale_set}: {out}")
+        return sorted((str(i) for i in ids), key=int)
 
     def state(self, nodes: Sequence[NodeRef]) -> dict[str, NodeState]:
         if not nodes:

@@ -25,12 +25,13 @@ POWER_ROLE_ACTIONS = (
     f"{VMSS}/virtualMachines/start/action",
     f"{VMSS}/virtualMachines/deallocate/action",
     f"{VMSS}/virtualMachines/instanceView/read",
+    f"{VMSS}/virtualMachines/read",
     f"{VMSS}/virtualMachines/reimage/action",
     f"{VMSS}/virtualMachines/redeploy/action",
 )
 """Batched start/deallocate per scale set (with explicit instanceIds), the same per VM when a batch
 is refused, the instance view to see allocation failures, reimage and redeploy for `clusterctl
-node replace`."""
+node replace`, and the list of a scale set's VMs for the name map (`gpucl-power names`)."""
 
 
 class PowerRole(pulumi.ComponentResource):

@@ -45,6 +45,23 @@ class Arm:
     """Answer this many POSTs with 429 + Retry-After before serving."""
     retry_after: str = "1"
 
+    page_size: int = 2
+    """VirtualMachineScaleSetVMs_List answers this many VMs a page, then a nextLink."""
+
+    def page(self, vmss: str, url, host: str) -> dict:
+        ids = sorted((i for s, i in self.vms if s == vmss), key=int)
+        skip = int(parse_qs(url.query).get("$skiptoken", ["0"])[0])
+        body: dict = {
+            "value": [
+                {"name": f"{vmss}_{i}", "instanceId": i, "properties": {"vmId": f"vm-{vmss}-{i}"}}
+                for i in ids[skip : skip + self.page_size]
+            ]
+        }
+        if skip + self.page_size < len(ids):
+            query = f"api-version={API_VERSION}&$skiptoken={skip + self.page_size}"
+            body["nextLink"] = f"http://{host}{url.path}?{query}"
+        return body
+
     def act(self, verb: str, vmss: str, ids: list[str]) -> tuple[int, dict | None]:
         targets = [(vmss, i) for i in ids]
         for key in targets:
@@ -99,6 +116,8 @@ def serve(arm: Arm):
                     {"Retry-After": arm.retry_after},
                 )
             vmss, inst, op = m["vmss"], m["id"], m["op"]
+            if self.command == "GET" and op == "virtualMachines" and inst is None:
+                return self._send(200, arm.page(vmss, url, self.headers.get("Host", "")))
             if self.command == "GET" and op == "instanceView" and inst is not None:
                 vm = arm.vms.get((vmss, inst))
                 if vm is None:

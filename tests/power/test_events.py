@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from clusterctl.power.events import Watcher
@@ -144,3 +146,18 @@ def test_maintenance_keeps_a_drain_someone_else_set() -> None:
     slurm, approved = FakeSlurm(state="drained", reason="rack move (admin)"), []
     watcher(slurm, approved).handle(doc("Redeploy", [VM]))
     assert slurm.calls == []
+
+
+def test_the_watcher_takes_its_node_name_from_the_name_map(tmp_path) -> None:
+    """Instance 2 holds gpu-pg0-1 after a re-created VM took the freed name (issue 23): the
+    watcher must drain gpu-pg0-1, not the gpu-pg0-3 the old rule (id + 1) gave."""
+    from clusterctl.power.events import own_node
+
+    (tmp_path / "demo").mkdir()
+    (tmp_path / "demo" / "names.json").write_text(
+        json.dumps({"names": {"demo-gpu-pg0": {"2": "gpu-pg0-1", "0": "gpu-pg0-3"}}})
+    )
+    assert own_node("demo", VM, tmp_path) == "gpu-pg0-1"
+    with pytest.raises(LookupError):
+        own_node("demo", "demo-gpu-pg0_7", tmp_path)
+    assert own_node("demo", VM, tmp_path / "none") == NODE  # no map yet: the old rule

@@ -303,6 +303,9 @@ ROLE_ACTION_OF_OPERATION = {
     "VirtualMachineScaleSetVMs_Redeploy": (
         "Microsoft.Compute/virtualMachineScaleSets/virtualMachines/redeploy/action"
     ),
+    "VirtualMachineScaleSetVMs_List": (
+        "Microsoft.Compute/virtualMachineScaleSets/virtualMachines/read"
+    ),
 }
 """The RBAC action each spec operation needs (MicrosoftDocs, resource provider operations,
 Microsoft.Compute); the role test asserts the role holds exactly these."""
@@ -318,5 +321,6 @@ def test_the_program_calls_exactly_the_operations_the_role_allows(arm) -> None:
     arm.vms[(f"{CLUSTER}-gpu-pg0", "0")].refuse = None
     prog.rebuild("reimage", ["gpu-pg0-2"])
     prog.rebuild("redeploy", ["gpu-pg0-2"])
+    assert prog.backend.list(f"{CLUSTER}-gpu-pg0") == ["0", "1", "2", "3"]  # the name map's read
     ops = spec_operations()
     assert {check_against_spec(r, ops) for r in arm.requests} == set(ROLE_ACTION_OF_OPERATION)

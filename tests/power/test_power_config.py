@@ -72,3 +72,26 @@ def test_sandbox_backend_sends_vm_names_and_reads_errors() -> None:
         )
     finally:
         server.shutdown()
+
+
+def test_sandbox_backend_lists_a_scale_sets_instance_ids() -> None:
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *a):
+            pass
+
+        def do_POST(self):
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            assert self.path == "/p/list", self.path
+            data = json.dumps({body["vms"][0]: ["5", "0", "4"]}).encode()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        backend = SandboxBackend(f"http://127.0.0.1:{server.server_address[1]}/p")
+        assert backend.list("h100-gpu-pg0") == ["0", "4", "5"]
+    finally:
+        server.shutdown()

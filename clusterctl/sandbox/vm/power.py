@@ -15,6 +15,7 @@ What each call does, as Azure does it (substitutions.py, "power-api"):
   A `boot-hangs` fault makes a start succeed while the OS never reaches slurmd (masked).
 - reimage: deallocate, a fresh OS disk (the upper layer emptied), start: cloud-init runs again.
 - redeploy: deallocate and start (new hardware on Azure; here the same host).
+- list (the arguments are scale sets): the instance ids of the GPU node VMs each one holds.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from pathlib import Path
 
 from . import machine, vmstate
 
-ACTIONS = ("state", "start", "deallocate", "reimage", "redeploy")
+ACTIONS = ("state", "start", "deallocate", "reimage", "redeploy", "list")
 STOP_GRACE_S = 60.0
 BOOT_DELAY_S = 3.0
 """An ND VM takes minutes to start; a container under a second. slurmctld accepts a resumed node
@@ -136,6 +137,18 @@ def act(workdir: Path, action: str, vms: list[str]) -> dict:
         raise PowerError(f"unknown action {action!r}; one of {', '.join(ACTIONS)}")
     out: dict[str, object] = {}
     with locked(workdir) as state:
+        if action == "list":
+            for scale_set in vms:
+                out[scale_set] = sorted(
+                    (
+                        n["vm_name"].rpartition("_")[2]
+                        for n in state.nodes.values()
+                        if n.get("role") == "gpu"
+                        and n.get("vm_name", "").rpartition("_")[0] == scale_set
+                    ),
+                    key=int,
+                )
+            return out
         for vm in vms:
             try:
                 name = node_of(state, vm)

@@ -104,3 +104,21 @@ def test_boot_hangs_masks_slurmd_on_the_os_disk_and_clear_unmasks_it(sandbox: Pa
     unit.write_text("[Service]\n")  # an admin's own unit file is not a mask: left alone
     machine.unmask_slurmd(state, "gpu-pg0-000000")
     assert unit.read_text() == "[Service]\n"
+
+
+def test_list_gives_the_instance_ids_of_each_scale_set(sandbox: Path) -> None:
+    """The name map's read (gpucl-power names): instance ids as Azure lists them, GPU VMs only."""
+    state = vmstate.load(sandbox)
+    state.nodes["gpu-pg0-000004"] = {
+        "role": "gpu",
+        "address": "10.0.0.9",
+        "vm_name": "h100-gpu-pg0_4",
+    }
+    state.nodes["gpu-pg1-000000"] = {
+        "role": "gpu",
+        "address": "10.0.0.7",
+        "vm_name": "h100-gpu-pg1_0",
+    }
+    state.save()
+    got = power.act(sandbox, "list", ["h100-gpu-pg0", "h100-gpu-pg1", "h100-gpu-pg9"])
+    assert got == {"h100-gpu-pg0": ["0", "4"], "h100-gpu-pg1": ["0"], "h100-gpu-pg9": []}

@@ -1,12 +1,45 @@
 #!/bin/bash
-# Derive this VM's Slurm node name from its scale-set instance: <scale set>-<instance id + 1>.
-# Scale sets are named <cluster>-<fabric group> (e.g. a100-gpu-pg0); the Slurm name drops
-# the cluster prefix, so names are deterministic and match the NodeName lines in slurm.conf.
+# This VM's Slurm node name, from the scheduler's name map /sched/a100/names.json
+# ({"names": {scale set: {instance id: name}}}, kept by the scheduler's `gpucl-power names`).
+# Uniform scale sets never reuse an instance id (after 4 -> 2 -> 4 nodes the ids are 0, 1, 4, 5),
+# so the name is not derived from the id. A VM the map does not name yet leaves a request,
+# name-requests/<vm name>, which starts the scheduler's gpucl-names.service (a path unit), and
+# waits for its name: bounded (GPUCL_NAME_WAIT, 600 s), progress on stderr, exit 1 without one.
 set -eu
+dir=/sched/a100
+wait_s=${GPUCL_NAME_WAIT:-600}
+poll_s=${GPUCL_NAME_POLL:-5}
 meta=$(curl -sf -H Metadata:true --max-time 10 \
   "http://169.254.169.254/metadata/instance/compute?api-version=2021-02-01")
 vm_name=$(printf '%s' "$meta" | python3 -c 'import json,sys; print(json.load(sys.stdin)["name"])')
-scale_set=${vm_name%_*}
-instance=${vm_name##*_}
-group=${scale_set#a100-}
-echo "${group}-$((instance + 1))"
+lookup() {
+  python3 - "$dir/names.json" "${vm_name%_*}" "${vm_name##*_}" 2>/dev/null <<'PY'
+import json, sys
+path, scale_set, instance = sys.argv[1:]
+name = json.load(open(path)).get("names", {}).get(scale_set, {}).get(instance)
+sys.exit(print(name) if name else 1)
+PY
+}
+if name=$(lookup); then
+  echo "$name"
+  exit 0
+fi
+request="$dir/name-requests/$vm_name"
+trap 'rm -f "$request"' EXIT
+echo "node-name: $vm_name is not in $dir/names.json; asking the scheduler for its Slurm name" >&2
+waited=0
+while :; do
+  # (re)touch the request each minute: the path unit runs the reconciler on every change
+  [ $((waited % 60)) -lt "$poll_s" ] && { touch "$request" 2>/dev/null || true; }
+  if name=$(lookup); then
+    echo "$name"
+    exit 0
+  fi
+  if [ "$waited" -ge "$wait_s" ]; then
+    echo "node-name: $vm_name got no Slurm name from the scheduler within ${wait_s}s ($dir/names.json)" >&2
+    exit 1
+  fi
+  [ "$waited" -gt 0 ] && [ $((waited % 30)) -lt "$poll_s" ] && echo "node-name: $vm_name waits for its Slurm name from the scheduler (${waited}s of ${wait_s}s)" >&2
+  sleep "$poll_s"
+  waited=$((waited + poll_s))
+done

@@ -181,6 +181,8 @@ if systemctl is-active --quiet slurmctld; then
       echo "slurm-config-sync: $node drained again: $why" ;;
     esac
   done
+  # New or removed names: the name map follows (names waiting VMs, frees those of deleted ones)
+  systemctl start --no-block gpucl-names.service || true
 else
   systemctl restart slurmctld
 fi

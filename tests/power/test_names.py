@@ -1,0 +1,98 @@
+"""The name map (issue 23, item 3): Slurm names stay `<group>-1..N` whatever instance ids Azure
+gives, because a uniform scale set never reuses one (4 -> 2 -> 4 nodes leaves ids 0, 1, 4, 5).
+Pure tests of clusterctl.power.names.assign and of the lookups the power program and
+gpucl-events make through the map."""
+
+from __future__ import annotations
+
+import pytest
+
+from clusterctl.power.names import assign, node_name, node_ref, sizes_from_nodes
+
+CLUSTER = "demo"
+SET = f"{CLUSTER}-gpu-pg0"
+
+
+def names_of(result) -> dict[str, str]:
+    return result.doc["names"].get(SET, {})
+
+
+def test_a_new_cluster_names_ids_0_to_n_minus_1_as_1_to_n() -> None:
+    got = assign({}, {SET: ["3", "0", "2", "1"]}, {SET: 4}, CLUSTER)
+    assert names_of(got) == {"0": "gpu-pg0-1", "1": "gpu-pg0-2", "2": "gpu-pg0-3", "3": "gpu-pg0-4"}
+    assert got.deallocate == [] and got.waiting == []
+
+
+def test_4_to_2_to_4_keeps_names_and_gives_the_freed_ones_to_the_new_ids() -> None:
+    four = assign({}, {SET: ["0", "1", "2", "3"]}, {SET: 4}, CLUSTER).doc
+    two = assign(four, {SET: ["0", "1"]}, {SET: 2}, CLUSTER)
+    assert names_of(two) == {"0": "gpu-pg0-1", "1": "gpu-pg0-2"}
+    assert sorted(n for _, _, n in two.freed) == ["gpu-pg0-3", "gpu-pg0-4"]
+    again = assign(two.doc, {SET: ["0", "1", "4", "5"]}, {SET: 4}, CLUSTER)
+    want = {"0": "gpu-pg0-1", "1": "gpu-pg0-2", "4": "gpu-pg0-3", "5": "gpu-pg0-4"}
+    assert names_of(again) == want
+    assert node_ref(CLUSTER, "gpu-pg0-3", again.doc["names"]).instance_id == "4"
+    assert node_name(CLUSTER, f"{SET}_5", again.doc["names"]) == "gpu-pg0-4"
+
+
+def test_a_vm_re_created_after_a_failed_provisioning_takes_the_freed_name() -> None:
+    doc = assign({}, {SET: ["0", "1", "2", "3"]}, {SET: 4}, CLUSTER).doc
+    got = assign(doc, {SET: ["0", "2", "3", "4"]}, {SET: 4}, CLUSTER)
+    assert names_of(got) == {"0": "gpu-pg0-1", "2": "gpu-pg0-3", "3": "gpu-pg0-4", "4": "gpu-pg0-2"}
+    assert got.freed == [(SET, "1", "gpu-pg0-2")] and got.named == [(SET, "4", "gpu-pg0-2")]
+
+
+def test_more_vms_than_names_leaves_the_extra_unnamed_then_deallocated() -> None:
+    got = assign({}, {SET: ["0", "1", "2"]}, {SET: 2}, CLUSTER, now=100.0, grace_s=60)
+    assert names_of(got) == {"0": "gpu-pg0-1", "1": "gpu-pg0-2"}
+    assert got.waiting == [(SET, "2")] and got.deallocate == []  # a growth's sync may name it
+    later = assign(got.doc, {SET: ["0", "1", "2"]}, {SET: 2}, CLUSTER, now=170.0, grace_s=60)
+    assert later.deallocate == [(SET, "2")] and "2" not in names_of(later)
+    assert later.doc["unnamed"][SET]["2"]["deallocated"] is True
+    # once given up it is not named by a later growth (its first boot failed) ...
+    grown = assign(later.doc, {SET: ["0", "1", "2"]}, {SET: 3}, CLUSTER, now=200.0)
+    assert "2" not in names_of(grown) and grown.deallocate == []
+    # ... unless it asks again (reimaged: cloud-init runs its first boot again)
+    asked = assign(later.doc, {SET: ["0", "1", "2"]}, {SET: 3}, CLUSTER, {(SET, "2")}, now=200.0)
+    assert names_of(asked)["2"] == "gpu-pg0-3"
+
+
+def test_growth_names_a_waiting_vm_when_the_config_sync_adds_its_name() -> None:
+    doc = assign({}, {SET: ["0", "1", "2"]}, {SET: 2}, CLUSTER, now=0.0).doc
+    got = assign(doc, {SET: ["0", "1", "2"]}, {SET: 3}, CLUSTER, now=30.0)
+    assert names_of(got)["2"] == "gpu-pg0-3" and got.doc["unnamed"] == {}
+
+
+def test_a_vm_whose_name_left_slurm_conf_is_deallocated_not_renamed() -> None:
+    doc = assign({}, {SET: ["0", "1", "2"]}, {SET: 3}, CLUSTER).doc
+    # a shrink to 2 where Azure deleted id 1 instead of the drained gpu-pg0-3 (id 2)
+    got = assign(doc, {SET: ["0", "2"]}, {SET: 2}, CLUSTER)
+    assert names_of(got) == {"0": "gpu-pg0-1"}
+    assert got.deallocate == [(SET, "2")]
+
+
+def test_assign_is_idempotent() -> None:
+    first = assign({}, {SET: ["0", "1", "4", "5", "6"]}, {SET: 4}, CLUSTER, now=5.0)
+    second = assign(first.doc, {SET: ["0", "1", "4", "5", "6"]}, {SET: 4}, CLUSTER, now=5.0)
+    assert second.doc == first.doc
+    assert second.named == [] and second.freed == [] and second.deallocate == []
+
+
+def test_scale_sets_are_independent_and_sizes_come_from_slurms_names() -> None:
+    nodes = ["gpu-pg0-1", "gpu-pg0-2", "gpu-pg1-1", "big-pg0-3", "big-pg0-1", "big-pg0-2"]
+    sizes = sizes_from_nodes(CLUSTER, nodes)
+    assert sizes == {f"{CLUSTER}-gpu-pg0": 2, f"{CLUSTER}-gpu-pg1": 1, f"{CLUSTER}-big-pg0": 3}
+    existing = {f"{CLUSTER}-gpu-pg0": ["7", "9"], f"{CLUSTER}-gpu-pg1": ["3"]}
+    got = assign({}, existing, sizes, CLUSTER)
+    assert got.doc["names"] == {
+        f"{CLUSTER}-gpu-pg0": {"7": "gpu-pg0-1", "9": "gpu-pg0-2"},
+        f"{CLUSTER}-gpu-pg1": {"3": "gpu-pg1-1"},
+    }
+
+
+def test_without_a_map_the_old_rule_holds_and_a_name_without_a_vm_is_refused() -> None:
+    assert node_ref(CLUSTER, "gpu-pg0-3").instance_id == "2"
+    with pytest.raises(LookupError):
+        node_ref(CLUSTER, "gpu-pg0-3", {SET: {"0": "gpu-pg0-1"}})
+    with pytest.raises(LookupError):
+        node_name(CLUSTER, f"{SET}_4", {SET: {"0": "gpu-pg0-1"}})
