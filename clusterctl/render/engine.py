@@ -15,11 +15,13 @@ import jinja2
 from clusterctl.project import templates_dir
 from clusterctl.render.deep import NHC_DEEP_CONF, deep_context, deep_hours
 from clusterctl.render.power_files import (
+    NAMES_SEED,
     POWER_CONFIG,
     POWER_HOME,
     POWER_LOG,
     POWER_NODE_MODULES,
     POWER_SCHEDULER_MODULES,
+    names_seed,
     power_config,
     power_package,
     power_pins,
@@ -396,6 +398,8 @@ def render_cloud_init(
         ctx["power_config_path"] = POWER_CONFIG
         ctx["power_config"] = power_config(spec)
         ctx["power_pins"] = power_pins(cat)
+        ctx["names_seed_path"] = NAMES_SEED
+        ctx["names_seed"] = names_seed(spec)
         if spec.head_node.accounting:
             if not db_password:
                 raise ValueError("headNode.accounting needs the database password")

@@ -10,10 +10,12 @@ from pathlib import Path
 
 from clusterctl.spec.catalog import Catalog
 from clusterctl.spec.model import ClusterSpec
+from clusterctl.spec.topology import fabric_groups
 
 POWER_CONFIG = "/etc/gpu-clusters/power.json"
 POWER_LOG = "/var/log/slurm/gpucl-power.log"
 POWER_HOME = "/opt/gpucl"
+NAMES_SEED = "/etc/gpu-clusters/names.seed.json"
 """The power program on the scheduler: a venv with pinned azure SDKs (config/versions.yaml
 `powerProgram`) and the package clusterctl/power copied to <home>/lib/gpucl_power."""
 
@@ -57,6 +59,21 @@ def power_config(spec: ClusterSpec) -> str:
         "azure": {},
     }
     return json.dumps(doc, indent=2, sort_keys=True) + "\n"
+
+
+def names_seed(spec: ClusterSpec) -> str:
+    """The name map a new cluster starts from: in every scale set, instance ids 0..N-1 named
+    1..N, as Azure numbers a new uniform scale set. The scheduler's first boot puts it at
+    /sched/<cluster>/names.json when there is none, before it exports /sched, so booting nodes
+    find their names without waiting for `gpucl-power names` (which needs the power venv, built
+    later). Where Azure numbered otherwise (a VM re-created after a failed provisioning), that VM
+    finds no name and asks; the reconciler frees the names of ids that do not exist and names it."""
+    names = {
+        f"{spec.name}-{g.name}": {str(i): f"{g.name}-{i + 1}" for i in range(g.size)}
+        for p in spec.partitions
+        for g in fabric_groups(p.name, p.nodes, p.max_nodes_per_scale_set)
+    }
+    return json.dumps({"names": names}, indent=2, sort_keys=True) + "\n"
 
 
 def power_pins(cat: Catalog) -> list[str]:

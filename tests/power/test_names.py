@@ -5,6 +5,8 @@ gpucl-events make through the map."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from clusterctl.power.names import assign, node_name, node_ref, sizes_from_nodes
@@ -96,3 +98,25 @@ def test_without_a_map_the_old_rule_holds_and_a_name_without_a_vm_is_refused() -
         node_ref(CLUSTER, "gpu-pg0-3", {SET: {"0": "gpu-pg0-1"}})
     with pytest.raises(LookupError):
         node_name(CLUSTER, f"{SET}_4", {SET: {"0": "gpu-pg0-1"}})
+
+
+def test_the_scheduler_seeds_exactly_what_the_reconciler_gives_a_new_cluster() -> None:
+    """The map the scheduler's first boot writes (so booting nodes need not wait for the
+    reconciler's venv) is the reconciler's own answer for a new cluster, scale set by scale set
+    (5 nodes, 2 per set: pg0 and pg1 full, pg2 one); where Azure numbered a VM otherwise, the
+    reconciler corrects the seed: the name of the id that does not exist goes to the real VM."""
+    from clusterctl.render.power_files import names_seed
+    from clusterctl.spec.load import load_stack_spec
+
+    spec, _ = load_stack_spec(
+        "azure-h100", ["partitions[0].nodes=5", "partitions[0].maxNodesPerScaleSet=2"]
+    )
+    seed = json.loads(names_seed(spec))
+    sets = {f"{spec.name}-gpu-pg{k}": n for k, n in enumerate((2, 2, 1))}
+    new = assign({}, {s: [str(i) for i in range(n)] for s, n in sets.items()}, sets, spec.name)
+    assert seed == {"names": new.doc["names"]}, (seed, new.doc)
+    pg1 = f"{spec.name}-gpu-pg1"
+    fixed = assign(seed, {**{s: [str(i) for i in range(n)] for s, n in sets.items()},
+                          pg1: ["0", "2"]}, sets, spec.name)  # fmt: skip
+    assert fixed.doc["names"][pg1] == {"0": "gpu-pg1-1", "2": "gpu-pg1-2"}
+    assert fixed.freed == [(pg1, "1", "gpu-pg1-2")]

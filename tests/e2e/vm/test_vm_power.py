@@ -11,6 +11,8 @@ powered-down node."""
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import re
 import subprocess
 import sys
@@ -291,7 +293,10 @@ def test_a_resize_from_two_to_three_nodes_joins_without_touching_a_running_job(
 ) -> None:
     """What `pulumi up` does for `nodes: 3`: the scheduler's Run Command (render_config_sync, run
     as Azure runs it: a root bash script) and one more scale-set VM booted from the same GPU
-    user-data; the running job keeps running."""
+    user-data; the running job keeps running. The new VM has instance id 4, as Azure gives after
+    an earlier 4 -> 2 (a uniform scale set never reuses an id): it asks the scheduler's name map
+    for its name, joins as gpu-pg0-3 (by the old rule it was gpu-pg0-5, refused by slurmctld),
+    runs a job, and powering gpu-pg0-3 down deallocates that VM."""
     from clusterctl.plan.program import make_plan, write_plan
     from clusterctl.render.engine import render_config_sync
     from clusterctl.sandbox.vm import vmstate
@@ -314,6 +319,7 @@ def test_a_resize_from_two_to_three_nodes_joins_without_touching_a_running_job(
         assert "scontrol reconfigure done" in sync.stdout, sync.stdout
         third = boot.cluster_from_plan(tmp_path / "plan", nodes=3)[-1]
         assert (third.name, third.vm_name) == ("gpu-pg0-000002", "h100-gpu-pg0_2")
+        third = dataclasses.replace(third, name="gpu-pg0-000004", vm_name="h100-gpu-pg0_4")
         report = boot.add_node(cluster.workdir, third, log=lambda _m: None)
         assert report["cloud_init"] == "done" and not report["errors"], report
         cluster.vms["gpu-pg0-3"] = third.vm_name
@@ -322,6 +328,11 @@ def test_a_resize_from_two_to_three_nodes_joins_without_touching_a_running_job(
         done = wait_for("a job on the new node", lambda: cluster.job(new).get("JobState"),
                         lambda s: s in ended, RESUME_TIMEOUT_S)  # fmt: skip
         assert done == "COMPLETED", cluster.job(new)
+        names = json.loads(cluster.sh("cat /sched/h100/names.json").stdout)["names"]
+        assert names["h100-gpu-pg0"] == {"0": "gpu-pg0-1", "1": "gpu-pg0-2", "4": "gpu-pg0-3"}
+        wait_for("gpu-pg0-3 powered down", lambda: cluster.state("gpu-pg0-3"),
+                 lambda s: s == "idle~", SUSPEND_S + SUSPEND_TIMEOUT_S + 60)  # fmt: skip
+        assert cluster.vm_power("gpu-pg0-3") == "stopped"
         after = cluster.job(job)
         assert after["JobState"] == "RUNNING", after
         assert (after["StartTime"], after["Restarts"]) == (before["StartTime"], before["Restarts"])
