@@ -125,6 +125,26 @@ class AzureBackend:
     def stop(self, nodes: Sequence[NodeRef]) -> dict[str, str | None]:
         return self._batch("deallocate", nodes)
 
+    def delete(self, nodes: Sequence[NodeRef]) -> dict[str, str | None]:
+        """VirtualMachineScaleSets_DeleteInstances (POST .../delete, instanceIds required), one
+        call per scale set; a refusal is every node's answer in that set."""
+        out: dict[str, str | None] = {}
+        sets = self.client.virtual_machine_scale_sets
+        for scale_set, refs in by_scale_set(list(nodes)).items():
+            ids = [r.instance_id for r in refs]
+            try:
+                self._call(
+                    f"delete {scale_set} {ids}",
+                    lambda s=scale_set, i=ids: sets.begin_delete_instances(
+                        self.rg, s, {"instanceIds": i}, polling=False
+                    ),
+                )
+                LOG.info("delete %s instances %s: accepted", scale_set, ids)
+                out.update({r.name: None for r in refs})
+            except HttpResponseError as exc:
+                out.update({r.name: _why(exc) for r in refs})
+        return out
+
     def _one(self, verb: str, node: NodeRef) -> str | None:
         op = getattr(self.client.virtual_machine_scale_set_vms, f"begin_{verb}")
         try:

@@ -42,6 +42,11 @@ class PowerBackend(Protocol):
         """Ask for the nodes to stop billing compute (Azure: deallocate); idempotent."""
         ...
 
+    def delete(self, nodes: Sequence[NodeRef]) -> dict[str, str | None]:
+        """Ask for exactly these VMs to be deleted (a shrink: Azure's own choice on a capacity
+        decrease is by instance id, not by Slurm name): node name -> None or why refused."""
+        ...
+
     def reimage(self, node: NodeRef) -> str | None:
         """A fresh OS disk from the image, same name (`clusterctl node replace`)."""
         ...

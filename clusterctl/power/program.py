@@ -228,6 +228,37 @@ class PowerProgram:
                 LOG.info("%s: %s accepted", ref.name, action)
         return EXIT_FAILED if failed else EXIT_OK
 
+    def delete(self, names: Sequence[str]) -> int:
+        """`delete`: the VMs of nodes a shrink takes out, deleted by their instance ids (the name
+        map's), before Pulumi lowers the scale sets' capacity: Azure would otherwise pick the
+        VMs by instance id, which after a scale-in and out is not the highest Slurm names. Run by
+        the resize drain once the nodes are drained and idle; a node that runs a job is refused,
+        a name no VM holds is already gone. Waits (bounded) until the VMs are no longer listed."""
+        refs, gone = self.resolve(names)
+        for name in gone:
+            LOG.info("%s: no VM holds it (names.json); nothing to delete", name)
+        busy = {r.name for r in refs if slurm.jobs_on(r.name, self.runner)}
+        for name in sorted(busy):
+            LOG.error("%s: runs a job; its VM is not deleted", name)
+        todo = [r for r in refs if r.name not in busy]
+        refused = {n: e for n, e in (self.backend.delete(todo) if todo else {}).items() if e}
+        for name, why in sorted(refused.items()):
+            LOG.error("%s: delete refused: %s", name, why)
+        pending = [r for r in todo if r.name not in refused]
+        deadline = self.clock() + self.config.resume_wait_s
+        while pending:
+            listed = {ss: set(self.backend.list(ss)) for ss in {r.scale_set for r in pending}}
+            for r in [r for r in pending if r.instance_id not in listed[r.scale_set]]:
+                LOG.info("%s: VM %s_%s deleted", r.name, r.scale_set, r.instance_id)
+                pending.remove(r)
+            if not pending or self.clock() >= deadline:
+                break
+            self.sleep(self.config.poll_s)
+        for r in pending:
+            LOG.error("%s: VM %s_%s still listed after %.0f s", r.name, r.scale_set,
+                      r.instance_id, self.config.resume_wait_s)  # fmt: skip
+        return EXIT_FAILED if busy or refused or pending else EXIT_OK
+
     def show(self, names: Sequence[str]) -> int:
         for name, st in sorted(self.backend.state(self.refs(names)).items()):
             print(f"{name} {st.power}{' ' + st.error if st.error else ''}")
@@ -297,7 +328,17 @@ class PowerProgram:
                 LOG.error("%s: deallocate after failure refused: %s", name, error)
 
 
-ACTIONS = ("resume", "suspend", "fail", "return", "reimage", "redeploy", "state", "names")
+ACTIONS = (
+    "resume",
+    "suspend",
+    "fail",
+    "return",
+    "reimage",
+    "redeploy",
+    "state",
+    "names",
+    "delete",
+)
 
 
 def make_backend(config: Config) -> PowerBackend:

@@ -94,6 +94,9 @@ class SandboxBackend:
     def stop(self, nodes: Sequence[NodeRef]) -> dict[str, str | None]:
         return self._each("deallocate", nodes)
 
+    def delete(self, nodes: Sequence[NodeRef]) -> dict[str, str | None]:
+        return self._each("delete", nodes)
+
     def reimage(self, node: NodeRef) -> str | None:
         return self._each("reimage", [node])[node.name]
 

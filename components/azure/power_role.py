@@ -28,10 +28,12 @@ POWER_ROLE_ACTIONS = (
     f"{VMSS}/virtualMachines/read",
     f"{VMSS}/virtualMachines/reimage/action",
     f"{VMSS}/virtualMachines/redeploy/action",
+    f"{VMSS}/delete/action",
 )
 """Batched start/deallocate per scale set (with explicit instanceIds), the same per VM when a batch
 is refused, the instance view to see allocation failures, reimage and redeploy for `clusterctl
-node replace`, and the list of a scale set's VMs for the name map (`gpucl-power names`)."""
+node replace`, the list of a scale set's VMs for the name map (`gpucl-power names`), and
+DeleteInstances for exactly the VMs of the nodes a shrink drained (`gpucl-power delete`)."""
 
 
 class PowerRole(pulumi.ComponentResource):

@@ -81,6 +81,8 @@ class Arm:
                 vm.power = "deallocated"
             elif verb in ("reimage", "redeploy"):
                 vm.power = "running"
+            elif verb == "delete":
+                del self.vms[key]
         return 202, None
 
 

@@ -33,6 +33,7 @@ class FakeSlurm:
         self.reasons = reasons or {}
         self.states: dict[str, str] = {}
         self.since: dict[str, str] = {}
+        self.jobs: dict[str, list[str]] = {}
         self.nodes: list[str] = []
 
     def __call__(self, argv):
@@ -56,6 +57,8 @@ class FakeSlurm:
                            for n in names)  # fmt: skip
         if argv[:4] == ["sinfo", "-h", "-N", "-n"]:
             return self.reasons.get(argv[4], "none") + "\n"
+        if argv[:1] == ["squeue"] and "-w" in argv:
+            return "".join(f"{j}\n" for j in self.jobs.get(argv[argv.index("-w") + 1], []))
         if argv == ["sinfo", "-h", "-N", "-o", "%N"]:
             return "".join(f"{n}\n" for n in self.nodes)
         raise AssertionError(argv)
@@ -104,6 +107,25 @@ def test_resume_starts_each_scale_set_in_one_call_with_explicit_ids(arm) -> None
     ]
     assert arm.vms[(f"{CLUSTER}-gpu-pg0", "1")].power == "deallocated"  # not named: untouched
     assert slurm.updates == []
+
+
+def test_delete_removes_exactly_the_named_vms_and_refuses_a_busy_node(arm) -> None:
+    """A shrink's `gpucl-power delete`: the VMs the name map gives the leaving names are deleted
+    by instance id (one DeleteInstances per scale set, explicit ids), not the highest ids Azure
+    would pick on a capacity decrease; a node that runs a job is refused and keeps its VM; a
+    name no VM holds is already gone; the call returns once the VMs are no longer listed."""
+    prog, slurm = program(arm)
+    prog._names = {f"{CLUSTER}-gpu-pg0": {"0": "gpu-pg0-1", "3": "gpu-pg0-2", "1": "gpu-pg0-3"}}
+    prog._names_read = True
+    slurm.jobs = {"gpu-pg0-3": ["41"]}
+    assert prog.delete(["gpu-pg0-2", "gpu-pg0-3", "gpu-pg0-4"]) == 1  # one refused: busy
+    assert (f"{CLUSTER}-gpu-pg0", "3") not in arm.vms  # gpu-pg0-2's VM: id 3, not the highest
+    assert (f"{CLUSTER}-gpu-pg0", "1") in arm.vms  # busy gpu-pg0-3 kept
+    deletes = [r for r in posts(arm) if r.path.endswith("/delete")]
+    assert [json.loads(r.body) for r in deletes] == [{"instanceIds": ["3"]}]
+    slurm.jobs = {}
+    assert prog.delete(["gpu-pg0-3"]) == 0
+    assert (f"{CLUSTER}-gpu-pg0", "1") not in arm.vms
 
 
 def test_every_request_matches_the_published_spec(arm) -> None:
@@ -306,6 +328,9 @@ ROLE_ACTION_OF_OPERATION = {
     "VirtualMachineScaleSetVMs_List": (
         "Microsoft.Compute/virtualMachineScaleSets/virtualMachines/read"
     ),
+    "VirtualMachineScaleSets_DeleteInstances": (
+        "Microsoft.Compute/virtualMachineScaleSets/delete/action"
+    ),
 }
 """The RBAC action each spec operation needs (MicrosoftDocs, resource provider operations,
 Microsoft.Compute); the role test asserts the role holds exactly these."""
@@ -322,5 +347,6 @@ def test_the_program_calls_exactly_the_operations_the_role_allows(arm) -> None:
     prog.rebuild("reimage", ["gpu-pg0-2"])
     prog.rebuild("redeploy", ["gpu-pg0-2"])
     assert prog.backend.list(f"{CLUSTER}-gpu-pg0") == ["0", "1", "2", "3"]  # the name map's read
+    assert prog.delete(["gpu-pg1-2"]) == 0
     ops = spec_operations()
     assert {check_against_spec(r, ops) for r in arm.requests} == set(ROLE_ACTION_OF_OPERATION)

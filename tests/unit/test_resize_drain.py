@@ -15,18 +15,28 @@ from clusterctl.spec.load import load_stack_spec
 KNOWN = [f"gpu-pg0-{i}" for i in range(1, 6)]  # what slurmctld has before the shrink to 3
 
 
-def run_sync(tmp_path: Path, *, busy_polls: int, drain_only: bool = False, wait: int = 2700):
+def run_sync(
+    tmp_path: Path,
+    *,
+    busy_polls: int,
+    drain_only: bool = False,
+    wait: int = 2700,
+    delete_fails: bool = False,
+):
     spec, _ = load_stack_spec("azure-h100", ["partitions[0].nodes=3"])
-    script = render_config_sync(
-        spec, "azure-h100", drain_only=drain_only, drain_wait_seconds=wait
-    ).replace("/etc/slurm/", f"{tmp_path}/etc/")
-    log = tmp_path / "events"
     bins = tmp_path / "bin"
+    script = (
+        render_config_sync(spec, "azure-h100", drain_only=drain_only, drain_wait_seconds=wait)
+        .replace("/etc/slurm/", f"{tmp_path}/etc/")
+        .replace("/usr/local/bin/gpucl-power", f"{bins}/gpucl-power")
+    )
+    log = tmp_path / "events"
     bins.mkdir()
     known = "\\n".join(KNOWN)
     stubs = {
         "cloud-init": "exit 0",
         "systemctl": "exit 0",  # is-active: slurmctld runs
+        "gpucl-power": f'echo "gpucl-power $*" >> {log}; exit {int(delete_fails)}',
         "sleep": f'echo "sleep $*" >> {log}',
         "install": f'echo "install ${{@: -1}}" >> {log}; mkdir -p "$(dirname "${{@: -1}}")" '
         '&& cp "${@: -2:1}" "${@: -1}"',
@@ -79,8 +89,23 @@ def test_the_drain_only_copy_drains_and_writes_nothing(tmp_path) -> None:
     proc, events = run_sync(tmp_path, busy_polls=0, drain_only=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert events[0].startswith("scontrol update NodeName=gpu-pg0-4,gpu-pg0-5 State=DRAIN")
-    assert events[1:] == ["squeue -h -w gpu-pg0-4,gpu-pg0-5 -o %i"]
+    assert events[1:] == [
+        "squeue -h -w gpu-pg0-4,gpu-pg0-5 -o %i",
+        "gpucl-power delete gpu-pg0-4,gpu-pg0-5",
+    ]
     assert "put " not in proc.stdout and not (tmp_path / "etc").exists()
+
+
+def test_the_drain_only_copy_deletes_exactly_the_drained_nodes_vms_or_stops_the_resize(
+    tmp_path,
+) -> None:
+    """Before Pulumi lowers a scale set's capacity (Azure would pick the VMs itself, by instance
+    id), the drained, idle leaving nodes' own VMs are deleted through the name map; if that
+    fails the Run Command fails, and `pulumi up` stops before any capacity changes."""
+    proc, events = run_sync(tmp_path, busy_polls=0, drain_only=True, delete_fails=True)
+    assert proc.returncode != 0
+    assert events[-1] == "gpucl-power delete gpu-pg0-4,gpu-pg0-5"
+    assert "deleted the VMs" not in proc.stdout
 
 
 def test_growth_drains_nothing(tmp_path) -> None:

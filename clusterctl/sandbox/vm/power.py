@@ -33,7 +33,7 @@ from pathlib import Path
 
 from . import machine, vmstate
 
-ACTIONS = ("state", "start", "deallocate", "reimage", "redeploy", "list")
+ACTIONS = ("state", "start", "deallocate", "reimage", "redeploy", "list", "delete")
 STOP_GRACE_S = 60.0
 BOOT_DELAY_S = 3.0
 """An ND VM takes minutes to start; a container under a second. slurmctld accepts a resumed node
@@ -62,7 +62,7 @@ def locked(workdir: Path) -> Iterator[vmstate.VmState]:
 
 def node_of(state: vmstate.VmState, vm: str) -> str:
     for name, node in state.nodes.items():
-        if node.get("vm_name") == vm and node.get("role") == "gpu":
+        if node.get("vm_name") == vm and node.get("role") == "gpu" and not node.get("deleted"):
             return name
     raise PowerError(f"no GPU node VM named {vm} in this sandbox")
 
@@ -121,6 +121,13 @@ def reimage(state: vmstate.VmState, name: str) -> None:
     start(state, name)
 
 
+def delete(state: vmstate.VmState, name: str) -> None:
+    """A scale-set VM deleted: stopped, then gone from the power calls and the list (its
+    container's disks stay until `down`, as the sandbox keeps every node's files for logs)."""
+    deallocate(state, name)
+    state.nodes[name]["deleted"] = True
+
+
 def _publish(state: vmstate.VmState) -> None:
     vm_map = Path(state.lab["vm_map"])
     vms = json.loads(vm_map.read_text())
@@ -144,6 +151,7 @@ def act(workdir: Path, action: str, vms: list[str]) -> dict:
                         n["vm_name"].rpartition("_")[2]
                         for n in state.nodes.values()
                         if n.get("role") == "gpu"
+                        and not n.get("deleted")
                         and n.get("vm_name", "").rpartition("_")[0] == scale_set
                     ),
                     key=int,
@@ -164,6 +172,8 @@ def act(workdir: Path, action: str, vms: list[str]) -> dict:
                 start(state, name)
             elif action == "reimage":
                 reimage(state, name)
+            elif action == "delete":
+                delete(state, name)
             else:
                 deallocate(state, name)
                 start(state, name)

@@ -296,7 +296,10 @@ def test_a_resize_from_two_to_three_nodes_joins_without_touching_a_running_job(
     user-data; the running job keeps running. The new VM has instance id 4, as Azure gives after
     an earlier 4 -> 2 (a uniform scale set never reuses an id): it asks the scheduler's name map
     for its name, joins as gpu-pg0-3 (by the old rule it was gpu-pg0-5, refused by slurmctld),
-    runs a job, and powering gpu-pg0-3 down deallocates that VM."""
+    runs a job, and powering gpu-pg0-3 down deallocates that VM. Then back to `nodes: 2`: the
+    drain-only Run Command (Pulumi runs it before it lowers a capacity) drains gpu-pg0-3 and
+    deletes exactly its VM, id 4 (Azure's own pick on a capacity decrease is by instance id, not
+    by name), the config sync takes the name out of slurm.conf, and the map frees it."""
     from clusterctl.plan.program import make_plan, write_plan
     from clusterctl.render.engine import render_config_sync
     from clusterctl.sandbox.vm import vmstate
@@ -333,6 +336,22 @@ def test_a_resize_from_two_to_three_nodes_joins_without_touching_a_running_job(
         wait_for("gpu-pg0-3 powered down", lambda: cluster.state("gpu-pg0-3"),
                  lambda s: s == "idle~", SUSPEND_S + SUSPEND_TIMEOUT_S + 60)  # fmt: skip
         assert cluster.vm_power("gpu-pg0-3") == "stopped"
+        small = make_plan("azure-h100", ["partitions[0].nodes=2"]).spec
+        for drain_only in (True, False):
+            text = render_config_sync(small, "azure-h100", drain_only=drain_only)
+            script.write_text(text if drain_only else substitutions.rewrite_config_sync(text))
+            sync = cluster.sh("bash /root/slurm-config-sync.sh", timeout=300)
+            assert sync.returncode == 0, sync.stdout + sync.stderr
+            if drain_only:
+                assert "deleted the VMs of gpu-pg0-3" in sync.stdout, sync.stdout
+                listed = power.act(cluster.workdir, "list", ["h100-gpu-pg0"])
+                assert listed == {"h100-gpu-pg0": ["0", "1"]}, listed
+        cluster.vms.pop("gpu-pg0-3")
+        assert cluster.sh("sinfo -h -N -o %N").stdout.split() == ["gpu-pg0-1", "gpu-pg0-2"]
+        run = cluster.sh("systemctl start gpucl-names.service", timeout=180)
+        assert run.returncode == 0, run.stdout + run.stderr
+        names = json.loads(cluster.sh("cat /sched/h100/names.json").stdout)["names"]
+        assert names["h100-gpu-pg0"] == {"0": "gpu-pg0-1", "1": "gpu-pg0-2"}
         after = cluster.job(job)
         assert after["JobState"] == "RUNNING", after
         assert (after["StartTime"], after["Restarts"]) == (before["StartTime"], before["Restarts"])
