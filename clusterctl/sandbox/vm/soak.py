@@ -13,7 +13,8 @@ The month: users' jobs (arrays, 2-node, short and long), idle gaps that power no
 admin's maintenance drain (kept through power down and up, lifted by the admin), a health fault
 (the node's health check drains it `gpucl: ...`, and lifts it once healthy), a spot eviction of a
 node running a job, a failed resume (then the scheduler's return service), a node replace, a
-reboot and a scheduler re-create (its VM reimaged: a new OS disk, the protected data disk kept).
+reboot, a scheduler re-create (its VM reimaged: a new OS disk, the protected data disk kept), and a
+resize across a scale-set boundary and back (maxNodesPerScaleSet 2: two sets, then a third).
 
 Invariants (each check counted; each violation kept with step, node and detail):
 - drains: every drain in the ledger (set by the script's admin or by a health check) keeps its
@@ -30,6 +31,7 @@ Invariants (each check counted; each violation kept with step, node and detail):
   not the OS disk.
 
 Declared compressions: SuspendTime/SuspendTimeout/ResumeTimeout scaled by `power.time_scale`;
+scale sets of 2 VMs (maxNodesPerScaleSet, Azure's limit is 100);
 a health check tick runs the node's HealthCheckProgram at once (HealthCheckInterval is not scaled);
 jobs are root's, named after the user who would own them.
 """
@@ -37,6 +39,7 @@ jobs are root's, named after the user who would own them.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import re
 import statistics
@@ -51,12 +54,15 @@ from pathlib import Path
 
 from clusterctl.power.names import node_name
 
-from . import boot, faults, power, vmstate
+from . import boot, faults, power, substitutions, vmstate
 
 SUSPEND_S, SUSPEND_TIMEOUT_S, RESUME_TIMEOUT_S = 20, 10, 150
 MARGIN_S = 60.0
 POLL_S = 3.0
 NODES = 4
+PER_SCALE_SET = 2
+"""The scale-set limit in the soak (maxNodesPerScaleSet, a declared compression of Azure's 100):
+4 nodes make two scale sets, two InfiniBand fabrics, and a resize crosses into a third."""
 HEALTH = "/usr/local/libexec/gpu-clusters/gpucl-health.sh"
 PROBE_DIR = "/sched/gpucl-soak"
 SHELL_MEMLOCK_KIB = "1024"
@@ -188,6 +194,11 @@ def expand(hostlist: str) -> list[str]:
     return names
 
 
+def node_order(name: str) -> tuple[str, int]:
+    group, _, index = name.rpartition("-")
+    return group, int(index)
+
+
 def flags(state: str) -> set[str]:
     """Transitional marks of a sinfo %T state: '#', '%', '!', 'completing'."""
     got = {c for c in "#%!" if c in state}
@@ -200,12 +211,13 @@ class Soak:
     def __init__(self, workdir: Path, specs: list[boot.NodeSpec], log: Callable = print):
         self.workdir = workdir
         self.log = log
+        self.specs = specs
         self.sched = next(s.name for s in specs if s.role == "scheduler")
         gpus = [s for s in specs if s.role == "gpu"]
         self.cluster = self.sched.removesuffix("-scheduler")
         self.vms = {node_name(self.cluster, s.vm_name): s.vm_name for s in gpus}
         self.hosts = {node_name(self.cluster, s.vm_name): s.name for s in gpus}
-        self.nodes = sorted(self.vms, key=lambda n: int(n.rsplit("-", 1)[1]))
+        self.nodes = sorted(self.vms, key=node_order)
         self.result = Result()
         self.step = "boot"
         self.allowed: tuple[str, ...] = ()
@@ -229,10 +241,11 @@ class Soak:
         plan = Path(tempfile.mkdtemp(prefix="gpucl-soak-plan-"))
         subprocess.run(
             [sys.executable, "-m", "clusterctl", "plan", "-s", stack, "--out", str(plan),
-             "--set", f"partitions[0].nodes={NODES}"],
+             "--set", f"partitions[0].nodes={NODES}",
+             "--set", f"partitions[0].maxNodesPerScaleSet={PER_SCALE_SET}"],
             check=True, capture_output=True,
         )  # fmt: skip
-        specs = boot.cluster_from_plan(plan, nodes=NODES)
+        specs = boot.cluster_from_plan(plan)
         soak = cls(workdir.resolve(), specs, log)
         try:
             reports = boot.up(specs, soak.workdir, timeout=900, log=lambda _m: None)
@@ -499,16 +512,34 @@ class Soak:
         self.check_names(seen)
         self.check_probes()
 
+    def name_map(self) -> dict | None:
+        """The scheduler's name map (names.json), None when it cannot be read."""
+        got = self.sh(f"cat /sched/{self.cluster}/names.json", timeout=30)
+        try:
+            return dict(json.loads(got.stdout)["names"]) if got.returncode == 0 else None
+        except (ValueError, KeyError):
+            return None
+
     def check_names(self, seen: dict) -> None:
+        """Through the scheduler's own map: every VM that exists has one Slurm name, every
+        Slurm node one VM."""
         state = vmstate.load(self.workdir)
-        gpu_vms = {v["vm_name"]: v for v in state.nodes.values() if v.get("role") == "gpu"}
+        gpu_vms = {
+            v["vm_name"]: v
+            for v in state.nodes.values()
+            if v.get("role") == "gpu" and not v.get("deleted")
+        }
+        names = self.name_map()
+        if names is None:
+            self.violate("names map 1:1", "-", "names.json cannot be read", once=("nm", "file"))
+            return
         slurm = set(seen["nodes"])
         by_vm: dict[str, list[str]] = {}
         for vm in gpu_vms:
             self.count("names map 1:1")
             try:
-                by_vm.setdefault(node_name(self.cluster, vm), []).append(vm)
-            except ValueError as exc:
+                by_vm.setdefault(node_name(self.cluster, vm, names), []).append(vm)
+            except (ValueError, LookupError) as exc:
                 self.violate("names map 1:1", vm, f"no Slurm name: {exc}", once=("nm", vm))
         for name in sorted(slurm | set(by_vm)):
             self.count("names map 1:1")
@@ -787,6 +818,81 @@ def scheduler_recreate(s: Soak) -> None:
     s.done(run, later, timeout=300)
 
 
+def resize(s: Soak, nodes: int, drain_only: bool = False) -> str:
+    """`pulumi up` with `nodes` in the soak's stack: the scheduler's Run Command as Azure runs
+    it (a root bash script): the drain-only copy Pulumi runs before it changes a capacity, or
+    the config sync after (its slurm.conf with the node-size substitution)."""
+    from clusterctl.plan.program import make_plan
+    from clusterctl.render.engine import render_config_sync
+
+    spec = make_plan(
+        "azure-h100",
+        [f"partitions[0].nodes={nodes}", f"partitions[0].maxNodesPerScaleSet={PER_SCALE_SET}"],
+    ).spec
+    text = render_config_sync(spec, "azure-h100", drain_only=drain_only)
+    root = Path(vmstate.load(s.workdir).nodes[s.sched]["root"])
+    (root / "root/slurm-config-sync.sh").write_text(
+        text if drain_only else substitutions.rewrite_config_sync(text)
+    )
+    got = s.sh("bash /root/slurm-config-sync.sh", timeout=600)
+    if got.returncode != 0:
+        raise RuntimeError(f"config sync to {nodes} nodes: {got.stdout[-400:]}{got.stderr[-400:]}")
+    return got.stdout
+
+
+def resize_across_scale_sets(s: Soak) -> None:
+    """4 -> 5 nodes opens a third scale set (fill-first: the two full sets are not touched),
+    its VM boots and takes its name from the map; one job never spans two fabrics: a 2-node job
+    gets both nodes in one scale set, a 3-node job (more than any set holds) never starts; then
+    5 -> 4: the drain-only Run Command drains the new node and deletes exactly its VM, the
+    config sync takes it out of slurm.conf and the map frees its name."""
+    before = dict(s.vms)
+    resize(s, NODES + 1)
+    vmss = f"{s.cluster}-gpu-pg{NODES // PER_SCALE_SET}"
+    new = dataclasses.replace(
+        next(x for x in s.specs if x.role == "gpu"),
+        name=f"gpu-pg{NODES // PER_SCALE_SET}-000000",
+        vm_name=f"{vmss}_0",
+        scale_set=vmss,
+    )
+    report = boot.add_node(s.workdir, new, log=lambda _m: None)
+    if report.get("cloud_init") != "done" or report.get("errors"):
+        raise RuntimeError(f"the new scale set's VM did not boot: {report}")
+    name = node_name(s.cluster, new.vm_name, s.name_map())
+    with s.lock:
+        s.vms[name], s.hosts[name] = new.vm_name, new.name
+        s.nodes = sorted(s.vms, key=node_order)
+    job = s.sbatch("dave", "2-node", "-N2", 5)
+    spread = expand(s.running(job))
+    if len({n.rpartition("-")[0] for n in spread}) != 1:
+        raise RuntimeError(f"a 2-node job spans scale sets: {spread}")
+    s.done(job)
+    wide = s.sh("sbatch --parsable -J wide -N3 --time=1 --wrap true")
+    if wide.returncode == 0:  # accepted: it must never start; the soak cancels it
+        jid = wide.stdout.strip()
+        time.sleep(20)
+        got = s.job(jid)
+        s.sh(f"scancel {jid}")
+        if got.get("JobState") != "PENDING":
+            raise RuntimeError(f"a 3-node job left PENDING over 2-node fabrics: {got}")
+        s.log(f"soak: a 3-node job stays PENDING ({got.get('Reason')}): no fabric holds it")
+    else:
+        s.log(f"soak: a 3-node job is refused: {wide.stderr.strip()}")
+    s.settle([name])
+    out = resize(s, NODES, drain_only=True)
+    if f"deleted the VMs of {name}" not in out:
+        raise RuntimeError(f"the drain-only Run Command did not delete {name}'s VM: {out[-400:]}")
+    resize(s, NODES)
+    with s.lock:
+        s.vms.pop(name), s.hosts.pop(name)
+        s.nodes = sorted(s.vms, key=node_order)
+    if s.vms != before:
+        raise RuntimeError(f"the VMs of the other nodes changed: {before} -> {s.vms}")
+    s.sh("systemctl start gpucl-names.service", timeout=180)
+    if vmss in (s.name_map() or {}):
+        raise RuntimeError(f"names.json still names a VM of {vmss}")
+
+
 def maintenance_lifted(s: Soak) -> None:
     node = s.nodes[3]
     s.up(node)
@@ -810,7 +916,7 @@ MONTH: list[tuple[str, Callable[[Soak], None] | str]] = [
     ("reboot", reboot),
     ("scheduler re-create", scheduler_recreate),
     ("maintenance lifted", maintenance_lifted),
-    ("resize across scale sets", "not run: the step is not written yet (maxNodesPerScaleSet: 2)"),
+    ("resize across scale sets", resize_across_scale_sets),
     ("idle gap (weekend)", idle_gap),
 ]
 ALLOWED = {
@@ -818,6 +924,7 @@ ALLOWED = {
     "spot eviction": ("gpucl: spot",),
     "failed resume": ("gpucl: power:",),
     "node replace": ("gpucl: replace",),
+    "resize across scale sets": ("gpucl: resize",),
 }
 """Drains and DOWNs a step sets by design outside the ledger (spot, power, replace: each lifted
 by the product itself, which the next steps' checks hold it to)."""
