@@ -256,7 +256,7 @@ def node_scripts(spec: ClusterSpec, site: SlurmSite, sku: Sku | None) -> dict[st
             "slurm/pyxis.conf.j2", pyxis_library=PYXIS_LIBRARY, enroot_runtime=ENROOT_RUNTIME
         ).strip(),
     }
-    names = ["prolog.sh", "epilog.sh", "gpucl-pyxis.sh"]
+    names = ["prolog.sh", "epilog.sh", "gpucl-pyxis.sh", "gpucl-build-cache.sh"]
     if sku is None:
         names += ["resume.sh", "suspend.sh", "resume-fail.sh"]
         ctx["power_log"] = POWER_LOG

@@ -7,9 +7,8 @@ set -eu
 lib=/usr/local/lib/slurm/spank_pyxis.so
 src=/opt/pyxis
 if [ ! -e "$lib" ]; then
-  rm -rf "$src"
-  git clone --depth 1 --branch v0.24.0 https://github.com/NVIDIA/pyxis.git "$src"
-  make -C "$src" install prefix=/usr/local libdir=/usr/local/lib
+  # once per cluster: the first node (or the scheduler) builds, the others install its build
+  /usr/local/libexec/gpu-clusters/gpucl-build-cache.sh pyxis v0.24.0 "rm -rf $src && git clone -q --depth 1 --branch v0.24.0 https://github.com/NVIDIA/pyxis.git $src && make -C $src install prefix=/usr/local libdir=/usr/local/lib"
 fi
 # The scheduler's plugstack.conf is what configless nodes get from slurmctld: name pyxis there
 # once, then have slurmctld hand the new file out. Nodes have no plugstack.conf of their own.
