@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from clusterctl.nccl.collective import ranks_from_ratio
-from clusterctl.nccl.model import NcclRow, NcclRun
+from clusterctl.nccl.model import NcclRow, NcclRun, RankInfo
 from clusterctl.nccl.units import fmt_bytes
 
 __all__ = [
@@ -130,6 +130,20 @@ def _span(numbers: Iterable[int]) -> str:
     return ", ".join(map(str, ns)) if len(ns) <= 4 else f"{ns[0]}-{ns[-1]}"
 
 
+def _gpu_key(rank: RankInfo) -> tuple[str, int | None]:
+    """What tells one GPU of a host from another in a `# Rank` line.
+
+    A full PCI address (`0000:19:00`, domain included) is unique on a host. Older nccl-tests print
+    the bus number only (`0x1b`), which repeats across PCI domains: on Azure ND VMs every GPU is
+    `[0x00]`, each in a domain of its own, so there only the bus and the device index together
+    tell the GPUs apart. With no bus at all, the device index is all there is.
+    """
+    bus = rank.bus_id.strip()
+    if ":" in bus:
+        return (bus, None)
+    return (bus, rank.device)
+
+
 def _ranks(run: NcclRun, gpus_per_host: int | None, nodes: int | None) -> list[Observation]:
     """The ranks against nodes x GPUs: a GPU missing, two ranks on one GPU, uneven hosts."""
     notes: list[Observation] = []
@@ -161,12 +175,15 @@ def _ranks(run: NcclRun, gpus_per_host: int | None, nodes: int | None) -> list[O
     for r in run.ranks:
         by_host.setdefault(r.host, []).append(r)
     for host, ranks in by_host.items():
-        gpu: dict[object, list[int]] = {}
+        gpu: dict[tuple[str, int | None], list[int]] = {}
         for r in ranks:
-            gpu.setdefault(r.bus_id or r.device, []).append(r.rank)
-        for key, on in gpu.items():
+            gpu.setdefault(_gpu_key(r), []).append(r.rank)
+        for (bus, device), on in gpu.items():
             if len(on) > 1:
-                what = f"bus {key}" if isinstance(key, str) else f"device {key}"
+                what = " ".join(
+                    ([f"bus {bus}"] if bus else [])
+                    + ([f"device {device}"] if device is not None else [])
+                )
                 notes.append(
                     Observation(
                         "fail",
