@@ -332,6 +332,13 @@ def _status(stack: str, as_json: bool, d: Deps) -> None:
     if as_json:
         sys.stdout.write(json.dumps(report.as_json(), indent=2, default=str) + "\n")
         return
+    if not report.deployed and report.kept:
+        out.print(
+            f"stack {stack}: down; nothing runs. Kept on purpose: {_names(report.kept)} "
+            f"(billed as storage). To delete it too: clusterctl down -s {stack} --include-storage",
+            highlight=False,
+        )
+        return
     if not report.deployed:
         out.print(f"stack {stack}: not deployed (nothing runs, nothing bills)")
         return
