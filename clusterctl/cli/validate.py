@@ -20,6 +20,7 @@ from clusterctl.cli.common import (
     out,
     sandbox_workdir,
 )
+from clusterctl.cli.paths import writable_file
 from clusterctl.errors import UserError
 
 FLAGS = {
@@ -173,6 +174,8 @@ def register(app: typer.Typer) -> None:
             min_bytes=min_bytes, max_bytes=max_bytes, resume=resume or None,
         )  # fmt: skip
         try:
+            if junit is not None:  # before the run: a bad path must not cost the verdict
+                writable_file(junit, "--junit")
             refuse_ignored(given)
             if resume:
                 if sweep or drain:

@@ -230,6 +230,8 @@ def _read_yaml(path: Path) -> dict:
         data = yaml.load(path.read_text(), Loader=_SAFE_LOADER) or {}
     except FileNotFoundError as exc:
         raise UserError(f"{path}: catalog file missing") from exc
+    except UnicodeDecodeError:
+        raise UserError(f"{path}: not UTF-8 text; save it as UTF-8") from None
     except yaml.YAMLError as exc:
         raise UserError(f"{path}: not valid YAML ({exc.__class__.__name__})") from exc
     if not isinstance(data, dict):
