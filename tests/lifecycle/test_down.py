@@ -289,3 +289,21 @@ def test_status_after_down_is_down_with_the_kept_disk_not_a_running_cluster(depl
     assert text.exit_code == 0, text.output
     assert "down; nothing runs" in text.output and "h100-shared" in text.output
     assert "reach it" not in text.output and "spent so far" not in text.output
+
+
+def test_down_json_is_one_document_with_what_went_and_what_was_kept(deployed):
+    # issue 30 item 8: `down --json`; progress on stderr, the document alone on stdout
+    result = deployed.invoke("down", "-s", STACK, "--yes", "--json")
+
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert doc["stack"] == STACK and doc["exit_code"] == 0
+    assert {r["name"] for r in doc["kept"]} >= {"h100-shared"}
+    assert doc["destroyed"] and doc["left"] == [] and doc["survivors"] == []
+    assert doc["cloudChecked"] is True
+
+
+def test_down_json_without_yes_is_a_json_error(deployed):
+    result = deployed.invoke("down", "-s", STACK, "--json")
+    assert result.exit_code == 2
+    assert "--yes" in json.loads(result.stdout)["error"]
