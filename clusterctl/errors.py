@@ -33,3 +33,34 @@ class SpecError(UserError):
     def __init__(self, findings: list[Finding]):
         self.findings = findings
         super().__init__([f.line() for f in findings])
+
+
+# What to do about a path the system refused, by errno name: said after the path and the reason.
+_PATH_FIXES = {
+    "ENOTDIR": "a part of that path is a file, not a folder: choose another path",
+    "EISDIR": "that is a folder: name a file inside it",
+    "EACCES": "choose a folder you may write, or change its permissions",
+    "EPERM": "choose a folder you may write, or change its permissions",
+    "EROFS": "that file system is read-only: choose another path",
+    "ENOENT": "check the path (the folder above it must exist)",
+    "ENOSPC": "free some space or choose another disk",
+    "EEXIST": "remove it or choose another path",
+    "ENAMETOOLONG": "choose a shorter path",
+}
+
+
+def path_problem(exc: OSError, what: str = "") -> str:
+    """One line for an OSError about a path: `[what ]PATH: reason; the fix`."""
+    import errno
+
+    path = exc.filename if exc.filename is not None else "?"
+    reason = (exc.strerror or exc.__class__.__name__).lower()
+    fix = _PATH_FIXES.get(errno.errorcode.get(exc.errno or 0, ""), "check the path")
+    return f"{what + ' ' if what else ''}{path}: {reason}; {fix}"
+
+
+class PathError(UserError):
+    """A path the user gave cannot be read or written: one line naming it and the fix."""
+
+    def __init__(self, exc: OSError, what: str = ""):
+        super().__init__(path_problem(exc, what))

@@ -116,7 +116,9 @@ def _project_doc(folder: Path) -> dict[str, Any] | None:
     if not path.is_file():
         return None
     try:
-        doc = yaml.safe_load(path.read_text()) or {}
+        doc = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except UnicodeDecodeError:
+        raise UserError(f"{path}: not UTF-8 text; save it as UTF-8") from None
     except yaml.YAMLError as exc:
         raise UserError(f"{path}: not valid YAML: {exc}") from None
     return doc if isinstance(doc, dict) and doc.get("name") == PROJECT_NAME else None
@@ -131,25 +133,40 @@ def _project(folder: Path, doc: dict[str, Any]) -> Project:
     )
 
 
-def init_project(example: str, dest: Path) -> list[Path]:
-    """Copy the project files and one example stack into `dest`; return what was written."""
+def init_project(example: str, dest: Path, *, force: bool = False) -> list[Path]:
+    """Copy the project files and one example stack into `dest`; return what was written.
+
+    A file already there is never replaced without `force`: the refusal names each one.
+    """
     if example not in example_stacks():
         raise UserError(
             f"--example {example}: no such example; choose one of {', '.join(example_stacks())}"
         )
-    if (dest / "Pulumi.yaml").exists():
-        raise UserError(f"{dest}/Pulumi.yaml exists already: choose an empty or new folder")
     root = data_root()
     copies = {
         root / "Pulumi.yaml": dest / "Pulumi.yaml",
         root / "__main__.py": dest / "__main__.py",
         examples_dir() / f"Pulumi.{example}.yaml": dest / "stacks" / f"Pulumi.{example}.yaml",
     }
+    there = [dst for dst in copies.values() if dst.exists() or dst.is_symlink()]
+    if there and not force:
+        raise UserError(
+            [
+                f"{dst}: exists already; choose an empty or new folder, or pass --force to "
+                "replace it"
+                for dst in there
+            ]
+        )
     for src, dst in copies.items():
         dst.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(src, dst)
+    _point_schema_at_the_project(dest / "stacks" / f"Pulumi.{example}.yaml", dest)
     ignore = dest / ".gitignore"
     if not ignore.exists():
         ignore.write_text(".pulumi-state/\n.venv/\n")
         copies[ignore] = ignore
     return list(copies.values())
+
+
+def _point_schema_at_the_project(stack_file: Path, dest: Path) -> None:
+    """Placeholder: the stack file's $schema modeline is fixed in a later step."""

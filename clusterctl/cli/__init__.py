@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Annotated
+
+from clusterctl import interrupt
+
+if os.path.basename(sys.argv[0]) == "clusterctl":  # the console script: before the imports below
+    interrupt.install()
+from typing import Annotated, NoReturn
 
 import typer
 
 from clusterctl import __version__
-from clusterctl.cli.common import err, out
+from clusterctl.cli.common import out
 from clusterctl.errors import UserError
 
 app = typer.Typer(
@@ -61,6 +66,9 @@ def init(
             help="The example stack to start from (see `clusterctl init --example list`).",
         ),
     ],
+    force: Annotated[
+        bool, typer.Option("--force", help="Replace files of the project that exist already.")
+    ] = False,
 ) -> None:
     """Start a project of your own: Pulumi.yaml, the program and one example stack file."""
     from pathlib import Path
@@ -70,7 +78,10 @@ def init(
     if example == "list":
         out.print("\n".join(example_stacks()))
         return
-    written = init_project(example, Path(dest))
+    from clusterctl.cli.paths import writable_dir
+
+    writable_dir(Path(dest), "init folder")
+    written = init_project(example, Path(dest), force=force)
     out.print(f"wrote {len(written)} files to {dest}:")
     for path in written:
         out.print(f"  {path}")
@@ -94,23 +105,52 @@ _register_subcommands()
 def main() -> None:
     """Entry point: user errors print one line per problem and exit 2, never a traceback.
 
-    Click's own usage errors (a missing option, say) already exit 2 with a usage line.
+    Under --json every error is `{"error": ...}` on stdout instead, with the same exit code.
+    Click's own usage errors (a missing option, say) exit 2 too. Ctrl-C exits 130, quietly.
     """
-    from rich.markup import escape
+    interrupt.install()
+    from typer._click.exceptions import ClickException  # typer carries its own click
+
+    from clusterctl.errors import path_problem
 
     try:
-        app()
+        code = app(standalone_mode=False)
     except UserError as exc:
-        for problem in exc.problems:
-            err.print(f"[red]error:[/] {escape(problem)}", highlight=False, soft_wrap=True)
-        sys.exit(2)
+        fail(exc.problems, 2)
+    except (KeyboardInterrupt, typer.Abort):
+        interrupt.exit_now()
+    except ClickException as exc:
+        if wants_json():
+            fail([exc.format_message()], exc.exit_code)
+        exc.show()
+        sys.exit(exc.exit_code)
+    except OSError as exc:
+        if exc.filename is None or os.environ.get("CLUSTERCTL_DEBUG"):
+            _internal(exc)
+        fail([path_problem(exc)], 2)
     except Exception as exc:  # a bug: still no traceback unless asked for
-        if os.environ.get("CLUSTERCTL_DEBUG"):
-            raise
-        err.print(
-            f"[red]internal error:[/] {exc.__class__.__name__}: {escape(str(exc))} "
-            "(set CLUSTERCTL_DEBUG=1 for the traceback)",
-            highlight=False,
-            soft_wrap=True,
-        )
-        sys.exit(1)
+        _internal(exc)
+    sys.exit(code if isinstance(code, int) else 0)
+
+
+def fail(lines: list[str], code: int, *, label: str = "error") -> NoReturn:
+    """common.fail outside the command's run: its typer.Exit ends the process."""
+    from clusterctl.cli import common
+
+    try:
+        common.fail(lines, code, label=label)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+
+
+def wants_json() -> bool:
+    """--json among the arguments (not after `--`, where they belong to another program)."""
+    args = sys.argv[1:]
+    return "--json" in (args[: args.index("--")] if "--" in args else args)
+
+
+def _internal(exc: Exception) -> NoReturn:
+    if os.environ.get("CLUSTERCTL_DEBUG"):
+        raise exc
+    problem = f"{exc.__class__.__name__}: {exc} (set CLUSTERCTL_DEBUG=1 for the traceback)"
+    fail([problem], 1, label="internal error")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import sys
 from pathlib import Path
 from typing import Annotated, NoReturn
 
@@ -25,10 +27,32 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print the result as JSON 
 
 
 def bail(*lines: str) -> NoReturn:
-    """One `error:` line per problem on stderr, exit 2."""
-    for line in lines:
-        err.print(f"[red]error:[/] {escape(line)}", highlight=False, soft_wrap=True)
-    raise typer.Exit(2)
+    """One `error:` line per problem on stderr (under --json: JSON on stdout), exit 2."""
+    fail(list(lines), 2)
+
+
+def fail(lines: list[str], code: int, *, label: str = "error") -> NoReturn:
+    """Say what went wrong and exit `code`: one `error:` line per problem on stderr, or under
+    --json `{"error": ..., "problems": [...]}` on stdout (as `pulumi --json` and `sky` do)."""
+    if json_mode():
+        text = "\n".join(lines) if label == "error" else f"{label}: " + "\n".join(lines)
+        sys.stdout.write(json.dumps({"error": text, "problems": lines}, indent=2) + "\n")
+    else:
+        for line in lines:
+            err.print(f"[red]{label}:[/] {escape(line)}", highlight=False, soft_wrap=True)
+    raise typer.Exit(code)
+
+
+def json_mode() -> bool:
+    """The running command was given --json (from its parameters, else the command line)."""
+    from typer._click.globals import get_current_context  # typer carries its own click
+
+    ctx = get_current_context(silent=True)
+    if ctx is not None:
+        return bool(ctx.params.get("as_json"))
+    from clusterctl.cli import wants_json
+
+    return wants_json()
 
 
 SandboxOpt = Annotated[

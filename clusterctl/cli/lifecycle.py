@@ -20,7 +20,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from clusterctl.cli.common import JsonOpt, StackOpt, err, out
+from clusterctl.cli.common import JsonOpt, StackOpt, bail, err, out
 from clusterctl.errors import UserError
 from clusterctl.lifecycle.errors import OperationFailed
 from clusterctl.lifecycle.retry import DEFAULT_DELAYS, Backoff
@@ -100,15 +100,17 @@ def register(app: typer.Typer, *, deps: Deps | None = None) -> None:
                 help="Also delete the shared storage (/home, /sched) that is kept by default.",
             ),
         ] = False,
+        as_json: JsonOpt = False,
     ) -> None:
         """Destroy the cluster, then prove nothing is left billing.
 
         Shows what goes and the cost so far, asks (--yes to skip; without a terminal --yes is
         required), refreshes, destroys (retrying known transient dependency failures), checks that
         the stack is empty and asks the cloud for anything still tagged with the stack. Shared
-        storage is kept unless --include-storage. Exit 1 if anything unexpected is left.
+        storage is kept unless --include-storage. Exit 1 if anything unexpected is left. With
+        --json the progress goes to stderr and one JSON document to stdout.
         """
-        _down(stack, yes, include_storage, d)
+        _down(stack, yes, include_storage, d, as_json)
 
 
 @contextmanager
@@ -332,6 +334,13 @@ def _status(stack: str, as_json: bool, d: Deps) -> None:
     if as_json:
         sys.stdout.write(json.dumps(report.as_json(), indent=2, default=str) + "\n")
         return
+    if not report.deployed and report.kept:
+        out.print(
+            f"stack {stack}: down; nothing runs. Kept on purpose: {_names(report.kept)} "
+            f"(billed as storage). To delete it too: clusterctl down -s {stack} --include-storage",
+            highlight=False,
+        )
+        return
     if not report.deployed:
         out.print(f"stack {stack}: not deployed (nothing runs, nothing bills)")
         return
@@ -361,23 +370,27 @@ def _status(stack: str, as_json: bool, d: Deps) -> None:
 # -- down ----------------------------------------------------------------------------------------
 
 
-def _down(stack: str, yes: bool, include_storage: bool, d: Deps) -> None:
+def _down(stack: str, yes: bool, include_storage: bool, d: Deps, as_json: bool = False) -> None:
     from clusterctl.lifecycle import down as ops
     from clusterctl.lifecycle.status import build_status
 
+    say = err if as_json else out  # under --json stdout holds the document alone
+    if as_json and not yes:
+        bail(f"down -s {stack} --json: pass --yes too (with --json nothing is asked)")
     project, spec = _context(stack)
     handle = _select(project, stack)
     plan = None
+    destroyed: list = []
     if handle is None:
-        out.print(f"stack {stack}: no such stack in the backend; nothing to destroy")
+        say.print(f"stack {stack}: no such stack in the backend; nothing to destroy")
     else:
         resources = ops.export(handle)
         plan = ops.plan_down(resources, include_storage)
         if not plan.destroy and not plan.unprotect:
-            out.print(f"stack {stack}: nothing to destroy")
+            say.print(f"stack {stack}: nothing to destroy")
         else:
             report = build_status(stack, spec, _cost(spec), resources, None, {}, d.now())
-            _show_plan(stack, plan, report)
+            _show_plan(stack, plan, report, say)
             _confirm(stack, yes, len(plan.destroy), d)
             with _operation():
                 ops.refresh(handle, err)
@@ -386,26 +399,39 @@ def _down(stack: str, yes: bool, include_storage: bool, d: Deps) -> None:
                     err.print(f"lifting protection of {_names(plan.unprotect)}", highlight=False)
                     ops.unprotect(handle, [r.urn for r in plan.unprotect])
                 ops.destroy(handle, err, d.backoff, plan.exclude_protected, _retry_note)
-    failed = False
+            destroyed = list(plan.destroy)
+    left: list = []
     if handle is not None and plan is not None:
         left = ops.leftovers(ops.export(handle), plan)
         if left:
-            failed = True
-            out.print(f"[red]the stack still holds {len(left)} resources:[/]")
+            say.print(f"[red]the stack still holds {len(left)} resources:[/]")
             for r in left:
-                out.print(f"  {r.type} {r.name} {r.id or ''}", highlight=False)
+                say.print(f"  {r.type} {r.name} {r.id or ''}", highlight=False)
         else:
-            out.print(
+            say.print(
                 f"[green]stack {stack} is empty[/]"
                 + (" but for what it keeps" if plan.keep else "")
             )
-    failed |= _check_cloud(stack, spec, plan, d)
-    if plan is not None and plan.keep:
-        out.print(
-            f"kept on purpose: {_names(plan.keep)}. To delete it too: "
+    survived, checked = _check_cloud(stack, spec, plan, d, say)
+    kept = list(plan.keep) if plan is not None else []
+    if kept:
+        say.print(
+            f"kept on purpose: {_names(kept)}. To delete it too: "
             f"clusterctl down -s {stack} --include-storage",
             highlight=False,
         )
+    failed = bool(left or survived)
+    if as_json:
+        doc = {
+            "stack": stack,
+            "destroyed": [r.as_json() for r in destroyed],
+            "kept": [r.as_json() for r in kept],
+            "left": [r.as_json() for r in left],
+            "survivors": [r.as_json() for r in survived],
+            "cloudChecked": checked,
+            "exit_code": 1 if failed else 0,
+        }
+        sys.stdout.write(json.dumps(doc, indent=2, default=str) + "\n")
     if failed:
         raise typer.Exit(1)
 
@@ -422,20 +448,20 @@ def _retry_note(cause: str, delay: float, attempt: int) -> None:
     )
 
 
-def _show_plan(stack: str, plan, report) -> None:
+def _show_plan(stack: str, plan, report, say=out) -> None:
     table = Table(title=f"stack {stack}: will be destroyed")
     table.add_column("type")
     table.add_column("name")
     for r in plan.destroy:
         table.add_row(r.type, r.name)
-    out.print(table)
+    say.print(table)
     if plan.keep:
-        out.print(f"[yellow]kept[/] (protected storage and what it needs): {_names(plan.keep)}")
+        say.print(f"[yellow]kept[/] (protected storage and what it needs): {_names(plan.keep)}")
     if plan.unprotect:
         gone = _names(plan.unprotect)
-        out.print(f"[red]--include-storage: the shared storage is deleted too: {gone}[/]")
+        say.print(f"[red]--include-storage: the shared storage is deleted too: {gone}[/]")
     since = report.since.strftime("%Y-%m-%d %H:%M UTC") if report.since else "an unknown time"
-    out.print(
+    say.print(
         f"running since {since}: ${report.spent:,.2f} so far at ${report.cost_per_hour:,.2f}/h "
         "(catalog on-demand prices)",
         highlight=False,
@@ -452,8 +478,9 @@ def _confirm(stack: str, yes: bool, count: int, d: Deps) -> None:
     )
 
 
-def _check_cloud(stack: str, spec: ClusterSpec, plan, d: Deps) -> bool:
-    """Ask the cloud for resources still tagged with the stack; True if any survived."""
+def _check_cloud(stack: str, spec: ClusterSpec, plan, d: Deps, say=out) -> tuple[list, bool]:
+    """Ask the cloud for resources still tagged with the stack: (the survivors, whether the cloud
+    could be asked)."""
     from clusterctl.lifecycle.survivors import CheckUnavailable, survivors
 
     finder = d.finder(spec)
@@ -461,17 +488,17 @@ def _check_cloud(stack: str, spec: ClusterSpec, plan, d: Deps) -> bool:
         found = finder.tagged(stack)
     except CheckUnavailable as exc:
         by_hand = finder.description.replace("<stack>", stack)
-        out.print(
+        say.print(
             f"[yellow]not checked with the cloud: {escape(str(exc))}. Check by hand: {by_hand}[/]",
             highlight=False,
         )
-        return False
+        return [], False
     kept_ids = [r.id for r in plan.keep if r.id] if plan is not None else []
     left = survivors(found, kept_ids)
     if not left:
-        out.print(f"[green]the cloud has no other resource tagged gpu-clusters:stack={stack}[/]")
-        return False
-    out.print(f"[red]{len(left)} resources tagged gpu-clusters:stack={stack} survived:[/]")
+        say.print(f"[green]the cloud has no other resource tagged gpu-clusters:stack={stack}[/]")
+        return [], True
+    say.print(f"[red]{len(left)} resources tagged gpu-clusters:stack={stack} survived:[/]")
     for r in left:
-        out.print(f"  {r.type} {r.name} {r.id}", highlight=False, soft_wrap=True)
-    return True
+        say.print(f"  {r.type} {r.name} {r.id}", highlight=False, soft_wrap=True)
+    return left, True

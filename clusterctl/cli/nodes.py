@@ -6,6 +6,8 @@ Exit codes: 0 the node is back and passed its checks; 1 it did not come back or 
 
 from __future__ import annotations
 
+import json
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -14,6 +16,7 @@ from typing import Annotated, Any
 import typer
 
 from clusterctl.cli.common import (
+    JsonOpt,
     OptionalStackOpt,
     SandboxDirOpt,
     SandboxOpt,
@@ -69,6 +72,7 @@ def register(app: typer.Typer, *, deps: NodeDeps | None = None) -> None:
         timeout_minutes: Annotated[
             int, typer.Option("--timeout", min=1, help="How long to wait for it to come back.")
         ] = 45,
+        as_json: JsonOpt = False,
     ) -> None:
         """Replace a bad node under its own name: drain, reimage (or --redeploy), wait for it to
         register again, and return it to service only once its health check passes. Refuses a
@@ -99,7 +103,11 @@ def register(app: typer.Typer, *, deps: NodeDeps | None = None) -> None:
             for line in job.log:
                 err.print(f"  {line}", highlight=False)
             bail(str(exc))
-        for line in job.log:
-            out.print(line, highlight=False)
+        if as_json:
+            doc = {"node": name, "action": job.action, "returned": ok, "log": list(job.log)}
+            sys.stdout.write(json.dumps(doc, indent=2) + "\n")
+        else:
+            for line in job.log:
+                out.print(line, highlight=False)
         if not ok:
             raise typer.Exit(1)

@@ -14,6 +14,7 @@ from rich.table import Table
 from rich.tree import Tree
 
 from clusterctl.cli.common import StackOpt, bail, err, out
+from clusterctl.cli.paths import writable_dir, writable_file
 
 
 def register(app: typer.Typer) -> None:
@@ -45,6 +46,8 @@ def plan(
     """
     from clusterctl.plan.program import make_plan, write_plan
 
+    if out_dir is not None:
+        writable_dir(out_dir, "--out")
     result = make_plan(stack, set_ or [])
     if out_dir is not None:
         written = write_plan(result, out_dir)
@@ -189,6 +192,8 @@ def schema(
     """
     from clusterctl.spec.schema import cluster_schema
 
+    if out_file is not None:
+        writable_file(out_file, "--out")
     text = json.dumps(cluster_schema(), indent=2) + "\n"
     if out_file is None:
         sys.stdout.write(text)

@@ -11,9 +11,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import typer
+from rich.markup import escape
 from rich.table import Table
 
-from clusterctl.cli.common import out
+from clusterctl.cli.common import err, out
+from clusterctl.errors import path_problem
 from clusterctl.nccl.report import HEADERS, reasons, table_lines, to_json, to_junit
 
 if TYPE_CHECKING:
@@ -79,13 +82,22 @@ def outcome_json(outcome: Outcome) -> dict[str, Any]:
 
 
 def report(outcome: Outcome, *, as_json: bool, junit: Path | None) -> None:
-    """The outcome on stdout (a table, or JSON) and, if asked, as JUnit XML in a file."""
-    if junit is not None:
-        junit.parent.mkdir(parents=True, exist_ok=True)
-        junit.write_text(to_junit(outcome.verdicts))
+    """The outcome on stdout (a table, or JSON) and, if asked, as JUnit XML in a file: the
+    verdict first, so a file that cannot be written does not cost it (exit 2 then)."""
     if as_json:
         sys.stdout.write(json.dumps(outcome_json(outcome), indent=2) + "\n")
-        return
+    else:
+        _print(outcome)
+    if junit is not None:
+        try:
+            junit.parent.mkdir(parents=True, exist_ok=True)
+            junit.write_text(to_junit(outcome.verdicts))
+        except OSError as exc:
+            err.print(f"[red]error:[/] {escape(path_problem(exc, '--junit'))}", highlight=False)
+            raise typer.Exit(2) from None
+
+
+def _print(outcome: Outcome) -> None:
     out.print(nccl_table(outcome.verdicts))
     if outcome.sweep is not None:
         loc = outcome.sweep.localization

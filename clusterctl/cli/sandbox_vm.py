@@ -108,9 +108,17 @@ def exec_cmd(
     ctx: typer.Context,
     node: Annotated[str | None, typer.Option("--node", help="Default: the scheduler.")] = None,
     workdir: WorkdirOpt = VM_WORKDIR,
+    timeout: Annotated[
+        float | None,
+        typer.Option(
+            "--timeout", min=0.1, help="Stop the command after this many seconds (exit 124)."
+        ),
+    ] = None,
 ) -> None:
-    """Run a command on a node, e.g. `clusterctl sandbox vm exec -- sinfo`."""
-    from clusterctl.sandbox.vm import boot
+    """Run a command on a node, e.g. `clusterctl sandbox vm exec -- sinfo`: its output streams
+    as it comes, it runs as long as it runs (or --timeout), Ctrl-C reaches it; exits with its
+    exit code."""
+    from clusterctl.sandbox.vm import attach, boot
 
     if not ctx.args:
         raise UserError("sandbox vm exec: give a command after --, e.g. -- sinfo")
@@ -119,12 +127,16 @@ def exec_cmd(
     if target is None:
         raise UserError(f"no VM sandbox in {workdir}")
     try:
-        result = boot.run(workdir, target, list(ctx.args))
+        argv = boot.exec_argv(workdir, target, list(ctx.args))
     except boot.BootError as exc:
         raise UserError(str(exc)) from None
-    sys.stdout.write(result.stdout)
-    sys.stderr.write(result.stderr)
-    raise typer.Exit(result.returncode)
+    sys.stdout.flush()
+    code = attach.run_attached(argv, timeout=timeout)
+    if code == attach.TIMED_OUT and timeout is not None:
+        err.print(
+            f"sandbox vm exec: stopped after --timeout {timeout:g} s on {target}", highlight=False
+        )
+    raise typer.Exit(code)
 
 
 @vm_app.command("reboot")

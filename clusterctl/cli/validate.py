@@ -20,7 +20,9 @@ from clusterctl.cli.common import (
     out,
     sandbox_workdir,
 )
+from clusterctl.cli.paths import writable_file
 from clusterctl.errors import UserError
+from clusterctl.interrupt import cancellable
 
 FLAGS = {
     "sku": "--sku",
@@ -173,18 +175,22 @@ def register(app: typer.Typer) -> None:
             min_bytes=min_bytes, max_bytes=max_bytes, resume=resume or None,
         )  # fmt: skip
         try:
+            if junit is not None:  # before the run: a bad path must not cost the verdict
+                writable_file(junit, "--junit")
             refuse_ignored(given)
             if resume:
                 if sweep or drain:
                     raise UserError("--resume re-tests named nodes: leave out --sweep and --drain")
-                code = _resume(stack, host, sandbox_workdir(sandbox, sandbox_dir), resume)
+                with cancellable():  # Ctrl-C: the reservation and the jobs are removed first
+                    code = _resume(stack, host, sandbox_workdir(sandbox, sandbox_dir), resume)
                 raise typer.Exit(code)
             min_bytes, max_bytes = sizes(min_bytes, max_bytes)
-            outcome = _run(
-                stack, host, kubeconfig, sandbox_workdir(sandbox, sandbox_dir), from_log,
-                sku, nodes, partition, sweep, drain, fail_below, warn_below, min_bytes,
-                max_bytes, quiet=as_json,
-            )  # fmt: skip
+            with cancellable():  # Ctrl-C cancels the jobs started, then exits 130
+                outcome = _run(
+                    stack, host, kubeconfig, sandbox_workdir(sandbox, sandbox_dir), from_log,
+                    sku, nodes, partition, sweep, drain, fail_below, warn_below, min_bytes,
+                    max_bytes, quiet=as_json,
+                )  # fmt: skip
         except (CouldNotRun, UserError) as exc:
             bail(*([str(exc)] if isinstance(exc, CouldNotRun) else exc.problems))
         from clusterctl.cli.report import report

@@ -13,7 +13,12 @@ from datetime import UTC, datetime
 from typing import Any
 
 from clusterctl import outputs as out
-from clusterctl.lifecycle.stack_export import StateResource, cloud_resources, compute_since
+from clusterctl.lifecycle.stack_export import (
+    StateResource,
+    cloud_resources,
+    compute_since,
+    kept_by_protection,
+)
 from clusterctl.spec.cost import Cost
 from clusterctl.spec.defaults import head_sku
 from clusterctl.spec.model import CONFIG_KEY, ClusterSpec
@@ -51,6 +56,9 @@ class Status:
     outputs: dict[str, Any]
     access: str | None = None
     """How to reach the cluster, from the outputs READS["status"] declares."""
+    kept: tuple[StateResource, ...] = ()
+    """What `down` kept on purpose (protected storage and what it needs) while nothing else
+    runs: the cluster is down, and these bill as storage, not at the cluster's rate."""
 
     @property
     def hours(self) -> float:
@@ -87,6 +95,7 @@ class Status:
             },
             "outputs": self.outputs,
             "access": self.access,
+            "kept": [r.as_json() for r in self.kept],
         }
 
 
@@ -144,8 +153,13 @@ def build_status(
     outputs: dict[str, Any],
     now: datetime,
 ) -> Status:
-    live = cloud_resources(resources)
-    since = compute_since(resources)
+    everything = cloud_resources(resources)
+    protected = {r.urn for r in kept_by_protection(resources)}
+    # after `down` only the protected storage (and its resource group) is left: not a cluster
+    running = any(r.urn not in protected for r in everything)
+    live = everything if running else []
+    kept = [] if running else everything
+    since = compute_since(resources) if running else None
     if since is None and live and last_update is not None:
         since = last_update.started  # older CLIs do not record creation times in state
     return Status(
@@ -163,4 +177,5 @@ def build_status(
         now=now,
         outputs=outputs,
         access=access(outputs) if live else None,
+        kept=tuple(kept),
     )

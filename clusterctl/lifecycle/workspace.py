@@ -48,7 +48,7 @@ def load_spec_for(project: Project, stack: str) -> ClusterSpec:
 def stack_secrets_provider(project: Project, stack: str) -> str | None:
     try:
         doc = yaml.safe_load(project.stack_file(stack).read_text()) or {}
-    except (OSError, yaml.YAMLError):
+    except (OSError, ValueError, yaml.YAMLError):  # ValueError: not UTF-8
         return None
     return doc.get("secretsprovider") if isinstance(doc, dict) else None
 

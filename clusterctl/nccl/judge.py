@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from clusterctl.nccl.collective import ranks_from_ratio
-from clusterctl.nccl.model import NcclRow, NcclRun
+from clusterctl.nccl.model import NcclRow, NcclRun, RankInfo
 from clusterctl.nccl.units import fmt_bytes
 
 __all__ = [
@@ -35,14 +35,26 @@ GIB = 1 << 30
 _SEVERITY: dict[str, int] = {"pass": 0, "warn": 1, "inconclusive": 2, "fail": 3}
 
 
+# Below the baseline's message size and with no curve for that size, a run this far under the
+# floor fails: busbw only grows with the message size, and the healthy sweeps on record lose far
+# less between 1 GiB and 16 GiB (ND H100 v5: 466.35 at 1 GiB vs 478.87 at 8 GiB, Azure/
+# AI-benchmarking-guide; 2 H100 nodes: 448.90 at 1 GiB vs 469.10 at 16 GiB, nccl-tests issue 309).
+UNCHARTED_FLOOR_RATIO = 0.8
+
+
 @dataclass(frozen=True)
 class Thresholds:
-    """A baseline: busbw floor (GB/s) at a message size, and where the figure comes from."""
+    """A baseline: busbw floor (GB/s) at a message size, and where the figure comes from.
+
+    `curve` is the baseline's shape below that size: (message bytes, the share of the floor that
+    applies there), from a published sweep, smallest size first.
+    """
 
     fail_below_gbps: float
     warn_below_gbps: float | None
     message_bytes: int
     source: str
+    curve: tuple[tuple[int, float], ...] = ()
 
     def __post_init__(self) -> None:
         if self.fail_below_gbps <= 0:
@@ -51,6 +63,16 @@ class Thresholds:
             raise ValueError("warn_below_gbps must not be below fail_below_gbps")
         if self.message_bytes <= 0:
             raise ValueError("message_bytes must be positive")
+        if any(not 0 < share <= 1 for _, share in self.curve):
+            raise ValueError("curve shares must be in (0, 1]")
+
+    def share_at(self, size: int) -> float | None:
+        """The share of the floor that applies at `size`: 1 at and above the baseline's size,
+        the curve's point at or below `size` under it, None where the curve does not reach."""
+        if size >= self.message_bytes:
+            return 1.0
+        below = [share for at, share in self.curve if at <= size]
+        return below[-1] if below else None
 
 
 @dataclass(frozen=True)
@@ -66,6 +88,8 @@ class SizeFigure:
     out_of_place_busbw_gbps: float
     in_place_busbw_gbps: float
     gated: bool
+    floor_gbps: float | None = None
+    """The floor this size is judged against (the baseline's, or its curve's below its size)."""
 
     @property
     def busbw_gbps(self) -> float:
@@ -130,6 +154,20 @@ def _span(numbers: Iterable[int]) -> str:
     return ", ".join(map(str, ns)) if len(ns) <= 4 else f"{ns[0]}-{ns[-1]}"
 
 
+def _gpu_key(rank: RankInfo) -> tuple[str, int | None]:
+    """What tells one GPU of a host from another in a `# Rank` line.
+
+    A full PCI address (`0000:19:00`, domain included) is unique on a host. Older nccl-tests print
+    the bus number only (`0x1b`), which repeats across PCI domains: on Azure ND VMs every GPU is
+    `[0x00]`, each in a domain of its own, so there only the bus and the device index together
+    tell the GPUs apart. With no bus at all, the device index is all there is.
+    """
+    bus = rank.bus_id.strip()
+    if ":" in bus:
+        return (bus, None)
+    return (bus, rank.device)
+
+
 def _ranks(run: NcclRun, gpus_per_host: int | None, nodes: int | None) -> list[Observation]:
     """The ranks against nodes x GPUs: a GPU missing, two ranks on one GPU, uneven hosts."""
     notes: list[Observation] = []
@@ -161,12 +199,15 @@ def _ranks(run: NcclRun, gpus_per_host: int | None, nodes: int | None) -> list[O
     for r in run.ranks:
         by_host.setdefault(r.host, []).append(r)
     for host, ranks in by_host.items():
-        gpu: dict[object, list[int]] = {}
+        gpu: dict[tuple[str, int | None], list[int]] = {}
         for r in ranks:
-            gpu.setdefault(r.bus_id or r.device, []).append(r.rank)
-        for key, on in gpu.items():
+            gpu.setdefault(_gpu_key(r), []).append(r.rank)
+        for (bus, device), on in gpu.items():
             if len(on) > 1:
-                what = f"bus {key}" if isinstance(key, str) else f"device {key}"
+                what = " ".join(
+                    ([f"bus {bus}"] if bus else [])
+                    + ([f"device {device}"] if device is not None else [])
+                )
                 notes.append(
                     Observation(
                         "fail",
@@ -216,7 +257,9 @@ def _ranks(run: NcclRun, gpus_per_host: int | None, nodes: int | None) -> list[O
     return notes
 
 
-def _size_figures(rows: Iterable[NcclRow], gate_from: int | None) -> tuple[SizeFigure, ...]:
+def _size_figures(
+    rows: Iterable[NcclRow], gate_from: int | None, thresholds: Thresholds
+) -> tuple[SizeFigure, ...]:
     # With several (type, redop) sweeps keep the worst figure per size.
     worst: dict[int, tuple[float, float]] = {}
     for row in rows:
@@ -225,10 +268,13 @@ def _size_figures(rows: Iterable[NcclRow], gate_from: int | None) -> tuple[SizeF
             o, i = worst[row.size_bytes]
             oop, inp = min(o, oop), min(i, inp)
         worst[row.size_bytes] = (oop, inp)
-    return tuple(
-        SizeFigure(size, o, i, gated=gate_from is not None and size >= gate_from)
-        for size, (o, i) in sorted(worst.items())
-    )
+    figures = []
+    for size, (o, i) in sorted(worst.items()):
+        gated = gate_from is not None and size >= gate_from
+        share = thresholds.share_at(size) or 1.0
+        floor = thresholds.fail_below_gbps * share if gated else None
+        figures.append(SizeFigure(size, o, i, gated=gated, floor_gbps=floor))
+    return tuple(figures)
 
 
 def judge(
@@ -245,9 +291,10 @@ def judge(
 
     Bandwidth is gated on every size >= `thresholds.message_bytes`, taking the worst of the
     out-of-place and in-place busbw. If the sweep stopped short of that size, sizes >=
-    `min_gate_bytes` stand in: a figure above the floor there is reported as `warn` (bus
-    bandwidth still grows with size, so the baseline size would likely pass too, but it was not
-    measured); a figure below it is `inconclusive`, since smaller messages are slower anyway.
+    `min_gate_bytes` stand in, each against the floor the baseline's curve gives at that size.
+    Where no curve reaches a size, bus bandwidth only grows with size: a figure at or above the
+    floor passes, one below `UNCHARTED_FLOOR_RATIO` x the floor fails (clearly slow at any
+    size), and one in between is `inconclusive`.
 
     With `gpus_per_host` (and `nodes`) the ranks are checked against nodes x GPUs: a host short
     of a GPU fails, named. Without them, hosts with fewer ranks than the others fail.
@@ -261,14 +308,12 @@ def judge(
         gate_from = min_gate_bytes
     else:
         gate_from = None
-    sizes = _size_figures(run.rows, gate_from)
+    sizes = _size_figures(run.rows, gate_from, thresholds)
     gated = [s for s in sizes if s.gated]
 
-    measured, margin, verdict_notes = _bandwidth(run, thresholds, gated, gate_from, min_gate_bytes)
+    measured, margin, verdict_notes, unsure = _bandwidth(run, thresholds, gated, min_gate_bytes)
     findings += verdict_notes
-    floor = thresholds.fail_below_gbps
-    below = measured is not None and measured < floor
-    status = _status(findings, gated=bool(gated), short=gate_from != want, below=below)
+    status = _status(findings, gated=bool(gated), unsure=unsure)
     return Verdict(
         status=status,
         thresholds=thresholds,
@@ -283,77 +328,121 @@ def judge(
 
 
 def _bandwidth(
-    run: NcclRun,
-    thresholds: Thresholds,
-    gated: list[SizeFigure],
-    gate_from: int | None,
-    min_gate_bytes: int,
-) -> tuple[float | None, float | None, list[Observation]]:
-    """The gated busbw against the floor: (worst busbw, margin %, what was observed)."""
-    notes: list[Observation] = []
+    run: NcclRun, thresholds: Thresholds, gated: list[SizeFigure], min_gate_bytes: int
+) -> tuple[float | None, float | None, list[Observation], bool]:
+    """The gated busbw against the floor at each size: (worst busbw, worst margin %, what was
+    observed, whether a figure was too close to the floor to tell)."""
     max_size = run.max_size_bytes
     want = thresholds.message_bytes
-    measured: float | None = None
-    margin: float | None = None
     floor = thresholds.fail_below_gbps
     if not gated:
+        note = Observation(
+            "warn",
+            "coverage",
+            f"largest message {fmt_bytes(max_size)} is below "
+            f"{fmt_bytes(min(want, min_gate_bytes))}: bandwidth not judged (baseline is for "
+            f"{fmt_bytes(want)}; rerun with -e {want})",
+        )
+        return None, None, [note], False
+    notes: list[Observation] = []
+    measured = min(s.busbw_gbps for s in gated)
+    margins = {s.size_bytes: (s.busbw_gbps - _floor(s)) / _floor(s) * 100.0 for s in gated}
+    margin = min(margins.values())
+    at = ", ".join(fmt_bytes(s.size_bytes) for s in gated)
+    charted = [s for s in gated if thresholds.share_at(s.size_bytes) is not None]
+    if max_size < want:
+        how = (
+            "each against the baseline's curve"
+            if len(charted) == len(gated)
+            else "(bus bandwidth only grows with the message size)"
+        )
+        notes.append(
+            Observation(
+                "info",
+                "coverage",
+                f"baseline is for {fmt_bytes(want)} but the run stopped at "
+                f"{fmt_bytes(max_size)}; judged at {at} {how}",
+            )
+        )
+    below = [s for s in gated if s.busbw_gbps < _floor(s)]
+    clearly = [s for s in below if s in charted or s.busbw_gbps < floor * UNCHARTED_FLOOR_RATIO]
+    unsure = False
+    if clearly:
+        worst = min(clearly, key=lambda s: margins[s.size_bytes])
+        if worst.size_bytes >= want:
+            curve = ""
+        elif worst in charted:
+            curve = f", the {fmt_bytes(want)} floor {floor:g} GB/s along the baseline's curve"
+        else:
+            curve = f", more than {1 - UNCHARTED_FLOOR_RATIO:.0%} under it"
+        notes.append(
+            Observation(
+                "fail",
+                "bandwidth",
+                f"busbw {worst.busbw_gbps:.2f} GB/s at {fmt_bytes(worst.size_bytes)} is below "
+                f"the floor {round(_floor(worst), 2):g} GB/s ({margins[worst.size_bytes]:+.1f}%"
+                f"{curve}; {thresholds.source})",
+            )
+        )
+    elif below:
+        worst = min(below, key=lambda s: margins[s.size_bytes])
+        unsure = True
         notes.append(
             Observation(
                 "warn",
-                "coverage",
-                f"largest message {fmt_bytes(max_size)} is below "
-                f"{fmt_bytes(min(want, min_gate_bytes))}: bandwidth not judged (baseline is for "
-                f"{fmt_bytes(want)}; rerun with -e {want})",
+                "bandwidth",
+                f"busbw {worst.busbw_gbps:.2f} GB/s at {fmt_bytes(worst.size_bytes)} is below "
+                f"the {fmt_bytes(want)} floor {floor:g} GB/s ({margins[worst.size_bytes]:+.1f}%) "
+                f"but within {1 - UNCHARTED_FLOOR_RATIO:.0%} of it, and no baseline curve covers "
+                f"{fmt_bytes(worst.size_bytes)}: rerun with -e {want} ({thresholds.source})",
             )
         )
+    elif (warns := _below_warning(thresholds, gated)) is not None:
+        notes.append(warns)
     else:
-        measured = min(s.busbw_gbps for s in gated)
-        margin = (measured - floor) / floor * 100.0
-        at = ", ".join(fmt_bytes(s.size_bytes) for s in gated)
-        short = gate_from != want
-        if short:
-            notes.append(
-                Observation(
-                    "warn",
-                    "coverage",
-                    f"baseline is for {fmt_bytes(want)} but the run stopped at "
-                    f"{fmt_bytes(max_size)}; judged at {at} instead",
-                )
+        notes.append(
+            Observation(
+                "info",
+                "bandwidth",
+                f"busbw {measured:.2f} GB/s at {at} >= {_floors(gated)} ({margin:+.1f}%)",
             )
-        if measured < floor:
-            notes.append(
-                Observation(
-                    "warn" if short else "fail",
-                    "bandwidth",
-                    f"busbw {measured:.2f} GB/s at {at} is below the floor {floor:g} GB/s"
-                    f" ({margin:+.1f}%; {thresholds.source})",
-                )
-            )
-        elif thresholds.warn_below_gbps is not None and measured < thresholds.warn_below_gbps:
-            notes.append(
-                Observation(
-                    "warn",
-                    "bandwidth",
-                    f"busbw {measured:.2f} GB/s at {at} is below the warning level "
-                    f"{thresholds.warn_below_gbps:g} GB/s ({thresholds.source})",
-                )
-            )
-        else:
-            notes.append(
-                Observation(
-                    "info",
-                    "bandwidth",
-                    f"busbw {measured:.2f} GB/s at {at} >= {floor:g} GB/s ({margin:+.1f}%)",
-                )
-            )
-
-    return measured, margin, notes
+        )
+    return measured, margin, notes, unsure
 
 
-def _status(findings: list[Observation], *, gated: bool, short: bool, below: bool) -> Status:
+def _floor(s: SizeFigure) -> float:
+    assert s.floor_gbps is not None, "only gated sizes have a floor"
+    return s.floor_gbps
+
+
+def _floors(gated: list[SizeFigure]) -> str:
+    floors = dict.fromkeys(_floor(s) for s in gated)
+    if len(floors) == 1:
+        return f"{round(next(iter(floors)), 2):g} GB/s"
+    return ", ".join(f"{round(_floor(s), 2):g}" for s in gated) + " GB/s"
+
+
+def _below_warning(thresholds: Thresholds, gated: list[SizeFigure]) -> Observation | None:
+    if thresholds.warn_below_gbps is None:
+        return None
+    ratio = thresholds.warn_below_gbps / thresholds.fail_below_gbps
+    low = [s for s in gated if s.busbw_gbps < round(_floor(s) * ratio, 2)]
+    if not low:
+        return None
+    worst = min(low, key=lambda s: s.busbw_gbps / _floor(s))
+    level = round(_floor(worst) * ratio, 2)
+    return Observation(
+        "warn",
+        "bandwidth",
+        f"busbw {worst.busbw_gbps:.2f} GB/s at {fmt_bytes(worst.size_bytes)} is below the "
+        f"warning level {level:g} GB/s ({thresholds.source})",
+    )
+
+
+def _status(findings: list[Observation], *, gated: bool, unsure: bool) -> Status:
     if any(f.level == "fail" for f in findings):
         return "fail"
-    if not gated or (short and below):
+    if not gated or unsure:
         return "inconclusive"
     if any(f.level == "warn" for f in findings):
         return "warn"

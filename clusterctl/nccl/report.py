@@ -21,17 +21,17 @@ HEADERS = ("group", "size", "busbw oop", "busbw ip", "floor", "margin", "status"
 def table_lines(verdicts: Sequence[Verdict], *, all_sizes: bool) -> list[tuple[str, ...]]:
     lines: list[tuple[str, ...]] = []
     for v in verdicts:
-        floor = f"{v.thresholds.fail_below_gbps:g}"
         shown = [s for s in v.sizes if all_sizes or s.gated] or list(v.sizes[-1:])
         for s in shown:
-            margin = (s.busbw_gbps - v.thresholds.fail_below_gbps) / v.thresholds.fail_below_gbps
+            floor = s.floor_gbps or v.thresholds.fail_below_gbps
+            margin = (s.busbw_gbps - floor) / floor
             lines.append(
                 (
                     v.group or "-",
                     fmt_bytes(s.size_bytes),
                     f"{s.out_of_place_busbw_gbps:.2f}",
                     f"{s.in_place_busbw_gbps:.2f}",
-                    floor if s.gated else "-",
+                    f"{round(floor, 2):g}" if s.gated else "-",
                     f"{margin * 100:+.1f}%" if s.gated else "-",
                     v.status if s.gated or not v.gated_sizes else "",
                 )
@@ -80,6 +80,7 @@ def to_json(verdicts: Sequence[Verdict]) -> dict[str, Any]:
                         "busbw_out_of_place_gbps": s.out_of_place_busbw_gbps,
                         "busbw_in_place_gbps": s.in_place_busbw_gbps,
                         "gated": s.gated,
+                        "floor_gbps": s.floor_gbps,
                     }
                     for s in v.sizes
                 ],

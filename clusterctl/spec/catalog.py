@@ -69,10 +69,20 @@ class Baseline(_Entry):
     fail_below_gbps: float | None = Field(default=None, alias="failBelowGBps")
     warn_below_gbps: float | None = Field(default=None, alias="warnBelowGBps")
     message_bytes: int | None = None
+    curve_gbps: dict[int, float] | None = Field(default=None, alias="curveGBps")
+    """Measured busbw at sizes below message_bytes (bytes -> GB/s), from the same source: the
+    baseline's shape, so a sweep that stops short is judged at the sizes it measured."""
     source: str
     note: str | None = None
 
     _check_source = field_validator("source")(_sourced)
+
+    @field_validator("curve_gbps")
+    @classmethod
+    def _curve_positive(cls, value: dict[int, float] | None) -> dict[int, float] | None:
+        if value is not None and any(size <= 0 or bw <= 0 for size, bw in value.items()):
+            raise ValueError("curve sizes and figures must be positive")
+        return value
 
 
 class NcclBaselines(_Entry):
@@ -220,6 +230,8 @@ def _read_yaml(path: Path) -> dict:
         data = yaml.load(path.read_text(), Loader=_SAFE_LOADER) or {}
     except FileNotFoundError as exc:
         raise UserError(f"{path}: catalog file missing") from exc
+    except UnicodeDecodeError:
+        raise UserError(f"{path}: not UTF-8 text; save it as UTF-8") from None
     except yaml.YAMLError as exc:
         raise UserError(f"{path}: not valid YAML ({exc.__class__.__name__})") from exc
     if not isinstance(data, dict):

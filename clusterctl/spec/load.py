@@ -8,13 +8,13 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from clusterctl.errors import Finding, SpecError
-from clusterctl.spec import rules, rules_input, rules_k8s
+from clusterctl.spec import rules, rules_aws, rules_input, rules_k8s
 from clusterctl.spec.catalog import Catalog, catalog
 from clusterctl.spec.model import CONFIG_KEY, ClusterSpec, field_path
 from clusterctl.spec.stackfile import apply_overrides, read_stack_config
 
 # Every rule, in the order they report: the list is the registry (no import side effects).
-RULES = (*rules.RULES, *rules_input.RULES, *rules_k8s.RULES)
+RULES = (*rules.RULES, *rules_input.RULES, *rules_k8s.RULES, *rules_aws.RULES)
 
 
 def load_spec(raw: Any, cat: Catalog | None = None) -> tuple[ClusterSpec, list[Finding]]:
@@ -56,7 +56,13 @@ def load_stack_spec(
     """Read the stack file, apply `--set` overrides, validate."""
     config = read_stack_config(stack)
     raw = apply_overrides(config[CONFIG_KEY], overrides or [])
-    return load_spec(raw)
+    spec, findings = load_spec(raw)
+    from clusterctl.spec.provider_config import provider_findings
+
+    problems = provider_findings(config, spec)
+    if problems:
+        raise SpecError(problems)
+    return spec, findings
 
 
 def _explain(err: dict, raw: dict) -> Finding:

@@ -75,7 +75,12 @@ def read_stack_config(stack: str, root: Path | None = None) -> dict[str, Any]:
             "copy an example with `clusterctl init --example NAME DIR`"
         )
     try:
-        doc = load_yaml(path.read_text()) or {}
+        doc = load_yaml(path.read_text(encoding="utf-8")) or {}
+    except UnicodeDecodeError as exc:
+        raise UserError(
+            f"{path}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}); "
+            "save it as UTF-8"
+        ) from None
     except DuplicateKey as exc:
         raise UserError(
             f"{path.name}: key '{exc.key}' appears twice in one mapping (lines {exc.first} and "

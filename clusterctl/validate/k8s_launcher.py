@@ -7,9 +7,10 @@ from __future__ import annotations
 import contextlib
 import json
 import subprocess
+import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import yaml
@@ -88,6 +89,7 @@ class K8sLauncher:
     start_timeout_s: float = 600.0
     sleep: Callable[[float], None] = time.sleep
     clock: Callable[[], float] = time.monotonic
+    say: Callable[[str], None] = field(default=lambda m: print(m, file=sys.stderr))
 
     def run(
         self,
@@ -107,15 +109,21 @@ class K8sLauncher:
             raise
         except Exception as exc:
             raise CouldNotRun(f"could not create MPIJob {ns}/{name}: {exc}") from exc
+        interrupted = False
         try:
             failed = self._wait(ns, name, timeout_s)
             log = self._launcher_log(ns, name)
             if failed and not log.strip():
                 raise CouldNotRun(f"MPIJob {ns}/{name} failed: {failed}")
             return log
+        except KeyboardInterrupt:  # Ctrl-C: the cluster must not keep running our job
+            interrupted = True
+            raise
         finally:
             with contextlib.suppress(Exception):  # cleanup must not hide the real outcome
                 self.client.delete_mpijob(ns, name)
+                if interrupted:
+                    self.say(f"interrupted: deleted MPIJob {ns}/{name}")
 
     def _wait(self, ns: str, name: str, timeout_s: float) -> str | None:
         """None when the job succeeded, the failure message when it failed."""

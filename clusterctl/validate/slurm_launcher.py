@@ -135,9 +135,17 @@ class SlurmLauncher:
                 if submitted:  # the jobs already queued would otherwise run unwatched
                     self.ssh.run(f"scancel {' '.join(j for j, _ in submitted)}", check=False)
                 raise
+            except KeyboardInterrupt:  # a submission in flight may have queued a job: by name
+                in_flight = jobs[len(submitted)].name
+                self._cancel_interrupted([j for j, _ in submitted], in_flight)
+                raise
             limit = timeout_s or max(j.time_limit_min for j in jobs) * 60 + 120
             nodes = sorted({n for j in jobs for n in j.nodelist})
-            states = self.wait([jid for jid, _ in submitted], limit, nodes=nodes)
+            try:
+                states = self.wait([jid for jid, _ in submitted], limit, nodes=nodes)
+            except KeyboardInterrupt:
+                self._cancel_interrupted([j for j, _ in submitted])
+                raise
             results = []
             for (jid, out), state in zip(submitted, states, strict=True):
                 text = self.ssh.run(f"cat {shlex.quote(out)} 2>/dev/null || true").stdout
@@ -151,6 +159,18 @@ class SlurmLauncher:
                 )
                 d = shlex.quote(self.remote_dir)
                 self.ssh.run(f"rm -f {paths}; rmdir {d} 2>/dev/null || true", check=False)
+
+    def _cancel_interrupted(self, job_ids: list[str], in_flight: str | None = None) -> None:
+        """Ctrl-C: cancel the jobs this run submitted (and one whose sbatch was cut short, by
+        name), and say so: the GPU nodes are not left running an unwatched test."""
+        what = ", ".join(job_ids)
+        if job_ids:
+            self.ssh.run(f"scancel {' '.join(job_ids)}", check=False, timeout=30)
+        if in_flight:
+            self.ssh.run(f"scancel --name={shlex.quote(in_flight)}", check=False, timeout=30)
+            what = ", ".join(x for x in (what, f"any job named {in_flight}") if x)
+        if what:
+            self.console.print(f"interrupted: cancelled Slurm job(s) {what}", highlight=False)
 
     def submit(self, job: SlurmJob) -> tuple[str, str]:
         self._seq += 1

@@ -64,4 +64,16 @@ def choose(
         )
     size = message_bytes or (baseline.message_bytes if baseline else None) or GIB
     source = fail_src if warn_src in (None, fail_src) else f"{fail_src}; warn: {warn_src}"
-    return Thresholds(fail, warn, size, source or "")
+    return Thresholds(fail, warn, size, source or "", curve=curve(baseline, size))
+
+
+def curve(baseline: Baseline | None, size: int) -> tuple[tuple[int, float], ...]:
+    """The baseline's published sweep below `size` as shares of its top figure: the floor at a
+    smaller message is the floor times that share (a floor from the stack or the command line
+    keeps the catalog's shape)."""
+    points = sorted((baseline.curve_gbps or {}).items()) if baseline else []
+    points = [(at, bw) for at, bw in points if at < size]
+    if not points:
+        return ()
+    top = max(bw for _, bw in points)
+    return tuple((at, min(1.0, bw / top)) for at, bw in points)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -271,3 +272,38 @@ def test_non_interactive_without_yes_exits_2_through_main(deployed):
     assert run.returncode == 2, run.stderr
     assert "refusing to destroy without confirmation" in run.stderr and "pass --yes" in run.stderr
     assert "destroy" not in ops(deployed.calls())
+
+
+def test_status_after_down_is_down_with_the_kept_disk_not_a_running_cluster(deployed):
+    # issue 30 item 3: the kept /home disk and its resource group are not a cluster: no ssh
+    # line, no spend at the full cluster's rate
+    assert deployed.invoke("down", "-s", STACK, "--yes").exit_code == 0
+
+    doc = json.loads(deployed.invoke("status", "-s", STACK, "--json").stdout)
+    assert doc["deployed"] is False
+    assert doc["costPerHourUsd"] == 0.0 and doc["spentUsd"] == 0.0
+    assert doc["access"] is None
+    assert {r["name"] for r in doc["kept"]} == {"h100-shared", "h100-rg"}
+
+    text = deployed.invoke("status", "-s", STACK)
+    assert text.exit_code == 0, text.output
+    assert "down; nothing runs" in text.output and "h100-shared" in text.output
+    assert "reach it" not in text.output and "spent so far" not in text.output
+
+
+def test_down_json_is_one_document_with_what_went_and_what_was_kept(deployed):
+    # issue 30 item 8: `down --json`; progress on stderr, the document alone on stdout
+    result = deployed.invoke("down", "-s", STACK, "--yes", "--json")
+
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert doc["stack"] == STACK and doc["exit_code"] == 0
+    assert {r["name"] for r in doc["kept"]} >= {"h100-shared"}
+    assert doc["destroyed"] and doc["left"] == [] and doc["survivors"] == []
+    assert doc["cloudChecked"] is True
+
+
+def test_down_json_without_yes_is_a_json_error(deployed):
+    result = deployed.invoke("down", "-s", STACK, "--json")
+    assert result.exit_code == 2
+    assert "--yes" in json.loads(result.stdout)["error"]

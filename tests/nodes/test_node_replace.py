@@ -215,3 +215,18 @@ def test_a_powered_down_node_is_refused_with_the_way_to_power_it_up() -> None:
     assert result.exit_code == 2
     assert f"scontrol update NodeName={NODE} State=POWER_UP" in result.output
     assert not any("DRAIN" in c or "gpucl-power" in c for c in sched.commands)
+
+
+def test_json_prints_one_document_and_refusals_as_json_errors() -> None:
+    # issue 30 item 8: `node replace --json`, its errors as {"error": ...} with the same exit code
+    import json
+
+    result = invoke(FakeScheduler(), "-s", "azure-h100", NODE, "--json")
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert doc["node"] == NODE and doc["returned"] is True and doc["action"] == "reimage"
+    assert any("passed its health check" in line for line in doc["log"])
+
+    refused = invoke(FakeScheduler(), "-s", "azure-h100", "not-a-node", "--json")
+    assert refused.exit_code == 2
+    assert "not a node name" in json.loads(refused.stdout)["error"]

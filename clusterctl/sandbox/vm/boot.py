@@ -354,6 +354,14 @@ def run(
     return machine.run_in(state.nodes[node]["init"], cmd, timeout=timeout)
 
 
+def exec_argv(workdir: Path, node: str, cmd: list[str]) -> list[str]:
+    """The host command line that runs `cmd` inside `node` (for `sandbox vm exec`)."""
+    state = vmstate.load(workdir)
+    if state is None or node not in state.nodes:
+        raise BootError(f"no node {node} in the sandbox at {workdir}")
+    return machine.exec_argv(state.nodes[node]["init"], cmd)
+
+
 def status(workdir: Path) -> dict[str, dict]:
     """Per node: role, address, whether its container runs, and `is-system-running` inside."""
     state = vmstate.load(workdir.resolve())

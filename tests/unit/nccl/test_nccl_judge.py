@@ -119,11 +119,13 @@ def test_numbers_compare_as_numbers_not_strings() -> None:
     assert judge(run_with({16 * GIB: 99.0}), H100_NODE).status == "fail"
 
 
-def test_run_shorter_than_baseline_size_passes_only_as_warning() -> None:
+def test_run_shorter_than_baseline_size_above_the_floor_passes() -> None:
+    # Issue 30 item 2: bus bandwidth only grows with size, so at or above the floor at 2 GiB is
+    # at or above it at 16 GiB too: pass, saying where it was judged (it used to be `warn`).
     v = judge(run_with({GIB: 465.0, 2 * GIB: 470.0}), H100_NODE)
-    assert v.status == "warn"
+    assert v.status == "pass"
     assert v.gated_sizes == (GIB, 2 * GIB)
-    assert any("stopped at 2 GiB" in r for r in v.reasons)
+    assert any("stopped at 2 GiB" in f.message for f in v.findings)
 
 
 def test_run_shorter_than_baseline_size_and_below_floor_is_inconclusive() -> None:
@@ -199,3 +201,20 @@ def test_judge_peers_needs_peers_and_sorts_worst_first() -> None:
     results = {("a", "b"): 400.0, ("c", "d"): 400.0, ("e", "f"): 400.0, ("g", "h"): 200.0,
                ("i", "j"): 100.0}  # fmt: skip
     assert [s.pair for s in judge_peers(results)] == [("i", "j"), ("g", "h")]
+
+
+def test_without_a_curve_a_clearly_slow_short_run_fails() -> None:
+    # issue 30 item 2: 37% below the 16 GiB floor, flat from 1 to 8 GiB: clearly slow, not
+    # `inconclusive`, even where no published curve covers the sizes measured
+    flat = {GIB << i: 290.0 for i in range(4)}
+    v = judge(run_with(flat), H100_NODE)
+    assert v.status == "fail"
+    assert any("more than 20% under it" in r for r in v.reasons)
+
+
+def test_a_curve_sets_the_floor_at_each_smaller_size() -> None:
+    th = Thresholds(460.0, None, 16 * GIB, "x", curve=((GIB, 0.97), (4 * GIB, 0.99)))
+    v = judge(run_with({GIB: 447.0, 2 * GIB: 447.0, 4 * GIB: 456.0, 8 * GIB: 456.0}), th)
+    assert [s.floor_gbps for s in v.sizes] == pytest.approx([446.2, 446.2, 455.4, 455.4])
+    assert v.status == "pass"
+    assert judge(run_with({GIB: 440.0, 8 * GIB: 470.0}), th).status == "fail"

@@ -1,0 +1,55 @@
+"""The stack file's provider settings against the cluster's own: where `pulumi up` builds is the
+provider's region, so it must be the cluster's `region`, and on AWS it must be set at all (the
+program uses the default AWS provider, which otherwise takes the region from the environment)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from clusterctl.errors import Finding
+from clusterctl.spec.model import CONFIG_KEY, ClusterSpec
+
+# cloud -> (the provider's region setting, whether the program needs it set)
+REGION_KEYS: dict[str, tuple[str, bool]] = {
+    "aws": ("aws:region", True),
+    "azure": ("azure-native:location", False),
+}
+
+
+def provider_findings(config: dict[str, Any], spec: ClusterSpec) -> list[Finding]:
+    """One error per provider setting that contradicts the cluster, or that is missing."""
+    found: list[Finding] = []
+    region_field = f"{CONFIG_KEY}.region"
+    for cloud, (key, required) in REGION_KEYS.items():
+        value = config.get(key)
+        if cloud != spec.cloud:
+            if value is not None:
+                found.append(
+                    Finding(
+                        "error",
+                        f"is a {cloud} setting but {CONFIG_KEY}.cloud is {spec.cloud}: remove it",
+                        key,
+                    )
+                )
+            continue
+        if value is None:
+            if required:
+                found.append(
+                    Finding(
+                        "error",
+                        f"is not set, so `pulumi up` would build wherever the environment's AWS "
+                        f"region points; add `{key}: {spec.region}` next to {CONFIG_KEY}",
+                        key,
+                    )
+                )
+            continue
+        if str(value).strip().lower().replace(" ", "") != spec.region.lower().replace(" ", ""):
+            found.append(
+                Finding(
+                    "error",
+                    f"{value} contradicts {region_field} {spec.region} (the provider's region "
+                    "is where `pulumi up` builds); set both to the same region",
+                    key,
+                )
+            )
+    return found

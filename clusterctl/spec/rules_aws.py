@@ -1,0 +1,80 @@
+"""AWS layout rules: what the EKS VPC (components/aws/vpc.py) can hold, said before it is built.
+
+The VPC's upper half is split into private subnets, one per zone: two subnets with up to two
+zones, four with three or four; a node group sits in one subnet (its partition's first zone), the
+system nodes in the first zone's. Every node needs at least one address of its subnet (its pods
+take more under the VPC CNI); AWS keeps 5 of every subnet.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Iterator
+
+from clusterctl.errors import Finding
+from clusterctl.spec.catalog import Catalog
+from clusterctl.spec.model import ClusterSpec, field_path
+
+MAX_ZONES = 4
+AWS_SUBNET_RESERVED = 5
+
+
+def _zones(spec: ClusterSpec) -> list[str]:
+    zones: list[str] = []
+    for part in spec.partitions:
+        if part.zones and part.zones[0] not in zones:
+            zones.append(part.zones[0])
+    return zones
+
+
+def one_zone_per_partition(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
+    if spec.cloud != "aws":
+        return
+    for i, part in enumerate(spec.partitions):
+        sku = cat.get(part.sku, "aws")
+        if len(part.zones) > 1 and not (sku and sku.fabric.kind == "efa"):  # EFA: aws_placement
+            yield Finding(
+                "error",
+                f"a node group sits in one subnet, so one zone; list one zone, not "
+                f"{len(part.zones)} ({', '.join(part.zones)}), or make one partition per zone",
+                field_path("partitions", i, "zones"),
+            )
+    zones = _zones(spec)
+    if len(zones) > MAX_ZONES:
+        first = {z: i for i, p in reversed(list(enumerate(spec.partitions))) for z in p.zones[:1]}
+        for zone in zones[MAX_ZONES:]:
+            yield Finding(
+                "error",
+                f"the partitions use {len(zones)} zones ({', '.join(zones)}) and the VPC has "
+                f"private subnets for at most {MAX_ZONES}; put this partition in one of "
+                f"{', '.join(zones[:MAX_ZONES])}",
+                field_path("partitions", first[zone], "zones"),
+            )
+
+
+def vpc_holds_the_nodes(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
+    if spec.cloud != "aws":
+        return
+    space = ipaddress.ip_network(spec.network.address_space)
+    zones = _zones(spec) or ["(first zone)"]
+    if len(zones) > MAX_ZONES or space.prefixlen > 22:
+        return  # one_zone_per_partition / network_layout say what is wrong
+    upper = list(space.subnets(prefixlen_diff=1))[1]
+    subnet = next(upper.subnets(prefixlen_diff=2 if len(zones) > 2 else 1))
+    usable = subnet.num_addresses - AWS_SUBNET_RESERVED
+    need = dict.fromkeys(zones, 0)
+    need[zones[0]] += spec.kubernetes.system_nodes if spec.scheduler == "kubernetes" else 0
+    for part in spec.partitions:
+        need[part.zones[0] if part.zones else zones[0]] += part.nodes
+    for zone, nodes in need.items():
+        if nodes > usable:
+            yield Finding(
+                "error",
+                f"{nodes} nodes in {zone} do not fit its private subnet (a /{subnet.prefixlen} of "
+                f"{space}, {usable} usable addresses, and pods need more); use a larger "
+                f"addressSpace (e.g. a /16)",
+                field_path("network", "addressSpace"),
+            )
+
+
+RULES = (one_zone_per_partition, vpc_holds_the_nodes)

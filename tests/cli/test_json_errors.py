@@ -1,0 +1,43 @@
+"""Issue 30 item 8: under --json every error is `{"error": ...}` on stdout, with the exit code the
+same error has without --json (as `pulumi --json` and `sky` users expect)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.cli.conftest import ROOT, run_cli
+
+NCCL_DAMAGED = ROOT / "tests" / "data" / "nccl" / "derived_garbage.txt"
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (("plan", "-s", "no-such-stack"), "no-such-stack"),  # a UserError out of the command
+        (("plan",), "--stack"),  # click's usage error: a missing option
+        (("catalog", "--cloud", "gcp"), "--cloud gcp"),  # bail() inside the command
+        (
+            (
+                "validate",
+                "--nccl",
+                "--from-log",
+                str(NCCL_DAMAGED),
+                "--nodes",
+                "1",
+                "--fail-below",
+                "1",
+            ),
+            "no all_reduce_perf result rows",
+        ),
+    ],
+)
+def test_errors_are_json_on_stdout_with_the_same_exit_code(args, needle) -> None:
+    plain = run_cli(*args)
+    as_json = run_cli(*args, "--json")
+    assert plain.returncode == as_json.returncode == 2, (plain.stderr, as_json.stdout)
+    doc = json.loads(as_json.stdout)
+    assert needle in doc["error"], doc
+    assert "Traceback" not in as_json.stderr
+    assert needle in plain.stderr and plain.stdout == ""
