@@ -189,6 +189,10 @@ PYXIS_LIBRARY = "/usr/local/lib/slurm/spank_pyxis.so"
 ENROOT_RUNTIME = f"{SCRATCH}/enroot/runtime"
 # Fixed ids of the service users on every node (Azure/cyclecloud-slurm install.py setup_users).
 SERVICE_IDS = {"slurm": 11100, "munge": 11101}
+RESTART_POLICY = {"delay_s": 10, "burst": 5, "interval_s": 600}
+"""The restart drop-in for munge, slurmctld, slurmdbd and slurmd (upstream units have no Restart=).
+5 starts in 600 s outlasts a slurmctld that waits for its data disk or slurmdbd (10 s apart), and
+still ends a crash loop within minutes."""
 HEALTH_ENV = "/etc/gpu-clusters/health.env"
 NCCL_CONF_OURS = "/etc/gpu-clusters/nccl.conf"
 ACCOUNTING_DB = {"db_name": "slurm_acct_db", "db_user": "slurm", "account": "users"}
@@ -384,6 +388,7 @@ def render_cloud_init(
         "health_env": HEALTH_ENV,
         "scratch": SCRATCH,
         "ids": SERVICE_IDS,
+        "restart": RESTART_POLICY,
         "nccl_conf_ours": NCCL_CONF_OURS,
         "power_home": POWER_HOME,
         "slurmctld_port": site.slurmctld_port,
