@@ -185,6 +185,9 @@ stage) later at boot than gpucl-scratch.service runs, and that mount would hide 
 below it after every power cycle. /nvme, as Azure CycleCloud's Slurm nodes use."""
 SHARED_MOUNTS = ("/home", "/sched")
 """The scheduler's NFS exports every GPU node mounts (fstab: _netdev,nofail)."""
+MOUNT_RETRY = {"delay_s": 10, "total_s": 1200}
+"""A GPU node's first boot waits this long for the scheduler's exports: the scheduler's own
+cloud-init (packages, MariaDB, the power venv) can take longer than a node's."""
 PYXIS_LIBRARY = "/usr/local/lib/slurm/spank_pyxis.so"
 ENROOT_RUNTIME = f"{SCRATCH}/enroot/runtime"
 # Fixed ids of the service users on every node (Azure/cyclecloud-slurm install.py setup_users).
@@ -263,7 +266,14 @@ def node_scripts(spec: ClusterSpec, site: SlurmSite, sku: Sku | None) -> dict[st
         names += ["resume.sh", "suspend.sh", "resume-fail.sh"]
         ctx["power_log"] = POWER_LOG
     if sku is not None:
-        names += ["gpucl-scratch.sh", "node-name.sh", "gpu-node-setup.sh", "gpucl-nccl-conf.sh"]
+        names += [
+            "gpucl-scratch.sh",
+            "node-name.sh",
+            "gpu-node-setup.sh",
+            "gpucl-nccl-conf.sh",
+            "gpucl-mounts.sh",
+        ]
+        ctx["mount_retry"] = MOUNT_RETRY
     if deep_hours(spec):
         names.append("gpucl-deep-check.sh" if sku is not None else "gpucl-deep-health.sh")
         ctx.update(deep_context(spec, site))
