@@ -13,6 +13,7 @@ from typing import Any
 import jinja2
 
 from clusterctl.project import templates_dir
+from clusterctl.render.apt_key import microsoft_apt_key
 from clusterctl.render.deep import NHC_DEEP_CONF, deep_context, deep_hours
 from clusterctl.render.power_files import (
     POWER_CONFIG,
@@ -383,6 +384,7 @@ def render_cloud_init(
         "cluster": spec.name,
         "stack": stack,
         "v": node_versions(cat),
+        "ms_apt_key": microsoft_apt_key(cat),
         "munge_key": munge_key_b64,
         "slurm_files": render_slurm(spec, site, stack, cat),
         "scripts": node_scripts(spec, site, sku),
