@@ -105,6 +105,7 @@ def slurm_context(spec: ClusterSpec, site: SlurmSite, stack: str, cat: Catalog) 
         "partitions": parts,
         "accounting": spec.head_node.accounting,
         "health_checks": spec.health_checks.enabled,
+        "task_prolog": TASK_PROLOG,
         "drain_prefix": spec.health_checks.drain_prefix,
         "topology": True,
         "gpu_counts": sorted({str(p["gpus"]) for p in parts}),
@@ -169,14 +170,30 @@ def _wrap(text: str, width: int = 76) -> list[str]:
     return [text[i : i + width] for i in range(0, len(text), width)] or [""]
 
 
+def _split_profile_env(sku: Sku, cat: Catalog) -> tuple[dict[str, str], dict[str, str]]:
+    """(NCCL's own variables, the rest). NCCL reads /etc/nccl.conf once, at its first call, and
+    setenv()s every line it has not been given (NVIDIA/nccl src/misc/param.cc setEnvFile; NCCL
+    docs, Environment Variables): CUDA_DEVICE_ORDER, UCX_* and OMPI_MCA_* put there reach the
+    process after CUDA and MPI_Init have read them, i.e. never. They go to the job environment."""
+    profile = cat.profile(sku)
+    env = dict(sorted(profile.env.items())) if profile else {}
+    nccl = {k: v for k, v in env.items() if k.startswith("NCCL_")}
+    return nccl, {k: v for k, v in env.items() if k not in nccl}
+
+
 def render_nccl_conf(sku: Sku, cat: Catalog) -> str:
     profile = cat.profile(sku)
     return render_template(
         "nccl/nccl.conf.j2",
         sku=sku,
-        env=dict(sorted(profile.env.items())) if profile else {},
+        env=_split_profile_env(sku, cat)[0],
         source=profile.source if profile else None,
     )
+
+
+def render_job_env(sku: Sku, cat: Catalog) -> str:
+    """The profile's variables for their own readers (CUDA, UCX, Open MPI, libfabric)."""
+    return render_template("nccl/job.env.j2", sku=sku, env=_split_profile_env(sku, cat)[1])
 
 
 SCRATCH = "/nvme"
@@ -199,6 +216,8 @@ RESTART_POLICY = {"delay_s": 10, "burst": 5, "interval_s": 600}
 still ends a crash loop within minutes."""
 HEALTH_ENV = "/etc/gpu-clusters/health.env"
 NCCL_CONF_OURS = "/etc/gpu-clusters/nccl.conf"
+JOB_ENV = "/etc/gpu-clusters/job.env"
+TASK_PROLOG = "gpucl-task-env.sh"
 ACCOUNTING_DB = {"db_name": "slurm_acct_db", "db_user": "slurm", "account": "users"}
 """`account`: the Slurm account the admin user's association is made in, so the admin's jobs
 (validation's included) are reported by `sreport` per account; sacct lists every job anyway."""
@@ -256,6 +275,7 @@ def node_scripts(spec: ClusterSpec, site: SlurmSite, sku: Sku | None) -> dict[st
         "conf_server": f"{scheduler_host(spec)}:{site.slurmctld_port}",
         "etc_dir": site.etc_dir,
         "nccl_conf_ours": NCCL_CONF_OURS,
+        "job_env": JOB_ENV,
         "pyxis_tag": node_versions(catalog())["pyxis"],
         "pyxis_library": PYXIS_LIBRARY,
         "pyxis_conf": render_template(
@@ -273,6 +293,7 @@ def node_scripts(spec: ClusterSpec, site: SlurmSite, sku: Sku | None) -> dict[st
             "gpu-node-setup.sh",
             "gpucl-nccl-conf.sh",
             "gpucl-mounts.sh",
+            TASK_PROLOG,
         ]
         ctx["mount_retry"] = MOUNT_RETRY
     if deep_hours(spec):
@@ -425,6 +446,8 @@ def render_cloud_init(
         sku=sku,
         power_files=power_package(POWER_NODE_MODULES),
         nccl_conf=render_nccl_conf(sku, cat),
+        job_env_path=JOB_ENV,
+        job_env=render_job_env(sku, cat),
         nhc_conf=render_nhc_conf(spec, sku, cat),
         nhc_deep_conf=render_nhc_deep_conf(spec, sku, cat),
         nhc_checks=render_nhc_checks(),
