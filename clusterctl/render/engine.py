@@ -214,6 +214,17 @@ RESTART_POLICY = {"delay_s": 10, "burst": 5, "interval_s": 600}
 """The restart drop-in for munge, slurmctld, slurmdbd and slurmd (upstream units have no Restart=).
 5 starts in 600 s outlasts a slurmctld that waits for its data disk or slurmdbd (10 s apart), and
 still ends a crash loop within minutes."""
+LOG_ROTATION = {"keep": 14, "max_size": "100M"}
+"""Per log under site.log_dir (Slurm's and gpucl's): at most 15 x 100 MiB before compression."""
+MARIADB_TUNING = {
+    "innodb_buffer_pool_size": "4096M",
+    "innodb_log_file_size": "64M",
+    "innodb_lock_wait_timeout": "900",
+}
+"""Slurm's accounting guide (accounting.html): a buffer pool that holds the job tables' indexes,
+a redo log sized for slurmdbd's bulk inserts, and a lock wait long enough for its purge and
+rollup transactions (slurmdbd checks the buffer pool and the lock wait at start and logs
+"Database settings not recommended values" when they are lower)."""
 HEALTH_ENV = "/etc/gpu-clusters/health.env"
 NCCL_CONF_OURS = "/etc/gpu-clusters/nccl.conf"
 JOB_ENV = "/etc/gpu-clusters/job.env"
@@ -422,6 +433,8 @@ def render_cloud_init(
         "scratch": SCRATCH,
         "ids": SERVICE_IDS,
         "restart": RESTART_POLICY,
+        "log_rotation": LOG_ROTATION,
+        "mariadb_tuning": MARIADB_TUNING,
         "nccl_conf_ours": NCCL_CONF_OURS,
         "power_home": POWER_HOME,
         "slurmctld_port": site.slurmctld_port,
