@@ -404,9 +404,11 @@ def render_cloud_init(
     cat: Catalog | None = None,
     db_password: str | None = None,
     files_account: str | None = None,
+    identity_client_id: str | None = None,
 ) -> str:
     """User-data for the scheduler (partition None) or a GPU node of `partition`;
-    `files_account` is the storage account of /home's share (storage.kind azure-files-nfs)."""
+    `files_account` is the storage account of /home's share (storage.kind azure-files-nfs);
+    `identity_client_id` the scheduler's managed identity, for the power program."""
     from clusterctl.spec.addressing import subnet_plan
 
     cat = cat or catalog()
@@ -445,7 +447,9 @@ def render_cloud_init(
     if sku is None:
         ctx["power_files"] = power_package(POWER_SCHEDULER_MODULES)
         ctx["power_config_path"] = POWER_CONFIG
-        ctx["power_config"] = power_config(spec)
+        ctx["power_config"] = (
+            power_config(spec, identity_client_id) if identity_client_id else power_config(spec)
+        )
         ctx["power_pins"] = power_pins(cat)
         if spec.head_node.accounting:
             if not db_password:
