@@ -182,6 +182,7 @@ def _up(stack: str, as_json: bool, yes: bool, d: Deps, allow_replace: bool = Fal
     if refused:
         raise UserError(refused)
     _check_capacity(spec, before, d)
+    _check_role_permission(spec, before, d)
     with _operation():
         changes = run_preview(handle, err)
     _show_preview(stack, changes, _cost(before) if before else None, cost, spec)
@@ -243,6 +244,30 @@ def _check_capacity(spec: ClusterSpec, before: ClusterSpec | None, d: Deps) -> N
     if problems:
         raise UserError(problems)
     err.print(f"[green]Azure offers {sizes} in {spec.region} with quota for them[/]")
+
+
+def _check_role_permission(spec: ClusterSpec, before: ClusterSpec | None, d: Deps) -> None:
+    """A first Azure Slurm `up` makes the power role: does this sign-in hold the right to?"""
+    from clusterctl.lifecycle.capacity import CapacityUnavailable
+    from clusterctl.lifecycle.role_permission import NEEDED, judge
+
+    source = d.capacity(spec)
+    fetch = getattr(source, "permissions", None)
+    if before is not None or spec.scheduler != "slurm" or fetch is None:
+        return
+    err.print("asking Azure whether your sign-in may create the power role ...")
+    try:
+        sub, permissions = fetch()
+    except CapacityUnavailable as exc:
+        err.print(
+            f"[yellow]not checked with Azure: {escape(str(exc))}. The power role needs "
+            f"{' and '.join(NEEDED)} (Owner or User Access Administrator)[/]",
+            highlight=False,
+        )
+        return
+    problems = judge(permissions, sub)
+    if problems:
+        raise UserError(problems)
 
 
 def _show_edits(edits) -> None:

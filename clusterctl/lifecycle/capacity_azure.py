@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 import subprocess
+import urllib.request
 from typing import Any
 
 from clusterctl.lifecycle.capacity import CapacityUnavailable
@@ -66,3 +67,33 @@ class AzureCapacity:
             first = (str(exc).splitlines() or [""])[0][:200]
             raise CapacityUnavailable(f"{type(exc).__name__}: {first}") from exc
         return skus, usages
+
+    def permissions(self) -> tuple[str, list[dict]]:
+        """(subscription, the signed-in identity's Permission list on it): ARM's
+        Microsoft.Authorization/permissions, api-version 2022-04-01."""
+        try:
+            from azure.identity import DefaultAzureCredential
+        except ImportError:
+            raise CapacityUnavailable(
+                "the Azure SDK is not installed (pip install 'gpu-clusters[azure]')"
+            ) from None
+        sub = subscription()
+        url = (
+            f"https://management.azure.com/subscriptions/{sub}/providers/"
+            "Microsoft.Authorization/permissions?api-version=2022-04-01"
+        )
+        try:
+            token = DefaultAzureCredential().get_token("https://management.azure.com/.default")
+            found: list[dict] = []
+            while url:
+                req = urllib.request.Request(
+                    url, headers={"Authorization": f"Bearer {token.token}"}
+                )
+                with urllib.request.urlopen(req, timeout=60) as resp:
+                    doc = json.load(resp)
+                found += doc.get("value") or []
+                url = doc.get("nextLink")
+        except Exception as exc:  # credentials, network: "not checked", as for capacity
+            first = (str(exc).splitlines() or [""])[0][:200]
+            raise CapacityUnavailable(f"{type(exc).__name__}: {first}") from exc
+        return sub, found

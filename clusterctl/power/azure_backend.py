@@ -61,7 +61,15 @@ class AzureBackend:
         if not sub or not rg:
             meta = _imds()
             sub, rg = sub or meta["subscriptionId"], rg or meta["resourceGroupName"]
-        credential = credential or ManagedIdentityCredential(client_id=cfg.get("clientId"))
+        if credential is None:
+            # The scheduler's user-assigned identity by its client id: without one IMDS picks an
+            # identity only when the VM has exactly one (a second, or a system-assigned one added
+            # by policy, and every power call fails with an ambiguous-identity error).
+            if not cfg.get("clientId"):
+                raise ValueError(
+                    "power.json azure.clientId: the scheduler identity's client id is missing"
+                )
+            credential = ManagedIdentityCredential(client_id=cfg["clientId"])
         client = ComputeManagementClient(
             credential, sub, base_url=cfg.get("baseUrl"), retry_total=0, **client_kwargs
         )

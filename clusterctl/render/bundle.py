@@ -10,6 +10,7 @@ from clusterctl.render.engine import (
     partition_sku,
     render_cloud_init,
     render_config_sync,
+    render_job_env,
     render_nccl_conf,
     render_nhc_checks,
     render_nhc_conf,
@@ -64,4 +65,6 @@ def render_bundle(spec: ClusterSpec, stack: str) -> dict[str, str]:
     for part in spec.partitions:
         sku = partition_sku(part, cat)
         files[f"nodes/{part.name}/nccl.conf"] = render_nccl_conf(sku, cat)
+        if spec.scheduler == "slurm":
+            files[f"nodes/{part.name}/job.env"] = render_job_env(sku, cat)
     return files

@@ -13,6 +13,7 @@ from typing import Any
 import jinja2
 
 from clusterctl.project import templates_dir
+from clusterctl.render.apt_key import microsoft_apt_key
 from clusterctl.render.deep import NHC_DEEP_CONF, deep_context, deep_hours
 from clusterctl.render.power_files import (
     NAMES_SEED,
@@ -106,6 +107,7 @@ def slurm_context(spec: ClusterSpec, site: SlurmSite, stack: str, cat: Catalog) 
         "partitions": parts,
         "accounting": spec.head_node.accounting,
         "health_checks": spec.health_checks.enabled,
+        "task_prolog": TASK_PROLOG,
         "drain_prefix": spec.health_checks.drain_prefix,
         "topology": True,
         "gpu_counts": sorted({str(p["gpus"]) for p in parts}),
@@ -170,14 +172,30 @@ def _wrap(text: str, width: int = 76) -> list[str]:
     return [text[i : i + width] for i in range(0, len(text), width)] or [""]
 
 
+def _split_profile_env(sku: Sku, cat: Catalog) -> tuple[dict[str, str], dict[str, str]]:
+    """(NCCL's own variables, the rest). NCCL reads /etc/nccl.conf once, at its first call, and
+    setenv()s every line it has not been given (NVIDIA/nccl src/misc/param.cc setEnvFile; NCCL
+    docs, Environment Variables): CUDA_DEVICE_ORDER, UCX_* and OMPI_MCA_* put there reach the
+    process after CUDA and MPI_Init have read them, i.e. never. They go to the job environment."""
+    profile = cat.profile(sku)
+    env = dict(sorted(profile.env.items())) if profile else {}
+    nccl = {k: v for k, v in env.items() if k.startswith("NCCL_")}
+    return nccl, {k: v for k, v in env.items() if k not in nccl}
+
+
 def render_nccl_conf(sku: Sku, cat: Catalog) -> str:
     profile = cat.profile(sku)
     return render_template(
         "nccl/nccl.conf.j2",
         sku=sku,
-        env=dict(sorted(profile.env.items())) if profile else {},
+        env=_split_profile_env(sku, cat)[0],
         source=profile.source if profile else None,
     )
+
+
+def render_job_env(sku: Sku, cat: Catalog) -> str:
+    """The profile's variables for their own readers (CUDA, UCX, Open MPI, libfabric)."""
+    return render_template("nccl/job.env.j2", sku=sku, env=_split_profile_env(sku, cat)[1])
 
 
 SCRATCH = "/nvme"
@@ -187,12 +205,32 @@ stage) later at boot than gpucl-scratch.service runs, and that mount would hide 
 below it after every power cycle. /nvme, as Azure CycleCloud's Slurm nodes use."""
 SHARED_MOUNTS = ("/home", "/sched")
 """The scheduler's NFS exports every GPU node mounts (fstab: _netdev,nofail)."""
+MOUNT_RETRY = {"delay_s": 10, "total_s": 1200}
+"""A GPU node's first boot waits this long for the scheduler's exports: the scheduler's own
+cloud-init (packages, MariaDB, the power venv) can take longer than a node's."""
 PYXIS_LIBRARY = "/usr/local/lib/slurm/spank_pyxis.so"
 ENROOT_RUNTIME = f"{SCRATCH}/enroot/runtime"
 # Fixed ids of the service users on every node (Azure/cyclecloud-slurm install.py setup_users).
 SERVICE_IDS = {"slurm": 11100, "munge": 11101}
+RESTART_POLICY = {"delay_s": 10, "burst": 5, "interval_s": 600}
+"""The restart drop-in for munge, slurmctld, slurmdbd and slurmd (upstream units have no Restart=).
+5 starts in 600 s outlasts a slurmctld that waits for its data disk or slurmdbd (10 s apart), and
+still ends a crash loop within minutes."""
+LOG_ROTATION = {"keep": 14, "max_size": "100M"}
+"""Per log under site.log_dir (Slurm's and gpucl's): at most 15 x 100 MiB before compression."""
+MARIADB_TUNING = {
+    "innodb_buffer_pool_size": "4096M",
+    "innodb_log_file_size": "64M",
+    "innodb_lock_wait_timeout": "900",
+}
+"""Slurm's accounting guide (accounting.html): a buffer pool that holds the job tables' indexes,
+a redo log sized for slurmdbd's bulk inserts, and a lock wait long enough for its purge and
+rollup transactions (slurmdbd checks the buffer pool and the lock wait at start and logs
+"Database settings not recommended values" when they are lower)."""
 HEALTH_ENV = "/etc/gpu-clusters/health.env"
 NCCL_CONF_OURS = "/etc/gpu-clusters/nccl.conf"
+JOB_ENV = "/etc/gpu-clusters/job.env"
+TASK_PROLOG = "gpucl-task-env.sh"
 ACCOUNTING_DB = {"db_name": "slurm_acct_db", "db_user": "slurm", "account": "users"}
 """`account`: the Slurm account the admin user's association is made in, so the admin's jobs
 (validation's included) are reported by `sreport` per account; sacct lists every job anyway."""
@@ -250,6 +288,7 @@ def node_scripts(spec: ClusterSpec, site: SlurmSite, sku: Sku | None) -> dict[st
         "conf_server": f"{scheduler_host(spec)}:{site.slurmctld_port}",
         "etc_dir": site.etc_dir,
         "nccl_conf_ours": NCCL_CONF_OURS,
+        "job_env": JOB_ENV,
         "pyxis_tag": node_versions(catalog())["pyxis"],
         "pyxis_library": PYXIS_LIBRARY,
         "pyxis_conf": render_template(
@@ -261,7 +300,15 @@ def node_scripts(spec: ClusterSpec, site: SlurmSite, sku: Sku | None) -> dict[st
         names += ["resume.sh", "suspend.sh", "resume-fail.sh"]
         ctx["power_log"] = POWER_LOG
     if sku is not None:
-        names += ["gpucl-scratch.sh", "node-name.sh", "gpu-node-setup.sh", "gpucl-nccl-conf.sh"]
+        names += [
+            "gpucl-scratch.sh",
+            "node-name.sh",
+            "gpu-node-setup.sh",
+            "gpucl-nccl-conf.sh",
+            "gpucl-mounts.sh",
+            TASK_PROLOG,
+        ]
+        ctx["mount_retry"] = MOUNT_RETRY
     if deep_hours(spec):
         names.append("gpucl-deep-check.sh" if sku is not None else "gpucl-deep-health.sh")
         ctx.update(deep_context(spec, site))
@@ -359,9 +406,11 @@ def render_cloud_init(
     cat: Catalog | None = None,
     db_password: str | None = None,
     files_account: str | None = None,
+    identity_client_id: str | None = None,
 ) -> str:
     """User-data for the scheduler (partition None) or a GPU node of `partition`;
-    `files_account` is the storage account of /home's share (storage.kind azure-files-nfs)."""
+    `files_account` is the storage account of /home's share (storage.kind azure-files-nfs);
+    `identity_client_id` the scheduler's managed identity, for the power program."""
     from clusterctl.spec.addressing import subnet_plan
 
     cat = cat or catalog()
@@ -371,6 +420,7 @@ def render_cloud_init(
         "cluster": spec.name,
         "stack": stack,
         "v": node_versions(cat),
+        "ms_apt_key": microsoft_apt_key(cat),
         "munge_key": munge_key_b64,
         "slurm_files": render_slurm(spec, site, stack, cat),
         "scripts": node_scripts(spec, site, sku),
@@ -386,6 +436,9 @@ def render_cloud_init(
         "health_env": HEALTH_ENV,
         "scratch": SCRATCH,
         "ids": SERVICE_IDS,
+        "restart": RESTART_POLICY,
+        "log_rotation": LOG_ROTATION,
+        "mariadb_tuning": MARIADB_TUNING,
         "nccl_conf_ours": NCCL_CONF_OURS,
         "power_home": POWER_HOME,
         "slurmctld_port": site.slurmctld_port,
@@ -396,7 +449,9 @@ def render_cloud_init(
     if sku is None:
         ctx["power_files"] = power_package(POWER_SCHEDULER_MODULES)
         ctx["power_config_path"] = POWER_CONFIG
-        ctx["power_config"] = power_config(spec)
+        ctx["power_config"] = (
+            power_config(spec, identity_client_id) if identity_client_id else power_config(spec)
+        )
         ctx["power_pins"] = power_pins(cat)
         ctx["names_seed_path"] = NAMES_SEED
         ctx["names_seed"] = names_seed(spec)
@@ -412,6 +467,8 @@ def render_cloud_init(
         sku=sku,
         power_files=power_package(POWER_NODE_MODULES),
         nccl_conf=render_nccl_conf(sku, cat),
+        job_env_path=JOB_ENV,
+        job_env=render_job_env(sku, cat),
         nhc_conf=render_nhc_conf(spec, sku, cat),
         nhc_deep_conf=render_nhc_deep_conf(spec, sku, cat),
         nhc_checks=render_nhc_checks(),

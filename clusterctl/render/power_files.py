@@ -45,9 +45,13 @@ def gzip_b64(text: str) -> str:
     return base64.b64encode(gzip.compress(text.encode(), mtime=0)).decode()
 
 
-def power_config(spec: ClusterSpec) -> str:
+CLIENT_ID_PLACEHOLDER = "the-scheduler-identity-client-id-known-at-deploy-time"
+
+
+def power_config(spec: ClusterSpec, client_id: str = CLIENT_ID_PLACEHOLDER) -> str:
     """/etc/gpu-clusters/power.json: what the power program knows of its cluster. Subscription
-    and resource group come from the scheduler's own IMDS (the scale sets live beside it)."""
+    and resource group come from the scheduler's own IMDS (the scale sets live beside it); the
+    credential is the scheduler's user-assigned identity, named by `client_id`."""
     doc = {
         "cluster": spec.name,
         "backend": "azure",
@@ -56,7 +60,7 @@ def power_config(spec: ClusterSpec) -> str:
         "pollSeconds": 15,
         "returnAfterSeconds": 900,
         "logFile": POWER_LOG,
-        "azure": {},
+        "azure": {"clientId": client_id},
     }
     return json.dumps(doc, indent=2, sort_keys=True) + "\n"
 

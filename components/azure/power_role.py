@@ -36,6 +36,15 @@ node replace`, the list of a scale set's VMs for the name map (`gpucl-power name
 DeleteInstances for exactly the VMs of the nodes a shrink drained (`gpucl-power delete`)."""
 
 
+def power_role_guid(resource_group_id: str, stack: str, cluster: str) -> str:
+    scope = resource_group_id.lower()  # ARM ids are case-insensitive
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"gpu-clusters{scope}/{stack}/{cluster}/power"))
+
+
+def power_role_name(cluster: str, stack: str, guid: str) -> str:
+    return f"gpu-clusters power {cluster} ({stack}) {guid}"
+
+
 class PowerRole(pulumi.ComponentResource):
     def __init__(
         self,
@@ -50,13 +59,15 @@ class PowerRole(pulumi.ComponentResource):
     ):
         super().__init__("gpu-clusters:azure:PowerRole", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
-        # A role definition's name is a GUID; derived from the stack and cluster so a re-run
-        # of the program names the same role.
-        role_guid = str(uuid.uuid5(uuid.NAMESPACE_URL, f"gpu-clusters/{stack}/{cluster}/power"))
+        # A role definition's id is a GUID, and a custom role's name must be unique in the whole
+        # Entra tenant: both derive from the resource group's id (subscription and group), so a
+        # re-run names the same role while the same stack deployed to another group or
+        # subscription of the tenant makes its own instead of colliding with the first.
+        role_guid = resource_group.id.apply(lambda rg_id: power_role_guid(rg_id, stack, cluster))
         self.role = azure.authorization.RoleDefinition(
             f"{name}-def",
             role_definition_id=role_guid,
-            role_name=f"gpu-clusters power {cluster} ({stack})",
+            role_name=role_guid.apply(lambda guid: power_role_name(cluster, stack, guid)),
             description=(
                 f"Start, deallocate, reimage and redeploy the GPU nodes of cluster {cluster}: "
                 "Slurm's power program on the scheduler."

@@ -97,9 +97,13 @@ class SchedulerNode(pulumi.ComponentResource):
         )
 
     def _vm(self, name, spec, stack, secrets, files_account, rg, tags) -> None:
-        custom_data = pulumi.Output.all(secrets.scheduler_inputs(), files_account).apply(
+        custom_data = pulumi.Output.all(
+            secrets.scheduler_inputs(), files_account, self.identity.identity.client_id
+        ).apply(
             lambda v: base64.b64encode(
-                render_cloud_init(spec, stack, **v[0], files_account=v[1]).encode()
+                render_cloud_init(
+                    spec, stack, **v[0], files_account=v[1], identity_client_id=v[2]
+                ).encode()
             ).decode()
         )
         self.vm = azure.compute.VirtualMachine(

@@ -7,7 +7,9 @@
   azurehpc-health-checks stand-in fails check_nccl_allreduce; the fast tier still passes).
 - fail-dcgm: DCGM's level-2 diagnostic reports a failed memory test (the dcgmi stand-in), the
   deep tier's second step.
-- kill-slurmd: slurmd killed with SIGKILL (the unit does not restart it; slurmctld notices).
+- kill-slurmd: slurmd killed with SIGKILL and kept down, as when its restarts are used up (the
+  user-data's restart policy would bring it back in seconds: a runtime drop-in, removed by `clear`,
+  turns it off first; slurmctld notices).
 - start-fails: the node's VM cannot be started: each start is accepted, then the instance view
   reports AllocationFailed, as Azure does when a region has no capacity (power.py).
 - boot-hangs: the node's VM starts (the platform reports it running) but its OS never gets as far
@@ -47,6 +49,8 @@ FAIL_CHECKS = "/run/gpucl-sandbox/fail-checks"
 """Checks the node's NHC and azurehpc-health-checks stand-ins fail (one name per line)."""
 DEEP_CHECK = "check_nccl_allreduce"
 DCGM_CHECK = "dcgm_diag"
+KEEP_DOWN = "/run/systemd/system/slurmd.service.d/99-gpucl-sandbox-fault.conf"
+"""kill-slurmd's runtime drop-in: sorts after the restart drop-in, so its Restart=no wins."""
 
 
 class FaultError(RuntimeError):
@@ -110,7 +114,12 @@ def _inject(workdir: Path, node: str, kind: str, rate: str) -> str:
         faults["preempt"] = event["EventId"]
         done = f"{node}: Preempt {event['EventId']} for {event['Resources'][0]}"
     else:
-        _sh(info, "pkill -KILL -x slurmd || true")
+        keep_down = f"printf '[Service]\\nRestart=no\\n' > {KEEP_DOWN}"
+        _sh(
+            info,
+            f"mkdir -p {KEEP_DOWN.rsplit('/', 1)[0]} && {keep_down}"
+            " && systemctl daemon-reload && (pkill -KILL -x slurmd || true)",
+        )
         faults["kill-slurmd"] = True
         done = f"{node}: slurmd killed (SIGKILL)"
     state.save()
@@ -159,7 +168,7 @@ def _clear(workdir: Path, node: str) -> str:
         minor = int(dev.removeprefix("nvidia"))
         _sh(info, f"[ -e /dev/{dev} ] || mknod -m 666 /dev/{dev} c {machine.NVIDIA_MAJOR} {minor}")
     if faults.get("kill-slurmd"):
-        _sh(info, "systemctl start slurmd")
+        _sh(info, f"rm -f {KEEP_DOWN} && systemctl daemon-reload && systemctl start slurmd")
     if faults.get("boot-hangs"):
         machine.unmask_slurmd(state, node)
     if faults.get("fail-deep") or faults.get("fail-dcgm"):

@@ -57,10 +57,12 @@ SUBSTITUTIONS: tuple[Substitution, ...] = (
     ),
     Substitution(
         "apt-microsoft-source",
-        f"user-data apt source {MS_URL} with keyid (keyserver)",
+        f"user-data apt source {MS_URL} with `key:` = Microsoft's published key "
+        "(config/keys/microsoft.asc, fingerprint checked at render)",
         f"the same source line with URL {MS_STANDIN_URL} and `key:` = the local "
-        "repository key instead of `keyid:`",
-        "packages.microsoft.com and the keyserver cannot be reached",
+        "repository key instead of Microsoft's",
+        "packages.microsoft.com cannot be reached, and the stand-in archive is signed by a "
+        "local key",
         "user-data",
     ),
     Substitution(
@@ -393,11 +395,21 @@ def rewrite_user_data(user_data: str, key_asc: str, commits: dict[str, str] | No
         return user_data
     out = user_data.replace(MS_URL, MS_STANDIN_URL)
     lines = out.split("\n")
-    for i, line in enumerate(lines):
-        stripped = line.lstrip()
-        if stripped.startswith("keyid:"):
-            indent = line[: len(line) - len(stripped)]
-            block = [f"{indent}key: |"] + [f"{indent}  {k}" for k in key_asc.strip().split("\n")]
-            lines[i : i + 1] = block
+    source = next(i for i, line in enumerate(lines) if MS_STANDIN_URL in line)
+    for i in range(source + 1, len(lines)):
+        stripped = lines[i].lstrip()
+        if stripped == "key: |":
+            indent = lines[i][: len(lines[i]) - len(stripped)]
+            end = i + 1  # the literal block: blank lines and lines indented deeper than `key:`
+            while end < len(lines) and (
+                not lines[end].strip() or lines[end].startswith(indent + " ")
+            ):
+                end += 1
+            while end > i + 1 and not lines[end - 1].strip():
+                end -= 1  # a blank line after the block is not the key's
+            block = [f"{indent}key: |"] + [
+                f"{indent}  {k}" if k else "" for k in key_asc.strip().split("\n")
+            ]
+            lines[i:end] = block
             return "\n".join(lines)
-    raise ValueError("user-data adds the Microsoft apt source but has no `keyid:` line to replace")
+    raise ValueError("user-data adds the Microsoft apt source but has no `key: |` block to replace")

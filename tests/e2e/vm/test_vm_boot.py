@@ -4,6 +4,7 @@ systemd as PID 1, real cloud-init from a NoCloud seed. Root only (netns, mounts,
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -79,6 +80,40 @@ def test_node_name_from_imds_stand_in(booted):
     gpu = specs[1]
     name = boot.run(workdir, gpu.name, ["/usr/local/libexec/gpu-clusters/node-name.sh"])
     assert name.stdout.strip() == "gpu-pg0-1", name.stderr
+
+
+def _unit(workdir, node: str, unit: str) -> dict[str, str]:
+    props = "ActiveState,MainPID,NRestarts"
+    out = boot.run(workdir, node, ["systemctl", "show", "-p", props, unit]).stdout
+    return dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
+
+
+def test_a_killed_slurmctld_and_slurmd_come_back_by_themselves(booted):
+    """Issue 29 item 13: the user-data's restart drop-in, not anyone else, brings a SIGKILLed
+    daemon back (systemd counts the restart), and the cluster runs a job on the node again."""
+    specs, workdir, _ = booted
+    scheduler, gpu = specs
+    for node, daemon in ((scheduler.name, "slurmctld"), (gpu.name, "slurmd")):
+        before = _unit(workdir, node, daemon)
+        assert before["ActiveState"] == "active", (node, before)
+        boot.run(workdir, node, ["pkill", "-KILL", "-x", daemon])
+        deadline = time.monotonic() + 90
+        now = before
+        while time.monotonic() < deadline:
+            now = _unit(workdir, node, daemon)
+            if now["ActiveState"] == "active" and now["MainPID"] not in ("0", before["MainPID"]):
+                break
+            time.sleep(2)
+        assert now["ActiveState"] == "active", (node, daemon, now)
+        assert now["MainPID"] != before["MainPID"], (node, daemon, now)
+        assert int(now["NRestarts"]) == int(before["NRestarts"]) + 1, (node, daemon, now)
+    job = boot.run(
+        workdir,
+        scheduler.name,
+        ["timeout", "180", "srun", "-N1", "-w", "gpu-pg0-1", "hostname"],
+        timeout=200,
+    )
+    assert job.returncode == 0 and job.stdout.strip() == "gpu-pg0-1", job.stdout + job.stderr
 
 
 def test_reboot_brings_the_node_back_with_its_mounts(booted):

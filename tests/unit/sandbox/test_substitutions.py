@@ -8,6 +8,7 @@ import base64
 import re
 
 import pytest
+import yaml
 
 from clusterctl.plan.program import make_plan
 from clusterctl.render.engine import render_config_sync
@@ -35,3 +36,22 @@ def test_config_sync_gets_the_node_size_line_and_nothing_else_changes() -> None:
 def test_a_script_without_slurm_conf_is_refused() -> None:
     with pytest.raises(ValueError, match=r"no slurm\.conf"):
         substitutions.rewrite_config_sync("#!/bin/bash\nscontrol reconfigure\n")
+
+
+def test_the_sandbox_swaps_only_the_microsoft_sources_url_and_key() -> None:
+    from clusterctl.render.bundle import MUNGE_PLACEHOLDER
+    from clusterctl.render.engine import render_cloud_init
+    from clusterctl.spec.load import load_stack_spec
+
+    spec, _ = load_stack_spec("azure-h100")
+    cloud = render_cloud_init(spec, "s", munge_key_b64=MUNGE_PLACEHOLDER, db_password="x")
+    local = "-----BEGIN PGP PUBLIC KEY BLOCK-----\n\nbG9jYWw=\n-----END PGP PUBLIC KEY BLOCK-----"
+    out = yaml.safe_load(substitutions.rewrite_user_data(cloud, local))
+    before = yaml.safe_load(cloud)
+    source = out["apt"]["sources"]["slurm.list"]
+    assert source["key"] == local + "\n"
+    assert source["source"] == before["apt"]["sources"]["slurm.list"]["source"].replace(
+        substitutions.MS_URL, substitutions.MS_STANDIN_URL
+    )
+    out["apt"], before["apt"] = {}, {}
+    assert out["packages"] == before["packages"] and out["runcmd"] == before["runcmd"]

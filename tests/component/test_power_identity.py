@@ -1,0 +1,47 @@
+"""Issue 29 item 3: the scheduler's power program authenticates as the scheduler's user-assigned
+identity named by its client id (power.json azure.clientId from the identity the program makes),
+not as whichever identity IMDS would pick."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+
+from clusterctl.power.azure_backend import AzureBackend
+from clusterctl.render.engine import render_cloud_init
+from clusterctl.render.power_files import POWER_CONFIG
+from tests.conftest import plan_stack, resources
+
+MOCK_CLIENT_ID = "22222222-2222-2222-2222-222222222222"  # clusterctl/plan/mockengine.py
+
+
+def test_power_json_names_the_scheduler_identitys_client_id(monkeypatch) -> None:
+    """customData is masked under the mock engine: the scheduler's render is watched instead."""
+    import components.azure.scheduler_node as scheduler_node
+
+    seen: list[str] = []
+
+    def render(*args, **kwargs):
+        text = render_cloud_init(*args, **kwargs)
+        if kwargs.get("partition") is None:
+            power = next(
+                f for f in yaml.safe_load(text)["write_files"] if f["path"] == POWER_CONFIG
+            )
+            seen.append(json.loads(power["content"])["azure"]["clientId"])
+        return text
+
+    monkeypatch.setattr(scheduler_node, "render_cloud_init", render)
+    plan = plan_stack("azure-h100")
+    (vm,) = resources(plan, "azure-native:compute:VirtualMachine")
+    assert seen == [MOCK_CLIENT_ID]  # the client id the mock engine gave the identity
+    (identity,) = resources(plan, "azure-native:managedidentity:UserAssignedIdentity")
+    assert [identity.name] == [
+        i.rsplit("/", 1)[1] for i in vm.inputs["identity"]["userAssignedIdentities"]
+    ]
+
+
+def test_the_backend_refuses_to_guess_an_identity() -> None:
+    with pytest.raises(ValueError, match="clientId"):
+        AzureBackend.from_config({"subscriptionId": "s", "resourceGroup": "rg"})

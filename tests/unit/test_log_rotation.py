@@ -1,0 +1,69 @@
+"""Issue 29 item 10: every Slurm and gpu-clusters log on the scheduler (30 GiB OS disk) and the
+GPU nodes is rotated, with Slurm's daemons told to reopen theirs; MariaDB for slurmdbd gets the
+settings Slurm's accounting guide names."""
+
+from __future__ import annotations
+
+import configparser
+import fnmatch
+import re
+
+import pytest
+import yaml
+
+from clusterctl.render.bundle import MUNGE_PLACEHOLDER
+from clusterctl.render.engine import cloud_site, render_cloud_init, render_slurmdbd_conf
+from clusterctl.render.power_files import power_config
+from clusterctl.spec.load import load_stack_spec
+
+
+def _files(stack: str, role: str) -> dict[str, str]:
+    spec, _ = load_stack_spec(stack, ["headNode.accounting=true"])
+    part = None if role == "scheduler" else spec.partitions[0]
+    doc = yaml.safe_load(
+        render_cloud_init(
+            spec, stack, munge_key_b64=MUNGE_PLACEHOLDER, partition=part, db_password="x"
+        )
+    )
+    return {f["path"]: f["content"] for f in doc["write_files"]}
+
+
+def _logs(stack: str) -> list[str]:
+    """Every log file a daemon or our power program writes, by its configured name."""
+    spec, _ = load_stack_spec(stack, ["headNode.accounting=true"])
+    site = cloud_site(spec)
+    text = _files(stack, "scheduler")[f"{site.etc_dir}/slurm.conf"]
+    text += render_slurmdbd_conf(spec, site, stack, "x")
+    names = re.findall(r"^(?:SlurmctldLogFile|SlurmdLogFile|LogFile)=(\S+)", text, re.M)
+    names.append(yaml.safe_load(power_config(spec))["logFile"])
+    return [n.replace("%n", "gpu-pg0-1") for n in names]
+
+
+@pytest.mark.parametrize("stack", ["azure-h100", "azure-a100"])
+@pytest.mark.parametrize("role", ["scheduler", "gpu"])
+def test_every_log_is_rotated_and_the_daemons_reopen_theirs(stack: str, role: str) -> None:
+    conf = _files(stack, role).get("/etc/logrotate.d/gpu-clusters-slurm")
+    assert conf, "no logrotate configuration"
+    pattern = conf.split("{", 1)[0].strip()
+    logs = _logs(stack)
+    assert len(logs) == 4 and all(fnmatch.fnmatch(log, pattern) for log in logs), (pattern, logs)
+    body = conf.split("{", 1)[1]
+    assert "su slurm slurm" in body  # the folder belongs to slurm: logrotate refuses it otherwise
+    keep = int(re.search(r"\brotate (\d+)", body).group(1))
+    assert 1 <= keep <= 30 and re.search(r"\bmaxsize \d+M\b", body) and "compress" in body
+    daemons = ("slurmctld", "slurmdbd") if role == "scheduler" else ("slurmd",)
+    for daemon in daemons:
+        assert f"pkill -x --signal SIGUSR2 {daemon} " in body
+
+
+@pytest.mark.parametrize("stack", ["azure-h100", "azure-a100"])
+def test_mariadb_gets_slurms_accounting_settings(stack: str) -> None:
+    files = _files(stack, "scheduler")
+    cnf = configparser.ConfigParser()
+    cnf.read_string(files["/etc/mysql/mariadb.conf.d/61-gpu-clusters-slurmdbd.cnf"])
+    db = cnf["mysqld"]
+    size = {"M": 1, "G": 1024}
+    mib = lambda v: int(v[:-1]) * size[v[-1]]  # noqa: E731
+    assert mib(db["innodb_buffer_pool_size"]) >= 4096
+    assert mib(db["innodb_log_file_size"]) >= 64
+    assert int(db["innodb_lock_wait_timeout"]) >= 900
