@@ -361,6 +361,15 @@ def node_versions(cat: Catalog) -> dict[str, str]:
         raise LookupError(f"config/versions.yaml nodePackages: missing {exc}") from None
 
 
+def slurm_repo(cat: Catalog, sku: Sku) -> str:
+    """The Slurm apt repository for the Ubuntu release of the SKU's image family."""
+    codename = cat.gpu_image(sku).get("codename")
+    repos = cat.versions.get("nodePackages", {}).get("slurm", {}).get("aptRepo", {})
+    if codename not in repos:
+        raise LookupError(f"config/versions.yaml nodePackages.slurm.aptRepo: no {codename!r} repo")
+    return str(repos[codename])
+
+
 def _files_home(spec: ClusterSpec, account: str | None) -> str | None:
     if not uses_files_share(spec):
         return None
@@ -422,6 +431,7 @@ def render_cloud_init(
                 raise ValueError("headNode.accounting needs the database password")
             ctx["slurmdbd_conf"] = render_slurmdbd_conf(spec, site, stack, db_password)
         return render_template("cloud-init/scheduler.yaml.j2", **ctx)
+    ctx["v"] = {**ctx["v"], "slurm_repo": slurm_repo(cat, sku)}
     return render_template(
         "cloud-init/compute.yaml.j2",
         **ctx,

@@ -268,6 +268,17 @@ class Catalog(_Entry):
             return None
         return self.require(name, field=field).gpus or None
 
+    def gpu_image(self, sku: Sku) -> dict:
+        """The config/images.yaml entry of the SKU's image family (node.imageFamily)."""
+        section = (self.images.get(sku.cloud) or {}).get("gpuNodes") or {}
+        default = section.get("default", section)
+        family = sku.shape.image_family
+        found = default if default.get("family") == family else None
+        found = found or (section.get("families") or {}).get(family)
+        if not isinstance(found, dict):
+            raise LookupError(f"config/images.yaml {sku.cloud}.gpuNodes: no image family {family!r}")
+        return found
+
     def profile(self, sku: Sku) -> NcclProfile | None:
         return self.nccl_profiles.get(sku.nccl_profile) if sku.nccl_profile else None
 
@@ -309,6 +320,22 @@ def load_catalog(root: Path | None = None) -> Catalog:
     )
     if missing:
         raise UserError(f"config/nccl_profiles.yaml: profiles {missing} are used but not defined")
+    problems = []
+    for sku in catalog.skus:
+        if sku.node is None:
+            continue
+        try:
+            image = catalog.gpu_image(sku)
+        except LookupError as exc:
+            problems.append(f"{exc} (config/skus.yaml {sku.name} node.imageFamily)")
+            continue
+        if image.get("arch") != sku.node.cpu_arch:
+            problems.append(
+                f"config/skus.yaml {sku.name}: node.cpuArch {sku.node.cpu_arch} but image family "
+                f"{sku.node.image_family!r} is {image.get('arch')}"
+            )
+    if problems:
+        raise UserError(problems)
     return catalog
 
 

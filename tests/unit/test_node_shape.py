@@ -89,3 +89,16 @@ def test_an_nvlink_domain_across_vms_becomes_slurm_blocks() -> None:
         "BlockName=gpu-pg0-nvl2 Nodes=gpu-pg0-[37-40]",
     ]
     assert "SwitchName" not in files["topology.conf"]
+
+
+def test_a_shape_whose_image_family_is_missing_or_of_another_arch_is_refused(tmp_path) -> None:
+    for name in ("nccl_profiles.yaml", "images.yaml", "versions.yaml", "regions.yaml"):
+        (tmp_path / name).write_text((config_dir() / name).read_text())
+    raw = yaml.safe_load((config_dir() / "skus.yaml").read_text())
+    raw["skus"][0]["node"]["imageFamily"] = "nope"
+    raw["skus"][1]["node"]["cpuArch"] = "arm64"
+    (tmp_path / "skus.yaml").write_text(yaml.safe_dump(raw))
+    with pytest.raises(UserError) as err:
+        load_catalog(tmp_path)
+    assert "no image family 'nope'" in str(err.value)
+    assert "node.cpuArch arm64 but image family 'ubuntu-hpc' is x86_64" in str(err.value)
