@@ -160,7 +160,7 @@ class Sku(_Entry):
     @model_validator(mode="after")
     def _gpu_sizes_have_a_shape(self) -> Sku:
         if self.gpus and self.node is None:
-            raise ValueError(f"{self.name}: a GPU size needs a `node` shape (cpuArch, sockets, ...)")
+            raise ValueError(f"{self.name}: a GPU size needs a `node` shape (cpuArch, ...)")
         if self.node and self.node.nvlink_domain_gpus % max(self.gpus, 1):
             raise ValueError(f"{self.name}: node.nvlinkDomainGpus is not a multiple of gpus")
         return self
@@ -276,7 +276,9 @@ class Catalog(_Entry):
         found = default if default.get("family") == family else None
         found = found or (section.get("families") or {}).get(family)
         if not isinstance(found, dict):
-            raise LookupError(f"config/images.yaml {sku.cloud}.gpuNodes: no image family {family!r}")
+            raise LookupError(
+                f"config/images.yaml {sku.cloud}.gpuNodes: no image family {family!r}"
+            )
         return found
 
     def profile(self, sku: Sku) -> NcclProfile | None:
