@@ -46,17 +46,22 @@ def up_cmd(
     """Boot the scheduler and N GPU nodes from the stack's user-data, then check them: cloud-init,
     failed units, Slurm logs, munge across nodes. Exit 1 with each problem's node and stage."""
     from clusterctl.sandbox.vm import boot, checks, substitutions
+    from clusterctl.spec.catalog import catalog
+    from clusterctl.spec.load import load_stack_spec
 
+    refused = substitutions.cannot_boot(load_stack_spec(stack, [])[0], catalog())
     if explain:
         out.print(substitutions.explain(), highlight=False, markup=False)
+        if refused:
+            out.print(f"stack {stack}: cannot boot here: {refused}", markup=False, soft_wrap=True)
         return
+    if refused:
+        raise UserError(f"sandbox vm up -s {stack}: {refused}")
     _need_root()
     from clusterctl.plan.program import make_plan, write_plan
     from clusterctl.spec.topology import fabric_groups
 
     plan = make_plan(stack, [f"partitions[0].nodes={nodes}"])  # slurm.conf lists what boots
-    if plan.spec.scheduler != "slurm":
-        raise UserError(f"stack '{stack}' is a {plan.spec.scheduler} cluster; this boots Slurm")
     plan_dir = workdir.parent / f"{workdir.name}-plan"
     write_plan(plan, plan_dir)
     start = time.perf_counter()

@@ -14,6 +14,7 @@ from typing import Any
 
 from clusterctl import outputs as out
 from clusterctl.lifecycle.stack_export import StateResource, cloud_resources, compute_since
+from clusterctl.platform import scheduler_of
 from clusterctl.spec.cost import Cost
 from clusterctl.spec.defaults import head_sku
 from clusterctl.spec.model import CONFIG_KEY, ClusterSpec
@@ -127,8 +128,9 @@ def access(outputs: dict[str, Any]) -> str | None:
 
 
 def node_groups(spec: ClusterSpec) -> tuple[NodeGroup, ...]:
-    head = "scheduler" if spec.scheduler == "slurm" else "system"
-    head_nodes = 1 if spec.scheduler == "slurm" else spec.kubernetes.system_nodes
+    scheduler = scheduler_of(spec.scheduler)
+    head = scheduler.head_role
+    head_nodes = 1 if scheduler.head_node else spec.kubernetes.system_nodes
     return (
         NodeGroup(head, head_sku(spec), head_nodes),
         *(NodeGroup(p.name, p.sku, p.nodes) for p in spec.partitions),
