@@ -35,7 +35,9 @@ def _need_root() -> None:
 
 @vm_app.command("up")
 def up_cmd(
-    stack: Annotated[str, typer.Option("--stack", "-s", help="Stack to boot.")] = "azure-h100",
+    stack: Annotated[
+        str | None, typer.Option("--stack", "-s", help="Stack to boot (azure-h100).")
+    ] = None,
     nodes: Annotated[int, typer.Option("--nodes", "-n", min=1, max=16, help="GPU nodes.")] = 2,
     explain: Annotated[
         bool, typer.Option("--explain", help="Only list what stands in for the cloud, and why.")
@@ -49,7 +51,10 @@ def up_cmd(
     from clusterctl.spec.catalog import catalog
     from clusterctl.spec.load import load_stack_spec
 
-    refused = substitutions.cannot_boot(load_stack_spec(stack, [])[0], catalog())
+    # --explain alone needs no project; with -s it also says whether this stack can boot here
+    given = stack is not None
+    stack = stack or "azure-h100"
+    refused = substitutions.cannot_boot(load_stack_spec(stack, [])[0], catalog()) if given else None
     if explain:
         out.print(substitutions.explain(), highlight=False, markup=False)
         if refused:

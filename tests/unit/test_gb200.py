@@ -67,3 +67,19 @@ def test_arm64_and_cross_vm_nvlink_are_refused_on_kubernetes() -> None:
 def test_validate_over_ssh_asks_for_four_gpus_per_node() -> None:
     t = resolve(host="sched", nodes=2, sku=GB200)
     assert t.gpus_per_node == 4
+
+
+def test_sandbox_up_refuses_it_with_one_line_and_exit_2() -> None:
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    cmd = [sys.executable, "-m", "clusterctl", "sandbox", "vm", "up", "-s", "azure-gb200"]
+    got = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert got.returncode == 2
+    lines = got.stderr.strip().splitlines()
+    assert len(lines) == 1 and "arm64" in lines[0], got.stderr
+    explain = subprocess.run([*cmd, "--explain"], cwd=ROOT, capture_output=True, text=True)
+    assert explain.returncode == 0
+    assert "stack azure-gb200: cannot boot here: " in explain.stdout
