@@ -57,6 +57,14 @@ def node_shape_fits(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
                 f"config/skus.yaml {sku.name}: node.sockets unverified; Slurm's node line needs it",
                 where,
             )
+        if sku.guest_memory is None:
+            yield Finding(
+                "warning",
+                f"{sku.name}: the memory its guest sees is not published, so Slurm's RealMemory "
+                f"is 95% of the advertised {sku.memory_gi_b:g} GiB; a node that sees less "
+                "registers INVAL (check `slurmd -C` on the first node)",
+                where,
+            )
         image = cat.gpu_image(sku)
         if image.get("hpcImage") is False and not part.image:
             yield Finding(
