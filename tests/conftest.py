@@ -10,6 +10,12 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+SLURM_STACKS = sorted(
+    p.name[len("Pulumi.") : -len(".yaml")]
+    for p in (ROOT / "stacks").glob("Pulumi.*.yaml")
+    if "scheduler: slurm" in p.read_text()
+)
+"""Every shipped Slurm stack: tests that iterate over it check a new stack file unasked."""
 
 
 @pytest.fixture(scope="session")

@@ -35,7 +35,9 @@ def _need_root() -> None:
 
 @vm_app.command("up")
 def up_cmd(
-    stack: Annotated[str, typer.Option("--stack", "-s", help="Stack to boot.")] = "azure-h100",
+    stack: Annotated[
+        str | None, typer.Option("--stack", "-s", help="Stack to boot (azure-h100).")
+    ] = None,
     nodes: Annotated[int, typer.Option("--nodes", "-n", min=1, max=16, help="GPU nodes.")] = 2,
     explain: Annotated[
         bool, typer.Option("--explain", help="Only list what stands in for the cloud, and why.")
@@ -46,17 +48,25 @@ def up_cmd(
     """Boot the scheduler and N GPU nodes from the stack's user-data, then check them: cloud-init,
     failed units, Slurm logs, munge across nodes. Exit 1 with each problem's node and stage."""
     from clusterctl.sandbox.vm import boot, checks, substitutions
+    from clusterctl.spec.catalog import catalog
+    from clusterctl.spec.load import load_stack_spec
 
+    # --explain alone needs no project; with -s it also says whether this stack can boot here
+    given = stack is not None
+    stack = stack or "azure-h100"
+    refused = substitutions.cannot_boot(load_stack_spec(stack, [])[0], catalog()) if given else None
     if explain:
         out.print(substitutions.explain(), highlight=False, markup=False)
+        if refused:
+            out.print(f"stack {stack}: cannot boot here: {refused}", markup=False, soft_wrap=True)
         return
+    if refused:
+        raise UserError(f"sandbox vm up -s {stack}: {refused}")
     _need_root()
     from clusterctl.plan.program import make_plan, write_plan
     from clusterctl.spec.topology import fabric_groups
 
     plan = make_plan(stack, [f"partitions[0].nodes={nodes}"])  # slurm.conf lists what boots
-    if plan.spec.scheduler != "slurm":
-        raise UserError(f"stack '{stack}' is a {plan.spec.scheduler} cluster; this boots Slurm")
     plan_dir = workdir.parent / f"{workdir.name}-plan"
     write_plan(plan, plan_dir)
     start = time.perf_counter()

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
+from clusterctl.platform import scheduler_of
 from clusterctl.spec.catalog import Catalog
 from clusterctl.spec.defaults import head_sku
 from clusterctl.spec.model import ClusterSpec, field_path
@@ -46,7 +47,7 @@ class Need:
 def needs(spec: ClusterSpec, cat: Catalog) -> list[Need]:
     """The VMs of the stack, by the field that asks for them (Azure Slurm and AKS alike)."""
     out: list[Need] = []
-    if spec.scheduler == "slurm":
+    if scheduler_of(spec.scheduler).head_node:
         head = head_sku(spec)
         sku = cat.get(head, spec.cloud)
         out.append(Need(field_path("headNode", "sku"), head, sku.vcpus if sku else 0, False))

@@ -19,6 +19,7 @@ from clusterctl.lifecycle.stack_export import (
     compute_since,
     kept_by_protection,
 )
+from clusterctl.platform import scheduler_of
 from clusterctl.spec.cost import Cost
 from clusterctl.spec.defaults import head_sku
 from clusterctl.spec.model import CONFIG_KEY, ClusterSpec
@@ -136,8 +137,9 @@ def access(outputs: dict[str, Any]) -> str | None:
 
 
 def node_groups(spec: ClusterSpec) -> tuple[NodeGroup, ...]:
-    head = "scheduler" if spec.scheduler == "slurm" else "system"
-    head_nodes = 1 if spec.scheduler == "slurm" else spec.kubernetes.system_nodes
+    scheduler = scheduler_of(spec.scheduler)
+    head = scheduler.head_role
+    head_nodes = 1 if scheduler.head_node else spec.kubernetes.system_nodes
     return (
         NodeGroup(head, head_sku(spec), head_nodes),
         *(NodeGroup(p.name, p.sku, p.nodes) for p in spec.partitions),

@@ -91,8 +91,10 @@ def slurm_context(spec: ClusterSpec, site: SlurmSite, stack: str, cat: Catalog) 
                 "node_lines": lines,
                 "hostlist": ",".join(g.hostlist for g in groups),
                 "cpus": sku.vcpus,
-                "sockets": 2,
-                "cores_per_socket": sku.vcpus // 2,
+                "sockets": sku.shape.sockets,
+                "cores_per_socket": sku.cores_per_socket,
+                "gpu_files": sku.gpu_device_files,
+                "blocks": nvlink_blocks(groups, sku.nodes_per_nvlink_domain),
                 "real_memory_mib": sku.real_memory_mib,
                 "gres_type": sku.gres_type,
                 "gpus": sku.gpus,
@@ -109,9 +111,26 @@ def slurm_context(spec: ClusterSpec, site: SlurmSite, stack: str, cat: Catalog) 
         "health_checks": spec.health_checks.enabled,
         "task_prolog": TASK_PROLOG,
         "drain_prefix": spec.health_checks.drain_prefix,
-        "topology": True,
+        "topology": "block" if any(p["blocks"] for p in parts) else "tree",
         "gpu_counts": sorted({str(p["gpus"]) for p in parts}),
+        "gpu_files": sorted({p["gpu_files"] for p in parts}),
     }
+
+
+def nvlink_blocks(groups: list[FabricGroup], nodes_per_domain: int) -> list[dict[str, str]]:
+    """Slurm topology/block blocks for a shape whose NVLink domain spans several VMs (NVL72: 18
+    4-GPU VMs): consecutive names of one scale set, `nodes_per_domain` each; none for an HGX VM,
+    whose NVLink domain is the VM itself."""
+    if nodes_per_domain <= 1:
+        return []
+    blocks = []
+    for g in groups:
+        names = g.hostnames()
+        for i in range(0, len(names), nodes_per_domain):
+            first, last = i + 1, min(i + nodes_per_domain, len(names))
+            nodes = f"{g.name}-[{first}-{last}]" if last > first else f"{g.name}-{first}"
+            blocks.append({"name": f"{g.name}-nvl{i // nodes_per_domain}", "nodes": nodes})
+    return blocks
 
 
 def render_slurm(
@@ -284,6 +303,8 @@ def node_scripts(spec: ClusterSpec, site: SlurmSite, sku: Sku | None) -> dict[st
         "shared_mounts": SHARED_MOUNTS,
         "libexec": site.libexec_dir,
         "gpus": sku.gpus if sku else 0,
+        "fabric_manager": bool(sku and sku.shape.fabric_manager),
+        "imex": bool(sku and sku.shape.imex),
         "cluster": spec.name,
         "conf_server": f"{scheduler_host(spec)}:{site.slurmctld_port}",
         "etc_dir": site.etc_dir,
@@ -389,6 +410,15 @@ def node_versions(cat: Catalog) -> dict[str, str]:
         raise LookupError(f"config/versions.yaml nodePackages: missing {exc}") from None
 
 
+def slurm_repo(cat: Catalog, sku: Sku) -> str:
+    """The Slurm apt repository for the Ubuntu release of the SKU's image family."""
+    codename = cat.gpu_image(sku).get("codename")
+    repos = cat.versions.get("nodePackages", {}).get("slurm", {}).get("aptRepo", {})
+    if codename not in repos:
+        raise LookupError(f"config/versions.yaml nodePackages.slurm.aptRepo: no {codename!r} repo")
+    return str(repos[codename])
+
+
 def _files_home(spec: ClusterSpec, account: str | None) -> str | None:
     if not uses_files_share(spec):
         return None
@@ -460,6 +490,7 @@ def render_cloud_init(
                 raise ValueError("headNode.accounting needs the database password")
             ctx["slurmdbd_conf"] = render_slurmdbd_conf(spec, site, stack, db_password)
         return render_template("cloud-init/scheduler.yaml.j2", **ctx)
+    ctx["v"] = {**ctx["v"], "slurm_repo": slurm_repo(cat, sku)}
     return render_template(
         "cloud-init/compute.yaml.j2",
         **ctx,

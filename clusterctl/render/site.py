@@ -27,14 +27,12 @@ class SlurmSite:
     run_dir: str = "/run/slurm"
     munge_socket: str | None = None
     """AuthInfo socket; None keeps munge's default socket."""
-    gpu_device_glob: str = "/dev/nvidia[0-7]"
-    """gres.conf File= for the 8 GPUs of a node (real /dev/nvidiaN, or mknod'ed stand-ins)."""
     health_check_program: str = "/usr/sbin/nhc"
     health_check_interval_s: int = 300
     libexec_dir: str = "/usr/local/libexec/gpu-clusters"
     """Where our prolog/epilog/resume scripts live."""
     config_overrides: bool = False
-    """SlurmdParameters=config_overrides: lets a small host pose as an 8-GPU node (sandbox only)."""
+    """SlurmdParameters=config_overrides: lets a small host pose as a GPU node (sandbox only)."""
     slurmctld_port: int = 6817
     slurmd_port: int = 6818
     cloud_power_saving: bool = True

@@ -9,6 +9,7 @@ placeholder.
 
 from __future__ import annotations
 
+from clusterctl.platform import scheduler_of
 from clusterctl.spec.model import ClusterSpec
 
 FILES_SHARE = "home"
@@ -19,7 +20,7 @@ FILES_HOST_SUFFIX = ".file.core.windows.net"
 
 
 def uses_files_share(spec: ClusterSpec) -> bool:
-    return spec.scheduler == "slurm" and spec.storage.kind == "azure-files-nfs"
+    return scheduler_of(spec.scheduler).head_node and spec.storage.kind == "azure-files-nfs"
 
 
 def files_home_source(account: str) -> str:

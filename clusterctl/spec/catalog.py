@@ -112,6 +112,27 @@ class GuestMemory(_Entry):
     _check_source = field_validator("source")(_sourced)
 
 
+class NodeShape(_Entry):
+    """What one VM of a GPU size is, beyond its GPU count (`Sku.gpus`): everything that renders
+    differently on an 8-GPU x86 HGX VM and on a 4-GPU Grace (arm64) VM of an NVL72 rack."""
+
+    cpu_arch: Literal["x86_64", "arm64"]
+    sockets: int | None = Field(default=None, ge=1)
+    """CPU sockets (Slurm's SocketsPerBoard); None: unverified, and then no Slurm partition."""
+    nvlink_domain_gpus: int = Field(ge=1)
+    """GPUs one NVLink domain joins: the VM's own GPUs on an HGX board, 72 across an NVL72 rack."""
+    fabric_manager: bool
+    """nvidia-fabricmanager runs on the VM (HGX NVSwitch boards); NVL72 compute trays run none."""
+    imex: bool
+    """NVIDIA IMEX (memory export across the nodes of one NVLink domain) and its channel device."""
+    image_family: str
+    """Key of config/images.yaml <cloud>.gpuNodes.families: the image built for this shape."""
+    source: str
+    note: str | None = None
+
+    _check_source = field_validator("source")(_sourced)
+
+
 # Without a measured guest size: 95% of the advertised memory (Azure/cyclecloud-slurm's default).
 ADVERTISED_MEMORY_HEADROOM = 0.95
 
@@ -136,6 +157,8 @@ class Sku(_Entry):
     nccl_profile: str | None = None
     nccl: NcclBaselines | None = None
     price: Price
+    node: NodeShape | None = None
+    """Required of a GPU size: nothing about its shape is assumed."""
     note: str | None = None
 
     @model_validator(mode="after")
@@ -143,6 +166,38 @@ class Sku(_Entry):
         if self.resource_disk_gi_b and not (self.resource_disk_source or "").strip():
             raise ValueError("resourceDiskGiB needs a resourceDiskSource")
         return self
+
+    @model_validator(mode="after")
+    def _gpu_sizes_have_a_shape(self) -> Sku:
+        if self.gpus and self.node is None:
+            raise ValueError(f"{self.name}: a GPU size needs a `node` shape (cpuArch, ...)")
+        if self.node and self.node.nvlink_domain_gpus % max(self.gpus, 1):
+            raise ValueError(f"{self.name}: node.nvlinkDomainGpus is not a multiple of gpus")
+        return self
+
+    @property
+    def shape(self) -> NodeShape:
+        """The node shape of a GPU size (LookupError for a size without one)."""
+        if self.node is None:
+            raise LookupError(f"config/skus.yaml {self.name}: no node shape")
+        return self.node
+
+    @property
+    def gpu_device_files(self) -> str:
+        """gres.conf File= for the node's GPUs (a Slurm hostlist range: /dev/nvidia[0-3])."""
+        return f"/dev/nvidia[0-{self.gpus - 1}]" if self.gpus > 1 else "/dev/nvidia0"
+
+    @property
+    def nodes_per_nvlink_domain(self) -> int:
+        """VMs one NVLink domain spans: 1 on an HGX VM, 18 for a 4-GPU VM of an NVL72 rack."""
+        return self.shape.nvlink_domain_gpus // self.gpus if self.gpus else 1
+
+    @property
+    def cores_per_socket(self) -> int:
+        sockets = self.shape.sockets
+        if not sockets:
+            raise LookupError(f"config/skus.yaml {self.name}: node.sockets unverified")
+        return self.vcpus // sockets
 
     @property
     def gres_type(self) -> str | None:
@@ -216,6 +271,26 @@ class Catalog(_Entry):
             if (cloud is None or s.cloud == cloud) and (not gpu_only or s.gpus > 0)
         ]
 
+    def gpus_per_node(self, name: str | None, *, field: str = "--sku") -> int | None:
+        """GPUs per node of a catalog size: None without a size or for a size with no GPUs (the
+        one answer for every reader; no reader assumes 8)."""
+        if name is None:
+            return None
+        return self.require(name, field=field).gpus or None
+
+    def gpu_image(self, sku: Sku) -> dict:
+        """The config/images.yaml entry of the SKU's image family (node.imageFamily)."""
+        section = (self.images.get(sku.cloud) or {}).get("gpuNodes") or {}
+        default = section.get("default", section)
+        family = sku.shape.image_family
+        found = default if default.get("family") == family else None
+        found = found or (section.get("families") or {}).get(family)
+        if not isinstance(found, dict):
+            raise LookupError(
+                f"config/images.yaml {sku.cloud}.gpuNodes: no image family {family!r}"
+            )
+        return found
+
     def profile(self, sku: Sku) -> NcclProfile | None:
         return self.nccl_profiles.get(sku.nccl_profile) if sku.nccl_profile else None
 
@@ -259,6 +334,22 @@ def load_catalog(root: Path | None = None) -> Catalog:
     )
     if missing:
         raise UserError(f"config/nccl_profiles.yaml: profiles {missing} are used but not defined")
+    problems = []
+    for sku in catalog.skus:
+        if sku.node is None:
+            continue
+        try:
+            image = catalog.gpu_image(sku)
+        except LookupError as exc:
+            problems.append(f"{exc} (config/skus.yaml {sku.name} node.imageFamily)")
+            continue
+        if image.get("arch") != sku.node.cpu_arch:
+            problems.append(
+                f"config/skus.yaml {sku.name}: node.cpuArch {sku.node.cpu_arch} but image family "
+                f"{sku.node.image_family!r} is {image.get('arch')}"
+            )
+    if problems:
+        raise UserError(problems)
     return catalog
 
 

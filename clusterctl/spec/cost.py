@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from clusterctl.platform import scheduler_of
 from clusterctl.spec.catalog import Catalog
 from clusterctl.spec.defaults import JUMP_HOST_SKU, head_sku
 from clusterctl.spec.model import ClusterSpec
@@ -44,7 +45,7 @@ class Cost:
 def cost_per_hour(spec: ClusterSpec, cat: Catalog) -> Cost:
     """On-demand compute only (no disks, egress or spot discounts): an upper bound to plan with."""
     lines = []
-    if spec.scheduler == "slurm":
+    if scheduler_of(spec.scheduler).head_node:
         lines.append(_line(cat, "head node", head_sku(spec), 1))
         if spec.ssh.access == "jumphost":
             lines.append(_line(cat, "jump host", JUMP_HOST_SKU, 1))
@@ -67,7 +68,7 @@ def _line(cat: Catalog, item: str, sku_name: str, count: int) -> CostLine | None
 def idle_cost_per_hour(spec: ClusterSpec, cat: Catalog) -> float:
     """What an idle cluster bills per hour with Slurm power saving: the head node (and jump
     host) plus the minNodes of each partition; a partition with idleMinutes 0 never suspends."""
-    if spec.scheduler != "slurm":
+    if not scheduler_of(spec.scheduler).power_saving:
         return cost_per_hour(spec, cat).total
     full = cost_per_hour(spec, cat)
     total = sum(line.usd_per_hour for line in full.lines if not line.item.startswith("partition "))

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from clusterctl import outputs as out
+from clusterctl.platform import cloud_of
 from clusterctl.spec.catalog import Catalog, Sku, catalog
 from clusterctl.spec.model import ClusterSpec, PartitionSpec
 
@@ -128,7 +129,7 @@ def kubernetes_version(spec: ClusterSpec, cat: Catalog) -> str:
     """The spec's version, else versions.yaml `kubernetes.eks` / `kubernetes.aks`."""
     if spec.kubernetes.version:
         return spec.kubernetes.version
-    entry = (cat.versions.get("kubernetes") or {}).get("eks" if spec.cloud == "aws" else "aks")
+    entry = (cat.versions.get("kubernetes") or {}).get(cloud_of(spec.cloud).kubernetes_service)
     if isinstance(entry, dict) and entry.get("version"):
         return str(entry["version"])
     return DEFAULT_KUBERNETES_VERSION

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 
 from clusterctl.errors import Finding
 from clusterctl.nccl.units import parse_size
+from clusterctl.platform import cloud_of, scheduler_of, unsupported
 from clusterctl.spec.addressing import subnet_plan
 from clusterctl.spec.catalog import Catalog
 from clusterctl.spec.defaults import head_sku
@@ -23,16 +24,62 @@ Rule = Callable[[ClusterSpec, Catalog], Iterator[Finding]]
 DOC_RANGES = [
     ipaddress.ip_network(n) for n in ("192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24")
 ]
-SUPPORTED = {("azure", "slurm"), ("azure", "kubernetes"), ("aws", "kubernetes")}
 
 
 def supported_combination(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
-    if (spec.cloud, spec.scheduler) not in SUPPORTED:
+    message = unsupported("clusters", spec.cloud, spec.scheduler)
+    if message:
+        yield Finding("error", message, field_path("scheduler"))
+
+
+def node_shape_fits(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
+    """What a partition's node shape (config/skus.yaml `node`) needs of the platform."""
+    kinds = set()
+    for i, part in enumerate(spec.partitions):
+        sku = cat.get(part.sku, spec.cloud)
+        if sku is None or sku.node is None:
+            continue
+        where = field_path("partitions", i, "sku")
+        if sku.node.cpu_arch == "arm64":
+            message = unsupported("arm64 GPU nodes", spec.cloud, spec.scheduler)
+            if message:
+                yield Finding("error", message, where)
+        if sku.nodes_per_nvlink_domain > 1:
+            message = unsupported("NVLink domains across nodes", spec.cloud, spec.scheduler)
+            if message:
+                yield Finding("error", message, where)
+        if not scheduler_of(spec.scheduler).head_node:
+            continue
+        kinds.add("block" if sku.nodes_per_nvlink_domain > 1 else "tree")
+        if sku.node.sockets is None:
+            yield Finding(
+                "error",
+                f"config/skus.yaml {sku.name}: node.sockets unverified; Slurm's node line needs it",
+                where,
+            )
+        if sku.guest_memory is None:
+            yield Finding(
+                "warning",
+                f"{sku.name}: the memory its guest sees is not published, so Slurm's RealMemory "
+                f"is 95% of the advertised {sku.memory_gi_b:g} GiB; a node that sees less "
+                "registers INVAL (check `slurmd -C` on the first node)",
+                where,
+            )
+        image = cat.gpu_image(sku)
+        if image.get("hpcImage") is False and not part.image:
+            yield Finding(
+                "warning",
+                f"{sku.name}: no HPC image of family {sku.node.image_family!r} is published, so "
+                f"its nodes boot {image.get('urn')} (no NVIDIA driver, IMEX or InfiniBand "
+                "stack); build one with Azure/azhpc-images and name it here",
+                field_path("partitions", i, "image"),
+            )
+    if len(kinds) > 1:
         yield Finding(
             "error",
-            f"scheduler '{spec.scheduler}' on cloud '{spec.cloud}' is not supported yet; "
-            "use cloud: azure for Slurm, or scheduler: kubernetes on aws",
-            field_path("scheduler"),
+            "partitions whose NVLink domain spans VMs (topology/block) and partitions of HGX VMs "
+            "(topology/tree) cannot share one Slurm cluster here; give them a stack each",
+            field_path("partitions"),
         )
 
 
@@ -115,7 +162,8 @@ def partition_names_unique(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]
 def node_counts(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
     for i, part in enumerate(spec.partitions):
         limit = part.max_nodes_per_scale_set
-        if spec.cloud == "azure" and spec.scheduler == "slurm" and part.nodes > limit:
+        scale_sets = cloud_of(spec.cloud).gpu_scale_sets and scheduler_of(spec.scheduler).head_node
+        if scale_sets and part.nodes > limit:
             sizes = "+".join(str(g.size) for g in fabric_groups(part.name, part.nodes, limit))
             where = (
                 f"one placement group ({SCALE_SET_MAX_VMS} VMs)"
@@ -151,7 +199,7 @@ def spot_on_fabric(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
 def aws_placement(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
     for i, part in enumerate(spec.partitions):
         sku = cat.get(part.sku, spec.cloud)
-        if spec.cloud != "aws" or sku is None:
+        if cloud_of(spec.cloud).gpu_scale_sets or sku is None:
             continue
         if sku.fabric.kind == "efa" and len(part.zones) > 1:
             yield Finding(
@@ -167,11 +215,11 @@ def aws_placement(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
                 field_path("partitions", i, "capacityReservationId"),
             )
     for i, part in enumerate(spec.partitions):
-        if spec.cloud == "azure" and (part.zones or part.capacity_reservation_id):
+        message = unsupported("zones and capacity reservations", spec.cloud, spec.scheduler)
+        if message and (part.zones or part.capacity_reservation_id):
             yield Finding(
                 "error",
-                "zones and capacity reservations are AWS options; Azure scale sets for "
-                "InfiniBand stay in one placement group",
+                message,
                 field_path("partitions", i, "zones" if part.zones else "capacityReservationId"),
             )
 
@@ -224,14 +272,15 @@ def ssh_exposure(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
                 "it with your own range before `pulumi up`",
                 where,
             )
-    if not spec.ssh.allowed_cidrs and spec.scheduler == "slurm":
+    head_node = scheduler_of(spec.scheduler).head_node
+    if not spec.ssh.allowed_cidrs and head_node:
         yield Finding(
             "warning",
             "no allowedCidrs: nothing can reach the scheduler over SSH",
             field_path("ssh", "allowedCidrs"),
         )
     key = spec.ssh.public_key  # its form: rules_input.ssh_key_parses
-    if key is None and spec.scheduler == "slurm":
+    if key is None and head_node:
         yield Finding(
             "info",
             "no publicKey: the program makes an SSH key pair; read the private key with "
@@ -264,11 +313,11 @@ def validation_thresholds(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
 
 def cloud_only_checks(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
     """What only the cloud can answer: said, not silently skipped (`up` asks first)."""
-    if spec.cloud != "azure":
+    if not cloud_of(spec.cloud).quota_preflight:
         return
     sizes = sorted(
         {p.sku for p in spec.partitions}
-        | ({head_sku(spec)} if spec.scheduler == "slurm" else set())
+        | ({head_sku(spec)} if scheduler_of(spec.scheduler).head_node else set())
     )
     yield Finding(
         "info",
@@ -280,6 +329,7 @@ def cloud_only_checks(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
 RULES: tuple[Rule, ...] = (
     supported_combination,
     skus_exist,
+    node_shape_fits,
     fabric_matches_sku,
     partition_names_unique,
     node_counts,

@@ -15,6 +15,7 @@ import struct
 from collections.abc import Iterator
 
 from clusterctl.errors import Finding
+from clusterctl.platform import cloud_of
 from clusterctl.spec.addressing import subnet_plan
 from clusterctl.spec.catalog import Catalog
 from clusterctl.spec.model import ClusterSpec, field_path
@@ -75,6 +76,7 @@ SLURM_RESERVED_PARTITIONS = frozenset({"default"})  # PartitionName=DEFAULT sets
 AWS_RESERVATION_ID = re.compile(r"^cr-[0-9a-f]{8}([0-9a-f]{9})?$")
 AZURE_IMAGE_URN = re.compile(r"^[^:\s]+:[^:\s]+:[^:\s]+:[^:\s]+$")
 AWS_IMAGE_ID = re.compile(r"^ami-[0-9a-f]{8}([0-9a-f]{9})?$")
+IMAGE_FORM = {"azure": AZURE_IMAGE_URN, "aws": AWS_IMAGE_ID}
 SSH_KEY_TYPES = ("ssh-rsa", "ssh-ed25519")  # what Azure accepts for Linux VMs
 CLOUD = {"azure": "Azure", "aws": "AWS"}
 AZURE_SUBNET_RESERVED = 5  # Azure keeps 5 addresses of every subnet
@@ -209,13 +211,11 @@ def resource_ids(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
                 field_path("partitions", i, "capacityReservationId"),
             )
         if part.image:
-            form = AZURE_IMAGE_URN if spec.cloud == "azure" else AWS_IMAGE_ID
-            example = "publisher:offer:sku:version" if spec.cloud == "azure" else "ami-0abc..."
-            if not form.match(part.image):
+            cloud = cloud_of(spec.cloud)
+            if not IMAGE_FORM[cloud.name].match(part.image):
                 yield Finding(
                     "error",
-                    f"'{part.image}' is not an image {'URN' if spec.cloud == 'azure' else 'id'} "
-                    f"({example})",
+                    f"'{part.image}' is not an image {cloud.image_word} ({cloud.image_example})",
                     field_path("partitions", i, "image"),
                 )
 

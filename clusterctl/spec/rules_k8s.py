@@ -10,6 +10,7 @@ import re
 from collections.abc import Iterator
 
 from clusterctl.errors import Finding
+from clusterctl.platform import scheduler_of
 from clusterctl.spec.catalog import Catalog
 from clusterctl.spec.kubernetes import AKS_INFINIBAND_FEATURE, FALLBACK_NCCL_TESTS_IMAGE, nccl_image
 from clusterctl.spec.model import ClusterSpec, field_path
@@ -19,7 +20,7 @@ AKS_POOL_NAME_MAX = 12
 
 
 def _kubernetes(spec: ClusterSpec) -> bool:
-    return spec.scheduler == "kubernetes"
+    return not scheduler_of(spec.scheduler).head_node
 
 
 def node_group_single_zone(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:

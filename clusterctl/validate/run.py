@@ -145,11 +145,9 @@ def validate_log(target: LogTarget, opts: Options) -> Outcome:
 
 def _sku_gpus(sku: str | None) -> int | None:
     """GPUs per node of a catalog SKU (None without a SKU, or a SKU the catalog gives none)."""
-    if sku is None:
-        return None
     from clusterctl.spec.catalog import catalog
 
-    return catalog().require(sku).gpus or None
+    return catalog().gpus_per_node(sku)
 
 
 def validate(target: Target, opts: Options, **deps: Any) -> Outcome:

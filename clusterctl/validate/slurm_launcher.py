@@ -24,7 +24,8 @@ _NOT_STARTED = {"PENDING", "CONFIGURING", "REQUEUED", "RESV_DEL_HOLD", "REQUEUE_
 @dataclass(frozen=True)
 class SlurmJob:
     nodes: int
-    gpus_per_node: int = 8
+    gpus_per_node: int = 1
+    """GPUs (and ranks) per node for nccl-tests; the probe runs one rank per node on no GPU."""
     benchmark: Literal["nccl-tests", "probe"] = "nccl-tests"
     env: dict[str, str] = field(default_factory=dict)
     partition: str | None = None

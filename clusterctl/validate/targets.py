@@ -36,7 +36,8 @@ class LogTarget:
 class SlurmTarget:
     ssh: SshTarget
     nodes: int
-    gpus_per_node: int = 8
+    gpus_per_node: int
+    """From the catalog's SKU or the stack's `gpusPerNode` output; never assumed."""
     sku: str | None = None
     partition: str | None = None
     drain_prefix: str = "gpucl:"
@@ -123,6 +124,11 @@ def resolve(
         except ValueError as exc:
             raise UserError(str(exc)) from None
         gpus = _sku_gpus(sku)
+        if gpus is None:
+            raise UserError(
+                "--host needs --sku (a GPU type from `clusterctl catalog`): the GPUs per node "
+                "the job asks for come from it"
+            )
         return SlurmTarget(ssh, nodes, gpus, sku, partition, label=str(host))
     if which == "kubeconfig":
         if sku is None or nodes is None:
@@ -168,12 +174,10 @@ def _deployed_stack_target(
     return target
 
 
-def _sku_gpus(sku: str | None) -> int:
-    if sku is None:
-        return 8
+def _sku_gpus(sku: str | None) -> int | None:
     from clusterctl.spec.catalog import catalog
 
-    return catalog().require(sku).gpus or 8
+    return catalog().gpus_per_node(sku)
 
 
 def launcher_for_sku(sku_name: str, nodes: int) -> out.NcclLauncher:
@@ -228,12 +232,22 @@ def stack_target(
     return SlurmTarget(
         ssh=SshTarget(host=str(address), user=got.get(out.ADMIN_USER)),
         nodes=nodes or int(part["nodes"]),
-        gpus_per_node=int(part.get("gpusPerNode") or 8),
+        gpus_per_node=_output_gpus(stack, part),
         sku=part.get("sku"),
         partition=part.get("name"),
         drain_prefix=prefix,
         label=f"stack {stack}",
     )
+
+
+def _output_gpus(stack: str, part: out.PartitionOutput) -> int:
+    gpus = part.get("gpusPerNode")
+    if not gpus:
+        raise UserError(
+            f"stack {stack}: partition {part.get('name')!r} has no gpusPerNode output; redeploy "
+            "with this version"
+        )
+    return int(gpus)
 
 
 def _is_secret(value: Any) -> bool:

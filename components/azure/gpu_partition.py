@@ -51,7 +51,7 @@ class GpuPartition(pulumi.ComponentResource):
                 ).encode()
             ).decode()
         )
-        image = image_reference("gpuNodes", partition.image)
+        image = image_reference("gpuNodes", partition.image, catalog().gpu_image(sku))
         self.scale_sets = []
         groups = fabric_groups(partition.name, partition.nodes, partition.max_nodes_per_scale_set)
         for group in groups:

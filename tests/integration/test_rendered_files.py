@@ -6,11 +6,13 @@ import subprocess
 
 import pytest
 
-from tests.conftest import need_tool, plan_stack
+from tests.conftest import SLURM_STACKS, need_tool, plan_stack
 
 pytestmark = pytest.mark.integration
 
-STACKS = ["azure-h100", "azure-a100", "azure-h100+accounting"]
+# Every shipped Slurm stack (a new stack file is checked without touching this list), plus one
+# with accounting on.
+STACKS = [*SLURM_STACKS, "azure-h100+accounting"]
 OVERRIDES = {"accounting": ["headNode.accounting=true"]}
 
 

@@ -32,6 +32,7 @@ FABRICLESS = {
         "memoryGiB": 220,
     },
 }
+IMAGE_FAMILY = {"aws": "al2023-nvidia", "azure": "ubuntu-hpc"}
 
 
 @pytest.fixture(scope="module")
@@ -50,6 +51,15 @@ def fabricless_catalog(tmp_path_factory) -> Path:
                     "gpus": 1,
                     "fabric": {"kind": "none"},
                     "price": {"usdPerHour": 1.0, "region": "x", "asOf": "2026", "source": "test"},
+                    "node": {
+                        "cpuArch": "x86_64",
+                        "sockets": 1,
+                        "nvlinkDomainGpus": 1,
+                        "fabricManager": False,
+                        "imex": False,
+                        "imageFamily": IMAGE_FAMILY[cloud],
+                        "source": "test",
+                    },
                 }
             )
     (folder / "skus.yaml").write_text(yaml.safe_dump(doc))

@@ -11,9 +11,10 @@ import yaml
 from clusterctl.render.bundle import MUNGE_PLACEHOLDER
 from clusterctl.render.engine import render_cloud_init
 from clusterctl.spec.load import load_stack_spec
+from tests.conftest import SLURM_STACKS
 
 
-@pytest.mark.parametrize("stack", ["azure-h100", "azure-a100"])
+@pytest.mark.parametrize("stack", SLURM_STACKS)
 def test_pyxis_is_in_plugstack_before_slurmctld_starts(stack: str) -> None:
     spec, _ = load_stack_spec(stack, [])
     ud = render_cloud_init(spec, stack, munge_key_b64=MUNGE_PLACEHOLDER, db_password="x")

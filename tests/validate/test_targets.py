@@ -133,3 +133,19 @@ def test_host_and_kubeconfig_need_sizes() -> None:
 def test_sandbox_without_a_sandbox_is_a_clear_error(tmp_path) -> None:
     with pytest.raises(UserError, match="no sandbox running in"):
         resolve(sandbox=str(tmp_path))
+
+
+def test_host_without_a_sku_is_refused_not_assumed_eight_gpus() -> None:
+    """Old code: `--host H --nodes 2` asked Slurm for 8 GPUs per node whatever the nodes had."""
+    with pytest.raises(UserError, match="--host needs --sku"):
+        resolve(host="sched", nodes=2)
+
+
+def test_both_readers_of_a_skus_gpu_count_agree() -> None:
+    """Old code: targets._sku_gpus(None) was 8 and run._sku_gpus(None) None."""
+    from clusterctl.spec.catalog import catalog
+    from clusterctl.validate import run, targets
+
+    for name in [None, *catalog().names(gpu_only=True)]:
+        assert targets._sku_gpus(name) == run._sku_gpus(name), name
+    assert targets._sku_gpus(None) is None

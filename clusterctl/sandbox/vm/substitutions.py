@@ -16,6 +16,10 @@ import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from clusterctl.platform import scheduler_of
+from clusterctl.spec.catalog import Catalog
+from clusterctl.spec.model import ClusterSpec
+
 MIRROR_HOST = "sandbox-mirror"
 MS_URL = "https://packages.microsoft.com/repos/slurm-ubuntu-jammy/"
 MS_STANDIN_URL = f"http://{MIRROR_HOST}/microsoft/repos/slurm-ubuntu-jammy/"
@@ -319,6 +323,25 @@ SUBSTITUTIONS: tuple[Substitution, ...] = (
         "machine",
     ),
 )
+
+
+SANDBOX_ARCH = "x86_64"
+"""The node image is Debian amd64 (repo.ARCH) and systemd-nspawn runs it natively, no emulation."""
+
+
+def cannot_boot(spec: ClusterSpec, cat: Catalog) -> str | None:
+    """One line saying why the sandbox cannot boot this stack's nodes, or None."""
+    if not scheduler_of(spec.scheduler).head_node:
+        return f"it is a {spec.scheduler} cluster; the sandbox boots Slurm clusters"
+    for i, part in enumerate(spec.partitions):
+        sku = cat.get(part.sku, spec.cloud)
+        if sku is not None and sku.node is not None and sku.node.cpu_arch != SANDBOX_ARCH:
+            return (
+                f"partitions[{i}] is {sku.name}, an {sku.node.cpu_arch} node; the sandbox boots "
+                f"{SANDBOX_ARCH} containers natively (systemd-nspawn, no emulation), so it cannot "
+                "boot it: plan it, and try its scripts on the cloud"
+            )
+    return None
 
 
 def explain() -> str:

@@ -1,6 +1,7 @@
 #!/bin/bash
 # GPU node bring-up after packages are installed (run once by cloud-init):
-# fabric manager, peer memory, persistence mode, then slurmd under its deterministic name.
+# fabric manager or IMEX (as the node shape has them), peer memory, persistence mode, then slurmd
+# under its deterministic name.
 set -eu
 libexec=/usr/local/libexec/gpu-clusters
 

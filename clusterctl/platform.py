@@ -1,0 +1,87 @@
+"""The platforms: one object per cloud and per scheduler answering what differs between them, and
+the one table of what a platform does not support, which makes every "not supported on X" message.
+
+Code asks these objects (`cloud_of(spec.cloud).quota_preflight`, `scheduler_of(...).head_node`)
+instead of comparing `spec.cloud == "azure"`; a new cloud or scheduler is one entry here plus
+its components. Standard library only: every layer may import it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Cloud:
+    name: str
+    title: str
+    image_word: str
+    """What a partition's `image` is on this cloud (an Azure URN, an AWS AMI id)."""
+    image_example: str
+    kubernetes_service: str
+    """The managed Kubernetes (`aks`, `eks`): the key of versions.yaml `kubernetes`."""
+    quota_preflight: bool
+    """`up` asks the cloud for sizes and quota first; `plan` says it did not."""
+    gpu_scale_sets: bool
+    """GPU nodes are VM scale sets of at most one placement group (one InfiniBand fabric)."""
+
+
+@dataclass(frozen=True)
+class Scheduler:
+    name: str
+    title: str
+    head_node: bool
+    """A VM of the toolkit's own runs the scheduler (slurmctld); Kubernetes has system nodes."""
+    head_role: str
+    power_saving: bool
+    """Idle GPU nodes are deallocated and started again for a job (Slurm's power saving)."""
+
+
+CLOUDS = {
+    "azure": Cloud("azure", "Azure", "URN", "publisher:offer:sku:version", "aks", True, True),
+    "aws": Cloud("aws", "AWS", "id", "ami-0abc...", "eks", False, False),
+}
+SCHEDULERS = {
+    "slurm": Scheduler("slurm", "Slurm", True, "scheduler", True),
+    "kubernetes": Scheduler("kubernetes", "Kubernetes", False, "system", False),
+}
+
+ANY = "*"
+UNSUPPORTED: dict[tuple[str, str, str], str] = {
+    # (feature, cloud or ANY, scheduler or ANY): what to do instead
+    ("clusters", "aws", "slurm"): "use cloud: azure for Slurm, or scheduler: kubernetes on aws",
+    ("zones and capacity reservations", "azure", ANY): (
+        "they are AWS options; Azure scale sets for InfiniBand stay in one placement group"
+    ),
+    ("arm64 GPU nodes", "aws", "kubernetes"): (
+        "the EKS GPU node group uses the AL2023_x86_64_NVIDIA AMI"
+    ),
+    ("arm64 GPU nodes", "azure", "kubernetes"): (
+        "the AKS GPU node pool and its add-ons are set up for x86_64 nodes only"
+    ),
+    ("NVLink domains across nodes", ANY, "kubernetes"): (
+        "IMEX channels for multi-node NVLink (NVIDIA's DRA ComputeDomain) are not set up; use "
+        "scheduler: slurm"
+    ),
+}
+
+
+def cloud_of(name: str) -> Cloud:
+    return CLOUDS[name]
+
+
+def scheduler_of(name: str) -> Scheduler:
+    return SCHEDULERS[name]
+
+
+def unsupported(feature: str, cloud: str, scheduler: str) -> str | None:
+    """The one-line "not supported" message for `feature` on this platform, or None."""
+    for c, s in ((cloud, scheduler), (cloud, ANY), (ANY, scheduler)):
+        reason = UNSUPPORTED.get((feature, c, s))
+        if reason is not None:
+            names = (
+                CLOUDS[cloud].title if c != ANY else "",
+                SCHEDULERS[s].title if s != ANY else "",
+            )
+            return f"{feature} are not supported on {' '.join(n for n in names if n)} yet: {reason}"
+    return None

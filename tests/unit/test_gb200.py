@@ -1,0 +1,85 @@
+"""ND GB200 v6 (azure-gb200): an arm64, 4-GPU node whose NVLink domain is an NVL72 rack of 18
+VMs renders, plans, and is refused clearly by the x86 sandbox."""
+
+from __future__ import annotations
+
+import pytest
+
+from clusterctl.errors import UserError
+from clusterctl.plan.program import make_plan
+from clusterctl.render.bundle import render_bundle
+from clusterctl.sandbox.vm.substitutions import cannot_boot
+from clusterctl.spec.catalog import catalog
+from clusterctl.spec.load import load_stack_spec
+from clusterctl.validate.targets import resolve
+
+GB200 = "Standard_ND128isr_NDR_GB200_v6"
+
+
+def test_the_catalog_entry_is_a_4_gpu_arm64_nvl72_node() -> None:
+    sku = catalog().require(GB200)
+    assert (sku.gpus, sku.vcpus, sku.fabric.nics, sku.fabric.gbps_per_nic) == (4, 128, 4, 400)
+    shape = sku.shape
+    assert (shape.cpu_arch, shape.sockets, shape.fabric_manager, shape.imex) == (
+        "arm64",
+        2,
+        False,
+        True,
+    )
+    assert sku.nodes_per_nvlink_domain == 18
+    assert catalog().gpu_image(sku)["arch"] == "arm64"
+
+
+def test_it_renders_blocks_imex_and_the_noble_slurm_repo() -> None:
+    spec, _ = load_stack_spec("azure-gb200", [])
+    files = render_bundle(spec, "azure-gb200")
+    assert "TopologyPlugin=topology/block" in files["slurm/slurm.conf"]
+    assert "BlockName=gpu-pg0-nvl0 Nodes=gpu-pg0-[1-18]" in files["slurm/topology.conf"]
+    assert "File=/dev/nvidia[0-3]" in files["slurm/gres.conf"]
+    assert "SocketsPerBoard=2 CoresPerSocket=64 " in files["slurm/slurm.conf"]
+    setup = files["scripts/gpu-node-setup.sh"]
+    assert "nvidia-imex.service" in setup and "nvidia-fabricmanager" not in setup
+    assert "slurm-ubuntu-noble" in files["cloud-init/gpu.yaml"]
+    assert "NCCL_MNNVL_ENABLE=1" in files["nodes/gpu/nccl.conf"]
+    assert "gpucl_check_gpu_count 4" in files["nodes/gpu/nhc.conf"]
+
+
+def test_it_plans_with_a_warning_about_the_plain_arm64_image() -> None:
+    plan = make_plan("azure-gb200", [])
+    assert not [f for f in plan.findings if f.level == "error"]
+    assert any("no HPC image" in f.message for f in plan.findings), plan.findings
+
+
+def test_the_x86_sandbox_says_why_it_cannot_boot_it() -> None:
+    spec, _ = load_stack_spec("azure-gb200", [])
+    why = cannot_boot(spec, catalog())
+    assert why and "arm64" in why and "\n" not in why
+    assert cannot_boot(load_stack_spec("azure-h100", [])[0], catalog()) is None
+
+
+def test_arm64_and_cross_vm_nvlink_are_refused_on_kubernetes() -> None:
+    with pytest.raises(UserError) as err:
+        load_stack_spec("aks-h100", [f"partitions[0].sku={GB200}"])
+    assert "arm64 GPU nodes are not supported on Azure Kubernetes yet" in str(err.value)
+    assert "NVLink domains across nodes are not supported on Kubernetes yet" in str(err.value)
+
+
+def test_validate_over_ssh_asks_for_four_gpus_per_node() -> None:
+    t = resolve(host="sched", nodes=2, sku=GB200)
+    assert t.gpus_per_node == 4
+
+
+def test_sandbox_up_refuses_it_with_one_line_and_exit_2() -> None:
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    cmd = [sys.executable, "-m", "clusterctl", "sandbox", "vm", "up", "-s", "azure-gb200"]
+    got = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert got.returncode == 2
+    lines = got.stderr.strip().splitlines()
+    assert len(lines) == 1 and "arm64" in lines[0], got.stderr
+    explain = subprocess.run([*cmd, "--explain"], cwd=ROOT, capture_output=True, text=True)
+    assert explain.returncode == 0
+    assert "stack azure-gb200: cannot boot here: " in explain.stdout
