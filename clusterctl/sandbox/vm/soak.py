@@ -822,13 +822,13 @@ def resize(s: Soak, nodes: int, drain_only: bool = False) -> str:
     """`pulumi up` with `nodes` in the soak's stack: the scheduler's Run Command as Azure runs
     it (a root bash script): the drain-only copy Pulumi runs before it changes a capacity, or
     the config sync after (its slurm.conf with the node-size substitution)."""
-    from clusterctl.plan.program import make_plan
     from clusterctl.render.engine import render_config_sync
+    from clusterctl.spec.load import load_stack_spec
 
-    spec = make_plan(
+    spec, _ = load_stack_spec(
         "azure-h100",
         [f"partitions[0].nodes={nodes}", f"partitions[0].maxNodesPerScaleSet={PER_SCALE_SET}"],
-    ).spec
+    )
     text = render_config_sync(spec, "azure-h100", drain_only=drain_only)
     root = Path(vmstate.load(s.workdir).nodes[s.sched]["root"])
     (root / "root/slurm-config-sync.sh").write_text(
