@@ -837,6 +837,8 @@ def resize(s: Soak, nodes: int, drain_only: bool = False) -> str:
     got = s.sh("bash /root/slurm-config-sync.sh", timeout=600)
     if got.returncode != 0:
         raise RuntimeError(f"config sync to {nodes} nodes: {got.stdout[-400:]}{got.stderr[-400:]}")
+    if not drain_only:  # the sync wrote the rendered slurm.conf: its power times in minutes
+        power.time_scale(s.workdir, s.sched, SUSPEND_S, SUSPEND_TIMEOUT_S, RESUME_TIMEOUT_S)
     return got.stdout
 
 

@@ -320,6 +320,7 @@ def test_a_resize_from_two_to_three_nodes_joins_without_touching_a_running_job(
         assert sync.returncode == 0, sync.stdout + sync.stderr
         assert "updated /etc/slurm/slurm.conf" in sync.stdout, sync.stdout
         assert "scontrol reconfigure done" in sync.stdout, sync.stdout
+        scale_time(cluster)  # the sync wrote the rendered slurm.conf: its power times in minutes
         third = boot.cluster_from_plan(tmp_path / "plan", nodes=3)[-1]
         assert (third.name, third.vm_name) == ("gpu-pg0-000002", "h100-gpu-pg0_2")
         third = dataclasses.replace(third, name="gpu-pg0-000004", vm_name="h100-gpu-pg0_4")
@@ -342,6 +343,8 @@ def test_a_resize_from_two_to_three_nodes_joins_without_touching_a_running_job(
             script.write_text(text if drain_only else substitutions.rewrite_config_sync(text))
             sync = cluster.sh("bash /root/slurm-config-sync.sh", timeout=300)
             assert sync.returncode == 0, sync.stdout + sync.stderr
+            if not drain_only:
+                scale_time(cluster)
             if drain_only:
                 assert "deleted the VMs of gpu-pg0-3" in sync.stdout, sync.stdout
                 listed = power.act(cluster.workdir, "list", ["h100-gpu-pg0"])
