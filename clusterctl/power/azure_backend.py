@@ -22,7 +22,7 @@ import urllib.request
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from azure.core.exceptions import HttpResponseError
+from azure.core.exceptions import HttpResponseError, ResourceNotFoundError
 from azure.identity import ManagedIdentityCredential
 from azure.mgmt.compute import ComputeManagementClient
 
@@ -179,7 +179,12 @@ class AzureBackend:
             vms = self.client.virtual_machine_scale_set_vms.list(self.rg, scale_set)
             box["ids"] = [str(vm.instance_id) for vm in vms]
 
-        self._call(f"list {scale_set}", get)
+        try:
+            self._call(f"list {scale_set}", get)
+        except ResourceNotFoundError as exc:
+            raise LookupError(f"{scale_set}: no such scale set ({_why(exc)})") from None
+        except HttpResponseError as exc:
+            raise RuntimeError(f"list {scale_set}: {_why(exc)}") from None
         return sorted(box["ids"], key=int)
 
     def state(self, nodes: Sequence[NodeRef]) -> dict[str, NodeState]:

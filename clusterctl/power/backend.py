@@ -26,7 +26,8 @@ class NodeState:
 class PowerBackend(Protocol):
     def list(self, scale_set: str) -> list[str]:
         """The instance ids of the VMs that exist in a scale set now, whatever their power state
-        (the name map's view of the platform). Raises when the platform cannot be read."""
+        (the name map's view of the platform). LookupError when the scale set does not exist;
+        any other error raises too (never an empty answer for a set that could not be read)."""
         ...
 
     def state(self, nodes: Sequence[NodeRef]) -> dict[str, NodeState]:

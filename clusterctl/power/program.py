@@ -284,7 +284,15 @@ class PowerProgram:
                 doc = {}
             known = set(doc.get("names", {})) | set(doc.get("unnamed", {}))
             scale_sets = sorted(set(sizes) | known)
-            existing = {ss: self.backend.list(ss) for ss in scale_sets}
+            existing = {}
+            for ss in scale_sets:
+                try:
+                    existing[ss] = self.backend.list(ss)
+                except LookupError:
+                    if ss in sizes:  # slurm.conf names it: a missing set is an error, not empty
+                        raise
+                    existing[ss] = []  # a set that left the stack, deleted by Pulumi
+                    LOG.info("names: %s is gone; the names it held are freed", ss)
             requests = set()
             for req in sorted(requests_dir.glob("*")) if requests_dir.is_dir() else []:
                 ss, _, instance = req.name.rpartition("_")
@@ -381,7 +389,7 @@ def main(
     if args.action == "names":
         try:
             code = PowerProgram(config, backend or make_backend(config), runner).reconcile_names()
-        except (RuntimeError, ValueError, ImportError, OSError) as exc:
+        except (RuntimeError, ValueError, LookupError, ImportError, OSError) as exc:
             LOG.error("names: %s", exc)
             return EXIT_USAGE
         LOG.info("names: exit %d", code)

@@ -45,6 +45,8 @@ class Arm:
     """Answer this many POSTs with 429 + Retry-After before serving."""
     retry_after: str = "1"
 
+    deleted_sets: set[str] = field(default_factory=set)
+    """Scale sets Pulumi deleted (a partition or a scale set left the stack): ARM answers 404."""
     page_size: int = 2
     """VirtualMachineScaleSetVMs_List answers this many VMs a page, then a nextLink."""
 
@@ -118,6 +120,11 @@ def serve(arm: Arm):
                     {"Retry-After": arm.retry_after},
                 )
             vmss, inst, op = m["vmss"], m["id"], m["op"]
+            if vmss in arm.deleted_sets:
+                msg = (
+                    f"The Resource 'Microsoft.Compute/virtualMachineScaleSets/{vmss}' was not found"
+                )
+                return self._send(404, {"error": {"code": "ResourceNotFound", "message": msg}})
             if self.command == "GET" and op == "virtualMachines" and inst is None:
                 return self._send(200, arm.page(vmss, url, self.headers.get("Host", "")))
             if self.command == "GET" and op == "instanceView" and inst is not None:

@@ -121,3 +121,23 @@ def test_names_writes_nothing_when_slurm_lists_no_node(arm, tmp_path) -> None:
     assert main(["names"], backend=backend, runner=slurm, config=cfg) == 2
     assert json.loads((tmp_path / CLUSTER / "names.json").read_text()) == {"names": {SET: MAP}}
     assert posts(arm) == []
+
+
+def test_names_frees_a_deleted_scale_sets_names_and_stops_on_a_missing_one_slurm_names(
+    arm, tmp_path
+) -> None:
+    """A scale set that left the stack (a shrink that removed pg1) is deleted by Pulumi, and ARM
+    answers its list with 404: its names are freed and the rest of the map kept (the old code
+    raised on the 404 and never wrote the map again). A set slurm.conf still names that is gone
+    is an error: nothing is written."""
+    other = f"{CLUSTER}-gpu-pg1"
+    _, slurm, cfg, backend = setup(arm, tmp_path, MAP)
+    path = tmp_path / CLUSTER / "names.json"
+    path.write_text(json.dumps({"names": {SET: MAP, other: {"0": "gpu-pg1-1"}}}))
+    arm.deleted_sets = {other}
+    assert main(["names"], backend=backend, runner=slurm, config=cfg) == 0
+    assert json.loads(path.read_text())["names"] == {SET: MAP}
+    path.write_text(json.dumps({"names": {SET: MAP, other: {"0": "gpu-pg1-1"}}}))
+    slurm.nodes.append("gpu-pg1-1")
+    assert main(["names"], backend=backend, runner=slurm, config=cfg) == 2
+    assert json.loads(path.read_text())["names"][other] == {"0": "gpu-pg1-1"}
