@@ -17,7 +17,14 @@ REGION_KEYS: dict[str, tuple[str, bool]] = {
 
 
 def provider_findings(config: dict[str, Any], spec: ClusterSpec) -> list[Finding]:
-    """One error per provider setting that contradicts the cluster, or that is missing."""
+    """One error per provider setting that contradicts the cluster, or that is missing.
+
+    Compared with the cluster as the stack file writes it: a `plan --set region=...` what-if is
+    not a contradiction in the file."""
+    raw = config.get(CONFIG_KEY) if isinstance(config.get(CONFIG_KEY), dict) else {}
+    spec = spec.model_copy(
+        update={k: raw[k] for k in ("cloud", "region") if isinstance(raw.get(k), str)}
+    )
     found: list[Finding] = []
     region_field = f"{CONFIG_KEY}.region"
     for cloud, (key, required) in REGION_KEYS.items():
