@@ -20,10 +20,16 @@ EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
 
 
 def exit_now(*_: object) -> None:
+    end(EXIT_INTERRUPTED)
+
+
+def end(code: int) -> None:
+    """Flush and leave with `code`, skipping the interpreter's teardown (nothing of ours needs
+    it): a Ctrl-C can no longer land where Python's default action or a traceback answers it."""
     for stream in (sys.stdout, sys.stderr):
         with suppress(Exception):  # a stream closed or mid-write: exit anyway
             stream.flush()
-    os._exit(EXIT_INTERRUPTED)
+    os._exit(code)
 
 
 def install() -> None:

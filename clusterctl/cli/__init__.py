@@ -106,9 +106,19 @@ def main() -> None:
     """Entry point: user errors print one line per problem and exit 2, never a traceback.
 
     Under --json every error is `{"error": ...}` on stdout instead, with the same exit code.
-    Click's own usage errors (a missing option, say) exit 2 too. Ctrl-C exits 130, quietly.
+    Click's own usage errors (a missing option, say) exit 2 too. Ctrl-C exits 130, quietly: also
+    once the command is done, as the process ends without the interpreter's teardown (which
+    restores Python's default SIGINT action and wakes the mock engine's leftover asyncio tasks).
     """
     interrupt.install()
+    try:
+        code = _run()
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    interrupt.end(code)
+
+
+def _run() -> int:
     from typer._click.exceptions import ClickException  # typer carries its own click
 
     from clusterctl.errors import path_problem
@@ -123,14 +133,14 @@ def main() -> None:
         if wants_json():
             fail([exc.format_message()], exc.exit_code)
         exc.show()
-        sys.exit(exc.exit_code)
+        return exc.exit_code
     except OSError as exc:
         if exc.filename is None or os.environ.get("CLUSTERCTL_DEBUG"):
             _internal(exc)
         fail([path_problem(exc)], 2)
     except Exception as exc:  # a bug: still no traceback unless asked for
         _internal(exc)
-    sys.exit(code if isinstance(code, int) else 0)
+    return code if isinstance(code, int) else 0
 
 
 def fail(lines: list[str], code: int, *, label: str = "error") -> NoReturn:

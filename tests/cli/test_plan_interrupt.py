@@ -12,7 +12,7 @@ import time
 from tests.cli.conftest import ROOT
 
 # Spread over a plan's run (about 2 s here): the CLI's own imports, the program's, the engine.
-DELAYS = (0.3, 0.45, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.9, 2.2)
+DELAYS = (0.3, 0.45, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0, 2.2, 2.4, 2.6, 2.8)
 
 
 def interrupted_plan(delay: float) -> subprocess.CompletedProcess[str] | None:
