@@ -160,13 +160,8 @@ def init_project(example: str, dest: Path, *, force: bool = False) -> list[Path]
     for src, dst in copies.items():
         dst.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(src, dst)
-    _point_schema_at_the_project(dest / "stacks" / f"Pulumi.{example}.yaml", dest)
     ignore = dest / ".gitignore"
     if not ignore.exists():
         ignore.write_text(".pulumi-state/\n.venv/\n")
         copies[ignore] = ignore
     return list(copies.values())
-
-
-def _point_schema_at_the_project(stack_file: Path, dest: Path) -> None:
-    """Placeholder: the stack file's $schema modeline is fixed in a later step."""

@@ -27,18 +27,10 @@ def _zones(spec: ClusterSpec) -> list[str]:
     return zones
 
 
-def one_zone_per_partition(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
+def zones_fit_the_vpc(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
+    """More zones than private subnets (one zone per partition: rules_k8s / aws_placement)."""
     if spec.cloud != "aws":
         return
-    for i, part in enumerate(spec.partitions):
-        sku = cat.get(part.sku, "aws")
-        if len(part.zones) > 1 and not (sku and sku.fabric.kind == "efa"):  # EFA: aws_placement
-            yield Finding(
-                "error",
-                f"a node group sits in one subnet, so one zone; list one zone, not "
-                f"{len(part.zones)} ({', '.join(part.zones)}), or make one partition per zone",
-                field_path("partitions", i, "zones"),
-            )
     zones = _zones(spec)
     if len(zones) > MAX_ZONES:
         first = {z: i for i, p in reversed(list(enumerate(spec.partitions))) for z in p.zones[:1]}
@@ -58,7 +50,7 @@ def vpc_holds_the_nodes(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
     space = ipaddress.ip_network(spec.network.address_space)
     zones = _zones(spec) or ["(first zone)"]
     if len(zones) > MAX_ZONES or space.prefixlen > 22:
-        return  # one_zone_per_partition / network_layout say what is wrong
+        return  # zones_fit_the_vpc / network_layout say what is wrong
     upper = list(space.subnets(prefixlen_diff=1))[1]
     subnet = next(upper.subnets(prefixlen_diff=2 if len(zones) > 2 else 1))
     usable = subnet.num_addresses - AWS_SUBNET_RESERVED
@@ -77,4 +69,4 @@ def vpc_holds_the_nodes(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
             )
 
 
-RULES = (one_zone_per_partition, vpc_holds_the_nodes)
+RULES = (zones_fit_the_vpc, vpc_holds_the_nodes)

@@ -87,19 +87,6 @@ def test_partitions_in_more_zones_than_the_vpc_has_subnets_for(tmp_path: Path) -
     assert all("at most 4" in line for line in lines)
 
 
-def test_a_non_efa_partition_listing_two_zones(tmp_path: Path) -> None:
-    block = (
-        "      - name: gpu\n        sku: g5.48xlarge\n        nodes: 1\n"
-        "        zones: [us-east-1a, us-east-1b]\n"
-    )
-    proj = project_with(tmp_path, "aws-p5", lambda t: _replace_partitions(t, block))
-    lines = errors_of(proj, "aws-p5")
-    assert any(
-        line.startswith("error: gpu-clusters:cluster.partitions[0].zones: a node group sits in")
-        for line in lines
-    ), lines
-
-
 def test_an_aws_address_space_too_small_for_its_nodes(tmp_path: Path) -> None:
     proj = project_with(tmp_path, "aws-p5", lambda t: t.replace(
         "addressSpace: 10.40.0.0/16", "addressSpace: 10.40.0.0/22").replace(
