@@ -11,7 +11,7 @@
 set -eu
 name=$1 version=$2 build=$3
 arch=$(dpkg --print-architecture)
-os=$(. /etc/os-release && echo "$ID$VERSION_ID")
+os=$(awk -F= '$1 == "ID" || $1 == "VERSION_ID" {gsub(/"/, "", $2); printf "%s", $2}' /etc/os-release)
 slurm=$(dpkg-query -W -f='${Version}' slurm-smd 2>/dev/null || echo none)
 key=$(printf '%s' "$name-$version-$arch-$os-slurm$slurm" | tr -c 'A-Za-z0-9._-' _)
 cache=/sched/h100/build
