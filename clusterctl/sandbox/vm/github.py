@@ -1,8 +1,9 @@
 """The github.com stand-in: what the user-data fetches from GitHub, built locally, served over TLS.
 
 The cloud's user-data fetches enroot's release .debs, clones pyxis and LBNL NHC by tag, all over
-https from github.com. The lab cannot reach GitHub (nor can CI), so this builds stand-ins for those
-three from files/github (see each one's README) and lays them out as github.com serves them:
+https from github.com. The lab cannot reach GitHub (nor can CI), so this serves pyxis's real release
+source (files/vendor, checked against its sha256) and stand-ins for enroot and NHC from
+files/github (see each one's README), laid out as github.com serves them:
   root/NVIDIA/enroot/releases/download/v<V>/enroot_<V>-1_amd64.deb (+ enroot+caps)
   git/NVIDIA/pyxis.git, git/mej/nhc.git   bare repositories with the pinned tag (smart HTTP)
   tls/ca.crt, tls/server.{crt,key}         a local CA (trusted by the image) and github.com's cert
@@ -18,6 +19,7 @@ import json
 import os
 import shutil
 import subprocess
+import tarfile
 import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -26,6 +28,11 @@ from .repo import ARCH, _build_deb
 
 HOST = "github.com"
 SOURCES = Path(__file__).parent / "files" / "github"
+VENDOR = Path(__file__).parent / "files" / "vendor"
+VENDORED = {
+    "pyxis-0.24.0.tar.gz": "063653ba39125ac29796cc6079701d1ec34dd4c5baf698efacc0f36bf3619681",
+}
+"""Upstream release sources served as themselves (files/vendor/README.md), by sha256."""
 # Fixed dates make the stand-in repositories' commits the same on every build.
 _GIT_ENV = {
     "GIT_AUTHOR_NAME": "gpucl sandbox",
@@ -61,9 +68,9 @@ class Pins:
 
 def digest(pins: Pins) -> str:
     h = hashlib.sha256(Path(__file__).read_bytes() + json.dumps(asdict(pins)).encode())
-    for path in sorted(SOURCES.rglob("*")):
+    for path in sorted([*SOURCES.rglob("*"), *VENDOR.rglob("*")]):
         if path.is_file():
-            h.update(str(path.relative_to(SOURCES)).encode() + b"\0")
+            h.update(str(path.relative_to(SOURCES.parent)).encode() + b"\0")
             h.update(path.read_bytes() + oct(path.stat().st_mode & 0o111).encode())
     return h.hexdigest()[:12]
 
@@ -75,8 +82,12 @@ def build(out: Path, pins: Pins) -> None:
     releases = out / "root" / "NVIDIA" / "enroot" / "releases" / "download" / f"v{pins.enroot}"
     releases.mkdir(parents=True)
     _enroot_debs(releases, pins.enroot)
-    commits = {
-        "pyxis": _git_repo(SOURCES / "pyxis", out / "git" / "NVIDIA" / "pyxis.git", pins.pyxis_tag),
+    with tempfile.TemporaryDirectory() as tmp:
+        pyxis = _vendored(f"pyxis-{pins.pyxis_tag.removeprefix('v')}.tar.gz", Path(tmp))
+        commits = {
+            "pyxis": _git_repo(pyxis, out / "git" / "NVIDIA" / "pyxis.git", pins.pyxis_tag),
+        }
+    commits |= {
         "nhc": _git_repo(SOURCES / "nhc", out / "git" / "mej" / "nhc.git", pins.nhc_tag),
     }
     (out / "commits.json").write_text(json.dumps(commits, indent=1) + "\n")
@@ -86,6 +97,25 @@ def commit_map(out: Path, pins: Pins) -> dict[str, str]:
     """Real pinned commit -> the stand-in repository's commit at the same tag."""
     commits = json.loads((out / "commits.json").read_text())
     return {pins.nhc_commit: commits["nhc"]}
+
+
+def _vendored(name: str, into: Path) -> Path:
+    """The release archive `name` from files/vendor, checked against its sha256, unpacked under
+    `into`; returns its one top folder. A pin with no vendored archive is an error, not a
+    silent stand-in."""
+    archive = VENDOR / name
+    if name not in VENDORED or not archive.is_file():
+        raise RuntimeError(
+            f"github stand-in: no vendored {name} for the pinned version (config/versions.yaml); "
+            f"add the release archive to {VENDOR} with its sha256 in VENDORED"
+        )
+    got = hashlib.sha256(archive.read_bytes()).hexdigest()
+    if got != VENDORED[name]:
+        raise RuntimeError(f"github stand-in: {archive} has sha256 {got}, not {VENDORED[name]}")
+    with tarfile.open(archive) as tar:
+        tar.extractall(into, filter="data")
+    (top,) = [p for p in into.iterdir() if p.is_dir()]
+    return top
 
 
 def _tls(tls: Path) -> None:

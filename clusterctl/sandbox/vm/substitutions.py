@@ -248,10 +248,10 @@ SUBSTITUTIONS: tuple[Substitution, ...] = (
         "NVIDIA/pyxis and mej/nhc (LBNL NHC) at their pinned tags",
         "the lab server answers https://github.com (every node's /etc/hosts maps github.com to "
         "it; its certificate is signed by a sandbox CA the image trusts) with stand-ins built "
-        "locally (clusterctl/sandbox/vm/files/github/*/README.md): enroot .debs with the real "
-        "packages' layout, conffiles, dependencies and setcap postinst but no container "
-        "runtime; a pyxis SPANK plugin built on the node against its Slurm headers with "
-        "pyxis's Makefile interface that refuses --container-image; an NHC driver with NHC's "
+        "locally: pyxis is its real release source (files/vendor, sha256-checked), compiled on "
+        "the node against its Slurm headers; enroot .debs with the real packages' layout, "
+        "conffiles, dependencies and setcap postinst but no container runtime, so a container "
+        "job fails at pyxis's import (files/github/*/README.md); an NHC driver with NHC's "
         "option, config and failure semantics, real filesystem/process checks and hardware "
         "checks that pass unless a fault names them",
         "GitHub cannot be reached from the lab or from CI, and Debian packages none of the three",

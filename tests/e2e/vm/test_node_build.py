@@ -207,10 +207,14 @@ def test_nhc_is_installed_and_the_fast_tier_passes_on_a_healthy_node(cluster):
 
 
 def test_pyxis_is_loaded_everywhere_and_refuses_containers_here(cluster):
-    """pyxis (stand-in) built on every role against its Slurm and required in plugstack: its
-    options parse on the login node; a container job fails loudly, never runs bare."""
+    """Real pyxis (its release source, vendored) built on every role against its Slurm and
+    required in plugstack with the rendered arguments: its options parse on the login node; a
+    container job reaches pyxis, whose import through enroot (a stand-in with no runtime) fails
+    loudly: the job never runs bare."""
     specs, workdir, _ = cluster
     sched, _ = _names(specs)
     assert "--container-image" in _run(workdir, sched, "srun", "--help").stdout
     job = _run(workdir, sched, "srun", "-N1", "--time=1", "--container-image=ubuntu", "true")
-    assert job.returncode != 0 and "no container runtime here" in job.stderr, job.stderr
+    assert job.returncode != 0, job.stdout + job.stderr
+    assert "pyxis: failed to import docker image: ubuntu" in job.stderr, job.stderr
+    assert "needs a container runtime" in job.stderr, job.stderr
