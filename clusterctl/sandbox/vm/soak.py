@@ -135,6 +135,9 @@ class Result:
     probes: int = 0
     wall_s: float = 0.0
     boot_s: float = 0.0
+    first_boots: list[tuple[str, str, float]] = field(default_factory=list)
+    """(node, how pyxis and NHC got there: "built" | "cached" | "mixed", its first boot's CPU
+    seconds): the day-1 nodes, which boot before the scheduler publishes, and the resize's."""
 
     @property
     def lost(self) -> list[str]:
@@ -174,6 +177,13 @@ class Result:
                 f" max {max(lat):.1f} s (poll {POLL_S:.0f} s)"
             )
         out.append(f"power-ups seen {self.power_ups}; job probes checked {self.probes}")
+        for how in ("built", "cached", "mixed", "unknown"):
+            cpu = [c for _n, h, c in self.first_boots if h == how]
+            if cpu:
+                out.append(
+                    f"first boot of a GPU node, pyxis and NHC {how}: median "
+                    f"{statistics.median(cpu):.1f} CPU-s ({len(cpu)} nodes)"
+                )
         out.append(f"wall time {self.wall_s:.0f} s (boot {self.boot_s:.0f} s)")
         return "\n".join(out)
 
@@ -246,6 +256,7 @@ class Soak:
             check=True, capture_output=True,
         )  # fmt: skip
         specs = boot.cluster_from_plan(plan)
+        gpus = [s for s in specs if s.role == "gpu"]
         soak = cls(workdir.resolve(), specs, log)
         try:
             reports = boot.up(specs, soak.workdir, timeout=900, log=lambda _m: None)
@@ -254,6 +265,8 @@ class Soak:
                 raise RuntimeError(f"soak: nodes did not boot: {bad}")
             soak.wait("every GPU node idle", soak.states, lambda s: all(
                 s.get(n, ("", ""))[0] == "idle" for n in soak.nodes), 300)  # fmt: skip
+            for spec in gpus:
+                soak.first_boot(spec.name)
             power.time_scale(soak.workdir, soak.sched, SUSPEND_S, SUSPEND_TIMEOUT_S,
                              RESUME_TIMEOUT_S)  # fmt: skip
             soak.put_probe()
@@ -283,6 +296,20 @@ class Soak:
                               "tail -n 400", node, timeout=60)  # fmt: skip
                 (keep / f"{node}.txt").write_text(got.stdout)
         boot.down(self.workdir, log=lambda _m: None)
+
+    def first_boot(self, host: str) -> None:
+        """Record a GPU node's first-boot CPU seconds (its container's cgroup, read before any
+        power cycle) and whether its pyxis and NHC were built there or came from the cache."""
+        sid = vmstate.load(self.workdir).sid
+        usage = Path(f"/sys/fs/cgroup/cpuacct/gpucl-{sid}/{host}/cpuacct.usage")
+        log = self.sh("grep -h '^gpucl-build-cache:' /var/log/cloud-init-output.log", host).stdout
+        built, cached = "built here" in log, "installed from" in log
+        how = {(True, False): "built", (False, True): "cached", (True, True): "mixed"}.get(
+            (built, cached), "unknown"
+        )
+        with contextlib.suppress(OSError, ValueError):
+            self.result.first_boots.append((host, how, int(usage.read_text()) / 1e9))
+        self.log(f"soak: {host} first boot: pyxis and NHC {how}")
 
     def sh(self, cmd: str, node: str | None = None, timeout: float = 120):
         return boot.run(self.workdir, node or self.sched, ["sh", "-c", cmd], timeout=timeout)
@@ -860,6 +887,7 @@ def resize_across_scale_sets(s: Soak) -> None:
     report = boot.add_node(s.workdir, new, log=lambda _m: None)
     if report.get("cloud_init") != "done" or report.get("errors"):
         raise RuntimeError(f"the new scale set's VM did not boot: {report}")
+    s.first_boot(new.name)
     name = node_name(s.cluster, new.vm_name, s.name_map())
     with s.lock:
         s.vms[name], s.hosts[name] = new.vm_name, new.name
