@@ -188,10 +188,18 @@ RETURN_TIMER_SCALED = (
 )
 
 
-def return_after_s(resume_timeout_s: int) -> int:
+CRED_EXPIRE_S = 120
+"""Slurm's job credential lifetime (AuthInfo cred_expire, default 120 s; the rendered slurm.conf
+keeps the default): a requeued batch job may start again only after it (SchedMD
+src/slurmctld/job_mgr.c, batch_requeue_fini: begin_time = now + cred_expiration() + 1)."""
+RETURN_AFTER_S = CRED_EXPIRE_S + 1 + 29
+
+
+def return_after_s() -> int:
     """The scaled hold before `gpucl-power return` gives back a node a failed power-up set DOWN:
-    long enough that the job it failed is requeued and placed elsewhere first."""
-    return resume_timeout_s + 60
+    long enough that the job it failed, requeued at that moment, becomes eligible again and is
+    placed elsewhere first (Slurm's requeue delay plus a scheduling margin; 900 s on Azure)."""
+    return RETURN_AFTER_S
 
 
 def time_scale(
@@ -199,7 +207,7 @@ def time_scale(
 ) -> None:
     """The time-scale substitution (for tests and benchmarks, never at boot): the rendered
     slurm.conf's power-saving times in seconds, `scontrol reconfigure`, gpucl-power polling each
-    second, the return timer every 10 s with its hold scaled to ResumeTimeout + 60 s. Raises
+    second, the return timer every 10 s with its hold scaled to `return_after_s()`. Raises
     when the rendered values are not where they are expected."""
     from . import boot
 
@@ -214,7 +222,7 @@ def time_scale(
         {
             "pollSeconds": 1,
             "resumeWaitSeconds": resume_timeout_s - 30,
-            "returnAfterSeconds": return_after_s(resume_timeout_s),
+            "returnAfterSeconds": return_after_s(),
         }
     )
     timer = "/etc/systemd/system/gpucl-power-return.timer.d"

@@ -789,7 +789,7 @@ def failed_resume(s: Soak) -> None:
     # the scheduler's gpucl-power-return.timer (scaled: every 10 s) gives them back after its hold
     s.until(f"{bad} returned by the timer", lambda x: all(
         x["nodes"][n][0] == "idle~" and x["vms"][n] == "stopped" for n in bad),
-        power.return_after_s(RESUME_TIMEOUT_S) + 60)  # fmt: skip
+        power.return_after_s() + 60)  # fmt: skip
     log = s.sh("cat /var/log/slurm/gpucl-power.log").stdout
     for n in bad:
         if f"{n}: returned to the powered-down pool" not in log:

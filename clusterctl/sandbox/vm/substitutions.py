@@ -288,7 +288,7 @@ SUBSTITUTIONS: tuple[Substitution, ...] = (
         "1800 s, gpucl-power polls every 15 s; gpucl-power-return.timer every 5 min gives back "
         "a node a failed power-up set DOWN 900 s before",
         "the power-saving tests rewrite these numbers in the scheduler's slurm.conf "
-        "(scontrol reconfigure) and power.d (poll 1 s, return hold ResumeTimeout + 60 s) to "
+        "(scontrol reconfigure) and power.d (poll 1 s, return hold 150 s: Slurm's 121 s requeue delay plus a margin) to "
         "seconds, and the return timer to every 10 s (a drop-in); boot keeps the rendered values",
         "a test cannot wait 15 minutes for a node to go idle; the rendered values are asserted "
         "by unit tests",

@@ -185,7 +185,7 @@ def give_back(cluster: Cluster, node: str) -> None:
     (without idle_on_node_suspend nothing else clears DOWN, and a forced power down no longer
     does)."""
     wait_for(f"{node} returned by the timer", lambda: cluster.state(node), lambda s: s == "idle~",
-             power.return_after_s(RESUME_TIMEOUT_S) + 60)  # fmt: skip
+             power.return_after_s() + 60)  # fmt: skip
     log = cluster.sh("cat /var/log/slurm/gpucl-power.log").stdout
     assert f"{node}: returned to the powered-down pool (State=IDLE)" in log, log
     assert re.search(rf"{node}: DOWN \d+ s ago by a power failure; returned after", log), log
