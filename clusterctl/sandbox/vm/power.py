@@ -188,10 +188,12 @@ RETURN_TIMER_SCALED = (
 )
 
 
-CRED_EXPIRE_S = 120
-"""Slurm's job credential lifetime (AuthInfo cred_expire, default 120 s; the rendered slurm.conf
-keeps the default): a requeued batch job may start again only after it (SchedMD
-src/slurmctld/job_mgr.c, batch_requeue_fini: begin_time = now + cred_expiration() + 1)."""
+CRED_EXPIRE_S = 30
+"""Slurm's job credential lifetime, scaled (AuthInfo cred_expire; the rendered slurm.conf keeps
+Slurm's default, 120 s): a requeued batch job may start again only after it (SchedMD
+src/slurmctld/job_mgr.c, batch_requeue_fini: begin_time = now + cred_expiration() + 1), so every
+eviction, failed power-up and replace waits it out. Slurm refuses less than 5 s (interfaces/cred.c);
+30 s still outlasts the sandbox's step launches."""
 RETURN_AFTER_S = CRED_EXPIRE_S + 1 + 29
 
 
@@ -206,9 +208,11 @@ def time_scale(
     workdir: Path, scheduler: str, suspend_s: int, suspend_timeout_s: int, resume_timeout_s: int
 ) -> None:
     """The time-scale substitution (for tests and benchmarks, never at boot): the rendered
-    slurm.conf's power-saving times in seconds, `scontrol reconfigure`, gpucl-power polling each
-    second, the return timer every 10 s with its hold scaled to `return_after_s()`. Raises
-    when the rendered values are not where they are expected."""
+    slurm.conf's power-saving times in seconds and the credential lifetime (Slurm's requeue
+    delay) at CRED_EXPIRE_S, `scontrol reconfigure` (a restart of the daemons since Slurm 23.11,
+    so the credential lifetime applies), gpucl-power polling each second, the return timer every
+    10 s with its hold scaled to `return_after_s()`. Raises when the rendered values are not
+    where they are expected."""
     from . import boot
 
     edits = [
@@ -216,6 +220,7 @@ def time_scale(
         f"s/ SuspendTime=[0-9]\\+/ SuspendTime={suspend_s}/",
         f"s/^SuspendTimeout=.*/SuspendTimeout={suspend_timeout_s}/",
         f"s/^ResumeTimeout=.*/ResumeTimeout={resume_timeout_s}/",
+        f"/^AuthInfo=/{{/cred_expire=/!s/$/,cred_expire={CRED_EXPIRE_S}/}}",
     ]
     conf = "/etc/slurm/slurm.conf"
     override = json.dumps(
@@ -228,6 +233,8 @@ def time_scale(
     timer = "/etc/systemd/system/gpucl-power-return.timer.d"
     script = (
         f"grep -q '^SuspendTime=[0-9]' {conf} && grep -q '^ResumeTimeout=' {conf} && "
+        f"{{ grep -q '^AuthInfo=' {conf} || "
+        f"echo 'AuthInfo=cred_expire={CRED_EXPIRE_S}' >> {conf}; }} && "
         f"sed -i {' '.join('-e ' + shlex.quote(e) for e in edits)} {conf} && "
         f"echo '{override}' > /etc/gpu-clusters/power.d/50-time-scale.json && "
         f"mkdir -p {timer} && printf '{RETURN_TIMER_SCALED}' > {timer}/50-time-scale.conf && "
@@ -237,7 +244,11 @@ def time_scale(
         "{ sleep 15 && scontrol reconfigure; }; } && scontrol show config"
     )
     proc = boot.run(workdir, scheduler, ["sh", "-c", script])
-    if proc.returncode != 0 or not re.search(rf"SuspendTime\s+=\s+{suspend_s} sec", proc.stdout):
+    if (
+        proc.returncode != 0
+        or not re.search(rf"SuspendTime\s+=\s+{suspend_s} sec", proc.stdout)
+        or not re.search(rf"AuthInfo\s+=\s+\S*cred_expire={CRED_EXPIRE_S}\b", proc.stdout)
+    ):
         raise PowerError(f"time-scale on {scheduler} failed: {proc.stderr.strip()[-300:]}")
 
 

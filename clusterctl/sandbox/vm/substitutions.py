@@ -287,9 +287,11 @@ SUBSTITUTIONS: tuple[Substitution, ...] = (
         "SuspendTime = idleMinutes x 60 (default 900 s), SuspendTimeout 600 s, ResumeTimeout "
         "1800 s, gpucl-power polls every 15 s; gpucl-power-return.timer every 5 min gives back "
         "a node a failed power-up set DOWN 900 s before",
-        "the power-saving tests rewrite these numbers in the scheduler's slurm.conf "
-        "(scontrol reconfigure) and power.d (poll 1 s, return hold 150 s: Slurm's 121 s requeue delay plus a margin) to "
-        "seconds, and the return timer to every 10 s (a drop-in); boot keeps the rendered values",
+        "the power-saving tests rewrite these numbers to seconds in the scheduler's slurm.conf "
+        "(scontrol reconfigure) and power.d (poll 1 s, return hold 60 s), the return timer to "
+        "every 10 s (a drop-in), and Slurm's credential lifetime (AuthInfo cred_expire, default "
+        "120 s, also the wait before a requeued job may start again) to 30 s; the hold stays "
+        "longer than that wait, as 900 s is on Azure; boot keeps the rendered values",
         "a test cannot wait 15 minutes for a node to go idle; the rendered values are asserted "
         "by unit tests",
         "test",
