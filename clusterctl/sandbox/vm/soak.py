@@ -136,8 +136,9 @@ class Result:
     wall_s: float = 0.0
     boot_s: float = 0.0
     first_boots: list[tuple[str, str, float]] = field(default_factory=list)
-    """(node, how pyxis and NHC got there: "built" | "cached" | "mixed", its first boot's CPU
-    seconds): the day-1 nodes, which boot before the scheduler publishes, and the resize's."""
+    """(node, where its pyxis and NHC came from, e.g. "pyxis built, NHC cached", its first
+    boot's CPU seconds): the day-1 nodes, which may boot before the scheduler publishes, and the
+    resize's."""
 
     @property
     def lost(self) -> list[str]:
@@ -177,13 +178,12 @@ class Result:
                 f" max {max(lat):.1f} s (poll {POLL_S:.0f} s)"
             )
         out.append(f"power-ups seen {self.power_ups}; job probes checked {self.probes}")
-        for how in ("built", "cached", "mixed", "unknown"):
+        for how in sorted({h for _n, h, _c in self.first_boots}):
             cpu = [c for _n, h, c in self.first_boots if h == how]
-            if cpu:
-                out.append(
-                    f"first boot of a GPU node, pyxis and NHC {how}: median "
-                    f"{statistics.median(cpu):.1f} CPU-s ({len(cpu)} nodes)"
-                )
+            out.append(
+                f"first boot of a GPU node ({how}): median {statistics.median(cpu):.1f} CPU-s "
+                f"({len(cpu)} nodes)"
+            )
         out.append(f"wall time {self.wall_s:.0f} s (boot {self.boot_s:.0f} s)")
         return "\n".join(out)
 
@@ -303,13 +303,15 @@ class Soak:
         sid = vmstate.load(self.workdir).sid
         usage = Path(f"/sys/fs/cgroup/cpuacct/gpucl-{sid}/{host}/cpuacct.usage")
         log = self.sh("grep -h '^gpucl-build-cache:' /var/log/cloud-init-output.log", host).stdout
-        built, cached = "built here" in log, "installed from" in log
-        how = {(True, False): "built", (False, True): "cached", (True, True): "mixed"}.get(
-            (built, cached), "unknown"
-        )
+        how = ", ".join(
+            f"{name} built" if f": {key} built here" in log
+            else f"{name} cached" if f": {key} installed from" in log
+            else f"{name} ?"
+            for key, name in (("pyxis", "pyxis"), ("nhc", "NHC"))
+        )  # fmt: skip
         with contextlib.suppress(OSError, ValueError):
             self.result.first_boots.append((host, how, int(usage.read_text()) / 1e9))
-        self.log(f"soak: {host} first boot: pyxis and NHC {how}")
+        self.log(f"soak: {host} first boot: {how}")
 
     def sh(self, cmd: str, node: str | None = None, timeout: float = 120):
         return boot.run(self.workdir, node or self.sched, ["sh", "-c", cmd], timeout=timeout)
