@@ -34,3 +34,13 @@ def test_the_table_names_steps_not_run_violations_and_lost_jobs() -> None:
     assert "LOST 6_1 (array, last FAILED)" in table
     assert "idle fraction 0.75" in table
     assert "median 20.0 s, max 40.0 s" in table
+
+
+def test_the_table_gives_first_boot_cpu_by_where_pyxis_and_nhc_came_from() -> None:
+    r = soak.Result(first_boots=[("gpu-1", "pyxis built, NHC built", 30.0),
+                                 ("gpu-2", "pyxis built, NHC built", 34.0),
+                                 ("gpu-3", "pyxis cached, NHC cached", 12.0)])  # fmt: skip
+    table = r.table()
+    head = "first boot of a GPU node"
+    assert f"{head} (pyxis built, NHC built): median 32.0 CPU-s (2 nodes)" in table
+    assert f"{head} (pyxis cached, NHC cached): median 12.0 CPU-s (1 nodes)" in table
