@@ -788,10 +788,12 @@ def failed_resume(s: Soak) -> None:
     for n in pool:
         s.fault(n, "clear")
     s.done(job, timeout=RESUME_TIMEOUT_S + 120)  # requeued jobs wait out their credential
-    # the scheduler's gpucl-power-return.timer (scaled: every 10 s) gives them back after its hold
+    # the scheduler's gpucl-power-return.timer (scaled: every 10 s) gives them back after its
+    # hold, counted from ResumeTimeout: until then Slurm holds a node whose start failed as
+    # powering up, and its ResumeFailProgram then renews the reason
     s.until(f"{bad} returned by the timer", lambda x: all(
         x["nodes"][n][0] == "idle~" and x["vms"][n] == "stopped" for n in bad),
-        power.return_after_s() + 60)  # fmt: skip
+        RESUME_TIMEOUT_S + power.return_after_s() + 60)  # fmt: skip
     log = s.sh("cat /var/log/slurm/gpucl-power.log").stdout
     for n in bad:
         if f"{n}: returned to the powered-down pool" not in log:

@@ -184,8 +184,10 @@ def give_back(cluster: Cluster, node: str) -> None:
     left DOWN~ is held DOWN for the scaled hold, then becomes an ordinary powered-down node
     (without idle_on_node_suspend nothing else clears DOWN, and a forced power down no longer
     does)."""
+    # A failed start leaves the node powering up in Slurm's eyes until ResumeTimeout, whose
+    # ResumeFailProgram renews its reason: the hold counts from then.
     wait_for(f"{node} returned by the timer", lambda: cluster.state(node), lambda s: s == "idle~",
-             power.return_after_s() + 60)  # fmt: skip
+             RESUME_TIMEOUT_S + power.return_after_s() + 60)  # fmt: skip
     log = cluster.sh("cat /var/log/slurm/gpucl-power.log").stdout
     assert f"{node}: returned to the powered-down pool (State=IDLE)" in log, log
     assert re.search(rf"{node}: DOWN \d+ s ago by a power failure; returned after", log), log
