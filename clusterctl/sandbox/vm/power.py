@@ -241,7 +241,10 @@ def time_scale(
         "systemctl daemon-reload && systemctl restart gpucl-power-return.timer && "
         # a reconfigure right after a power action can time out while slurmctld is busy: retry
         "{ scontrol reconfigure || { sleep 5 && scontrol reconfigure; } || "
-        "{ sleep 15 && scontrol reconfigure; }; } && scontrol show config"
+        "{ sleep 15 && scontrol reconfigure; }; } && "
+        # since Slurm 23.11 a reconfigure restarts slurmctld: the old one may still answer
+        f"for i in $(seq 30); do scontrol show config | grep -q 'cred_expire={CRED_EXPIRE_S}' "
+        "&& break; sleep 1; done; scontrol show config"
     )
     proc = boot.run(workdir, scheduler, ["sh", "-c", script])
     if (
@@ -249,7 +252,11 @@ def time_scale(
         or not re.search(rf"SuspendTime\s+=\s+{suspend_s} sec", proc.stdout)
         or not re.search(rf"AuthInfo\s+=\s+\S*cred_expire={CRED_EXPIRE_S}\b", proc.stdout)
     ):
-        raise PowerError(f"time-scale on {scheduler} failed: {proc.stderr.strip()[-300:]}")
+        seen = [ln for ln in proc.stdout.splitlines() if ln.startswith(("AuthInfo", "SuspendTime"))]
+        raise PowerError(
+            f"time-scale on {scheduler} failed (exit {proc.returncode}; config shows {seen}): "
+            f"{proc.stderr.strip()[-300:]}"
+        )
 
 
 def main(argv: list[str] | None = None) -> int:
