@@ -822,7 +822,11 @@ def node_replace(s: Soak) -> None:
 
 def reboot(s: Soak) -> None:
     node = s.nodes[0]
-    if s.state(node).endswith("~"):
+    # not while it powers up or down: its VM may be stopping (a reboot needs a running one)
+    seen = s.until(
+        f"{node} settled", lambda x: not flags(x["nodes"][node][0]), SUSPEND_TIMEOUT_S + 60
+    )
+    if seen["nodes"][node][0].endswith("~"):
         s.up(node)
     boot.reboot(s.workdir, s.hosts[node], log=lambda _m: None)
     s.until(f"{node} back after its reboot", lambda x: "*" not in x["nodes"][node][0]
