@@ -45,3 +45,13 @@ def test_power_json_names_the_scheduler_identitys_client_id(monkeypatch) -> None
 def test_the_backend_refuses_to_guess_an_identity() -> None:
     with pytest.raises(ValueError, match="clientId"):
         AzureBackend.from_config({"subscriptionId": "s", "resourceGroup": "rg"})
+
+
+def test_only_the_scheduler_holds_an_identity() -> None:
+    """The IMDS guard (gpucl-imds-guard.service) is on the scheduler alone: no GPU scale set may
+    carry an identity a job's process could ask IMDS for."""
+    plan = plan_stack("azure-h100")
+    for vmss in resources(plan, "azure-native:compute:VirtualMachineScaleSet"):
+        assert not vmss.inputs.get("identity"), (vmss.name, vmss.inputs.get("identity"))
+    (vm,) = resources(plan, "azure-native:compute:VirtualMachine")
+    assert vm.inputs["identity"]["type"] == "UserAssigned"

@@ -71,6 +71,7 @@ REPO_PACKAGES = (
     "autoconf",
     "automake",
     "python3-venv",  # the scheduler's power program venv
+    "iptables",  # the scheduler's IMDS guard (Ubuntu images ship it; the user-data names it)
 )
 
 

@@ -7,6 +7,9 @@
   server side (the nodes' mount.nfs asks for an export; nfsbind.py attaches it); and POST
   /gpucl-sandbox/power/<action>, the stand-in for the ARM calls of the scheduler's gpucl-power
   (power.py does them on the host; only the scheduler's address may call).
+- GET 169.254.169.254/metadata/identity/oauth2/token: the managed identity's token, for the VM
+  that has one (the scheduler's, which holds the power role) as Azure shapes it; any other VM gets
+  Azure's 400 "Identity not found". The token is a placeholder: nothing in the lab checks it.
 - POST 169.254.169.254/metadata/scheduledevents: approving an event (StartRequests) lets it
   happen at once: a Preempt deallocates the VM (the scale set's eviction policy).
 
@@ -25,6 +28,7 @@ import ssl
 import subprocess
 import sys
 import threading
+import time
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
@@ -175,7 +179,28 @@ class LabHandler(SimpleHTTPRequestHandler):
             return self._json(
                 200, vm.get("scheduledevents", {"DocumentIncarnation": 0, "Events": []})
             )
+        if path == "/metadata/identity/oauth2/token":
+            return self._token(vm, parse_qs(url.query))
         return self._json(404, {"error": "Not found"})
+
+    def _token(self, vm: dict, q: dict[str, list[str]]) -> None:
+        """Azure IMDS's managed-identity token endpoint (REST shape of the access token
+        response); only the scheduler's VM has an identity (SchedulerIdentity)."""
+        if not q.get("resource"):
+            return self._json(400, {"error": "invalid_request",
+                                    "error_description": "Required query variable 'resource' "
+                                                         "is missing"})  # fmt: skip
+        if vm.get("role") != "scheduler":
+            return self._json(400, {"error": "invalid_request",
+                                    "error_description": "Identity not found"})  # fmt: skip
+        now = int(time.time())
+        return self._json(200, {
+            "access_token": f"gpucl-sandbox-token.{vm['compute']['name']}.{now}",
+            "client_id": vm.get("identity_client_id", "00000000-0000-4000-8000-000000000001"),
+            "expires_in": "86399", "expires_on": str(now + 86399),
+            "ext_expires_in": "86399", "not_before": str(now),
+            "resource": q["resource"][0], "token_type": "Bearer",
+        })  # fmt: skip
 
     def _json(self, status: int, body: object) -> None:
         data = json.dumps(body).encode()

@@ -111,8 +111,10 @@ SUBSTITUTIONS: tuple[Substitution, ...] = (
     Substitution(
         "imds",
         "Azure IMDS at 169.254.169.254",
-        "the lab server answers /metadata/instance[/compute] and /metadata/scheduledevents "
-        "at 169.254.169.254 (on the lab bridge), by the caller's source address",
+        "the lab server answers /metadata/instance[/compute], /metadata/scheduledevents and "
+        "/metadata/identity/oauth2/token at 169.254.169.254 (on the lab bridge), by the "
+        "caller's source address; a token only for the scheduler's VM (the one with an "
+        "identity), a placeholder nothing in the lab checks",
         "node-name.sh and other scripts must run unchanged",
         "lab",
     ),

@@ -125,3 +125,34 @@ def test_reboot_brings_the_node_back_with_its_mounts(booted):
     assert boot.run(workdir, gpu.name, ["hostname"]).stdout.strip() == "gpu-pg0-1"
     marker = boot.run(workdir, gpu.name, ["cat", "/home/reboot-marker"])  # NFS stand-in again
     assert marker.stdout.strip() == "kept", marker.stderr
+
+
+IMDS_TOKEN = (
+    "curl -sS -o /dev/null -w '%{http_code}' -H Metadata:true "
+    "'http://169.254.169.254/metadata/identity/oauth2/token?api-version=2018-02-01"
+    "&resource=https://management.azure.com/'"
+)
+
+
+def _imds_as(workdir, node: str, user: str) -> str:
+    """What `curl` to IMDS's token endpoint gets as `user` on `node`: the HTTP code, or its error."""
+    cmd = IMDS_TOKEN if user == "root" else f"runuser -u {user} -- {IMDS_TOKEN}"
+    got = boot.run(workdir, node, ["sh", "-c", cmd])
+    return got.stdout.strip() if got.returncode == 0 else f"curl {got.returncode}: {got.stderr}"
+
+
+def test_only_root_and_slurm_reach_the_power_identity_before_and_after_a_reboot(booted):
+    """Issue 25: the scheduler's identity may stop every GPU VM, and users log in there. The
+    IMDS stand-in hands the scheduler's VM a token as Azure does; the user-data's guard lets
+    only root and slurm (the power program) reach it, and comes back with every boot."""
+    specs, workdir, _ = booted
+    scheduler, gpu = specs
+    for _ in range(2):
+        assert _imds_as(workdir, scheduler.name, "root") == "200"
+        assert _imds_as(workdir, scheduler.name, "slurm") == "200"
+        refused = _imds_as(workdir, scheduler.name, "azureuser")
+        assert refused.startswith("curl 7:"), refused  # the connection reset, nothing served
+        rules = boot.run(workdir, scheduler.name, ["iptables", "-S", "OUTPUT"]).stdout
+        assert rules.count("169.254.169.254") == 1, rules
+        boot.reboot(workdir, scheduler.name, log=lambda _m: None)
+    assert _imds_as(workdir, gpu.name, "root") == "400"  # a GPU node holds no identity
