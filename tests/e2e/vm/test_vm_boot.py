@@ -135,7 +135,7 @@ IMDS_TOKEN = (
 
 
 def _imds_as(workdir, node: str, user: str) -> str:
-    """What `curl` to IMDS's token endpoint gets as `user` on `node`: the HTTP code, or its error."""
+    """What `curl` to the IMDS token endpoint gets as `user` on `node`: HTTP code or error."""
     cmd = IMDS_TOKEN if user == "root" else f"runuser -u {user} -- {IMDS_TOKEN}"
     got = boot.run(workdir, node, ["sh", "-c", cmd])
     return got.stdout.strip() if got.returncode == 0 else f"curl {got.returncode}: {got.stderr}"
