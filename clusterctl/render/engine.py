@@ -170,7 +170,7 @@ def render_config_sync(
     site = cloud_site(spec)
     files = render_slurm(spec, site, stack, cat or catalog())
     blobs = {
-        rel: "\n".join(_wrap(base64.b64encode(files[rel].encode()).decode()))
+        rel: "\n".join(_wrap(base64.b64encode(as_written(files[rel]).encode()).decode()))
         for rel in SYNCED_SLURM_FILES
     }
     keep = ",".join(g.hostlist for groups in partition_groups(spec).values() for g in groups)
@@ -185,6 +185,13 @@ def render_config_sync(
         drain_wait_seconds=drain_wait_seconds,
         drain_only=drain_only,
     )
+
+
+def as_written(text: str) -> str:
+    """A file's bytes as cloud-init writes them from a `content: |` block (YAML's clip: one
+    final newline): the config sync must write the same bytes, or it finds every file changed
+    and reconfigures (a restart of slurmctld since Slurm 23.11) on every `up`."""
+    return text.rstrip("\n") + "\n" if text else text
 
 
 def _wrap(text: str, width: int = 76) -> list[str]:

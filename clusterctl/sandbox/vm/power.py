@@ -234,7 +234,7 @@ def time_scale(
     script = (
         f"grep -q '^SuspendTime=[0-9]' {conf} && grep -q '^ResumeTimeout=' {conf} && "
         f"{{ grep -q '^AuthInfo=' {conf} || "
-        f"echo 'AuthInfo=cred_expire={CRED_EXPIRE_S}' >> {conf}; }} && "
+        f"printf '\\nAuthInfo=cred_expire={CRED_EXPIRE_S}\\n' >> {conf}; }} && "
         f"sed -i {' '.join('-e ' + shlex.quote(e) for e in edits)} {conf} && "
         f"echo '{override}' > /etc/gpu-clusters/power.d/50-time-scale.json && "
         f"mkdir -p {timer} && printf '{RETURN_TIMER_SCALED}' > {timer}/50-time-scale.conf && "
