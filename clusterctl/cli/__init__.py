@@ -25,6 +25,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     # Plain click help: no `<bool>` after flags, `[user@]host` shown as written (not rich markup).
     rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},  # sub-commands inherit it
 )
 
 
@@ -89,9 +90,10 @@ def init(
 
 
 def _register_subcommands() -> None:
-    from clusterctl.cli import lifecycle, nodes, plan, sandbox, validate
+    from clusterctl.cli import lifecycle, nodes, plan, sandbox, stacks, validate
 
     plan.register(app)
+    stacks.register(app)
     app.command()(init)
     sandbox.register(app)
     validate.register(app)

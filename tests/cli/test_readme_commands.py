@@ -84,6 +84,7 @@ RUN_HERE = [
     r"sandbox vm up --explain",
     r"plan\b",
     r"catalog\b",
+    r"stacks\b",
     r"schema\b",
     r"init\b",
     r"validate --nccl --from-log\b",
