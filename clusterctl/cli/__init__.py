@@ -90,9 +90,10 @@ def init(
 
 
 def _register_subcommands() -> None:
-    from clusterctl.cli import lifecycle, nodes, plan, sandbox, stacks, validate
+    from clusterctl.cli import doctor, lifecycle, nodes, plan, sandbox, stacks, validate
 
     plan.register(app)
+    doctor.register(app)
     stacks.register(app)
     app.command()(init)
     sandbox.register(app)
