@@ -21,7 +21,7 @@ app = typer.Typer(
     name="clusterctl",
     help="Provision cloud GPU clusters with Pulumi, prove their NCCL bandwidth, tear them down.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,  # --install-completion / --show-completion [bash|zsh|fish|powershell]
     pretty_exceptions_enable=False,
     # Plain click help: no `<bool>` after flags, `[user@]host` shown as written (not rich markup).
     rich_markup_mode=None,

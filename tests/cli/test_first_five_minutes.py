@@ -102,3 +102,20 @@ def test_stacks_lists_the_project_stack_files(tmp_path: Path) -> None:
 
     nowhere = run_cli("stacks", cwd=tmp_path)
     assert nowhere.returncode == 2 and "clusterctl init --example" in nowhere.stderr
+
+
+def test_shell_completion_completes_commands_and_shows_a_script() -> None:
+    from typer.testing import CliRunner
+
+    from clusterctl.cli import app
+
+    runner = CliRunner()
+    env = {
+        "_CLUSTERCTL_COMPLETE": "complete_bash",
+        "COMP_WORDS": "clusterctl st",
+        "COMP_CWORD": "1",
+    }
+    got = runner.invoke(app, [], prog_name="clusterctl", env=env)
+    assert got.output.split() == ["stacks", "status"], got.output
+    script = runner.invoke(app, ["--show-completion", "bash"], prog_name="clusterctl")
+    assert script.exit_code == 0 and "_CLUSTERCTL_COMPLETE" in script.output, script.output
