@@ -59,7 +59,6 @@ def _root(
 
 
 def init(
-    dest: Annotated[str, typer.Argument(help="The new project folder.")],
     example: Annotated[
         str,
         typer.Option(
@@ -67,6 +66,9 @@ def init(
             help="The example stack to start from (see `clusterctl init --example list`).",
         ),
     ],
+    dest: Annotated[
+        str | None, typer.Argument(help="The new project folder (none with --example list).")
+    ] = None,
     force: Annotated[
         bool, typer.Option("--force", help="Replace files of the project that exist already.")
     ] = False,
@@ -79,6 +81,10 @@ def init(
     if example == "list":
         out.print("\n".join(example_stacks()))
         return
+    if dest is None:
+        from clusterctl.cli.common import bail
+
+        bail("init: name the new project folder: clusterctl init --example NAME DIR")
     from clusterctl.cli.paths import writable_dir
 
     writable_dir(Path(dest), "init folder")
