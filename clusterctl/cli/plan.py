@@ -80,7 +80,8 @@ def _tidy_out(out_dir: Path, written: list[Path]) -> tuple[list[str], list[str]]
     removed = []
     for rel in sorted(before - set(now)):
         path = out_dir / rel
-        if path.is_file() and not path.is_symlink():
+        inside = path.resolve().is_relative_to(out_dir.resolve())  # an edited list: never outside
+        if inside and path.is_file() and not path.is_symlink():
             path.unlink()
             removed.append(rel)
     for folder in sorted({(out_dir / r).parent for r in removed}, reverse=True):

@@ -119,3 +119,16 @@ def test_shell_completion_completes_commands_and_shows_a_script() -> None:
     assert got.output.split() == ["stacks", "status"], got.output
     script = runner.invoke(app, ["--show-completion", "bash"], prog_name="clusterctl")
     assert script.exit_code == 0 and "_CLUSTERCTL_COMPLETE" in script.output, script.output
+
+
+def test_plan_out_never_removes_outside_its_folder(cli, tmp_path: Path) -> None:
+    out = tmp_path / "plan"
+    out.mkdir()
+    victim = tmp_path / "keep.txt"
+    victim.write_text("mine\n")
+    (out / ".clusterctl-plan-files").write_text("../keep.txt\nold.txt\n")
+    (out / "old.txt").write_text("from an earlier plan\n")
+    got = cli("plan", "-s", "aks-h100", "--out", str(out))
+    assert got.exit_code == 0, got.output
+    assert victim.read_text() == "mine\n"
+    assert not (out / "old.txt").exists() and "removed old.txt" in got.output
