@@ -21,10 +21,11 @@ app = typer.Typer(
     name="clusterctl",
     help="Provision cloud GPU clusters with Pulumi, prove their NCCL bandwidth, tear them down.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,  # --install-completion / --show-completion [bash|zsh|fish|powershell]
     pretty_exceptions_enable=False,
     # Plain click help: no `<bool>` after flags, `[user@]host` shown as written (not rich markup).
     rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},  # sub-commands inherit it
 )
 
 
@@ -58,7 +59,6 @@ def _root(
 
 
 def init(
-    dest: Annotated[str, typer.Argument(help="The new project folder.")],
     example: Annotated[
         str,
         typer.Option(
@@ -66,6 +66,9 @@ def init(
             help="The example stack to start from (see `clusterctl init --example list`).",
         ),
     ],
+    dest: Annotated[
+        str | None, typer.Argument(help="The new project folder (none with --example list).")
+    ] = None,
     force: Annotated[
         bool, typer.Option("--force", help="Replace files of the project that exist already.")
     ] = False,
@@ -78,6 +81,10 @@ def init(
     if example == "list":
         out.print("\n".join(example_stacks()))
         return
+    if dest is None:
+        from clusterctl.cli.common import bail
+
+        bail("init: name the new project folder: clusterctl init --example NAME DIR")
     from clusterctl.cli.paths import writable_dir
 
     writable_dir(Path(dest), "init folder")
@@ -89,9 +96,11 @@ def init(
 
 
 def _register_subcommands() -> None:
-    from clusterctl.cli import lifecycle, nodes, plan, sandbox, validate
+    from clusterctl.cli import doctor, lifecycle, nodes, plan, sandbox, stacks, validate
 
     plan.register(app)
+    doctor.register(app)
+    stacks.register(app)
     app.command()(init)
     sandbox.register(app)
     validate.register(app)

@@ -51,12 +51,51 @@ def plan(
     result = make_plan(stack, set_ or [])
     if out_dir is not None:
         written = write_plan(result, out_dir)
+        removed, foreign = _tidy_out(out_dir, written)
         if not as_json:
             out.print(f"wrote {len(written)} files to {out_dir}")
+            for rel in removed:
+                out.print(f"removed {rel}: an earlier plan wrote it, this one does not")
+        for rel in foreign:
+            err.print(
+                f"warning: {out_dir / rel} is not from this plan (left as is); "
+                "use an empty --out folder to keep plans apart"
+            )
     if as_json:
         sys.stdout.write(json.dumps(result.as_json(), indent=2, default=str) + "\n")
         return
     _print_plan(result)
+
+
+MANIFEST = ".clusterctl-plan-files"
+"""The files the last `plan --out` wrote into its folder, one relative path a line."""
+
+
+def _tidy_out(out_dir: Path, written: list[Path]) -> tuple[list[str], list[str]]:
+    """Remove the files an earlier plan wrote here that this plan no longer produces; name the
+    files no plan wrote (never deleted: they may be the user's). Records this plan's files."""
+    now = sorted(str(p.relative_to(out_dir)) for p in written)
+    manifest = out_dir / MANIFEST
+    before = set(manifest.read_text().split("\n")) - {""} if manifest.is_file() else set()
+    removed = []
+    for rel in sorted(before - set(now)):
+        path = out_dir / rel
+        inside = path.resolve().is_relative_to(out_dir.resolve())  # an edited list: never outside
+        if inside and path.is_file() and not path.is_symlink():
+            path.unlink()
+            removed.append(rel)
+    for folder in sorted({(out_dir / r).parent for r in removed}, reverse=True):
+        while folder != out_dir and folder.is_dir() and not any(folder.iterdir()):
+            folder.rmdir()
+            folder = folder.parent
+    manifest.write_text("".join(f"{rel}\n" for rel in now))
+    keep = set(now) | {MANIFEST}
+    foreign = sorted(
+        str(p.relative_to(out_dir))
+        for p in out_dir.rglob("*")
+        if (p.is_file() or p.is_symlink()) and str(p.relative_to(out_dir)) not in keep
+    )
+    return removed, foreign
 
 
 def _print_plan(result) -> None:
@@ -153,8 +192,11 @@ def catalog_cmd(
         )
         return
     table = Table(title="SKU catalog")
-    for col in ("type", "cloud", "GPUs", "fabric", "busbw 1 node", "busbw 2+ nodes", "$/hour"):
-        table.add_column(col)
+    # A narrow terminal wraps cells, never cuts them: a cut SKU name cannot be typed back.
+    width = max((len(s.name) for s in skus), default=4)
+    table.add_column("type", no_wrap=True, min_width=width)
+    for col in ("cloud", "GPUs", "fabric", "busbw 1 node", "busbw 2+ nodes", "$/hour"):
+        table.add_column(col, overflow="fold")
     for s in skus:
         fabric = (
             f"{s.fabric.kind} {s.fabric.nics}x{s.fabric.gbps_per_nic:g}G"

@@ -113,7 +113,15 @@ def status_cmd(workdir: WorkdirOpt = VM_WORKDIR) -> None:
         out.print(f"{name} ({n['role']}, {n['address']}): {state}")
 
 
-@vm_app.command("exec", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+@vm_app.command(
+    "exec",
+    # `-h` belongs to the node's command (`sinfo -h`): only --help is ours here.
+    context_settings={
+        "allow_extra_args": True,
+        "ignore_unknown_options": True,
+        "help_option_names": ["--help"],
+    },
+)
 def exec_cmd(
     ctx: typer.Context,
     node: Annotated[str | None, typer.Option("--node", help="Default: the scheduler.")] = None,

@@ -67,6 +67,10 @@ ELSEWHERE: list[tuple[str, str]] = [
         r"down -s \S+ --include-storage",
         "tests/lifecycle/test_down.py::test_include_storage_unprotects_then_destroys_everything",
     ),
+    (
+        r"down -s \S+ --yes --json",
+        "tests/lifecycle/test_down.py::test_down_json_is_one_document_with_what_went_and_what_was_kept",
+    ),
     (r"down -s\b", "tests/lifecycle/test_down.py::test_yes_keeps_storage_and_proves_the_rest_gone"),
     (
         r"node replace --sandbox\b",
@@ -84,6 +88,7 @@ RUN_HERE = [
     r"sandbox vm up --explain",
     r"plan\b",
     r"catalog\b",
+    r"stacks\b",
     r"schema\b",
     r"init\b",
     r"validate --nccl --from-log\b",
