@@ -337,6 +337,7 @@ def node_scripts(spec: ClusterSpec, site: SlurmSite, sku: Sku | None) -> dict[st
             TASK_PROLOG,
         ]
         ctx["mount_retry"] = MOUNT_RETRY
+        ctx["nvme_expected"] = sku.local_nvme_disks or '""'
     if deep_hours(spec):
         names.append("gpucl-deep-check.sh" if sku is not None else "gpucl-deep-health.sh")
         ctx.update(deep_context(spec, site))
