@@ -96,10 +96,20 @@ def init(
 
 
 def _register_subcommands() -> None:
-    from clusterctl.cli import doctor, lifecycle, nodes, plan, sandbox, stacks, validate
+    from clusterctl.cli import (
+        completion,
+        doctor,
+        lifecycle,
+        nodes,
+        plan,
+        sandbox,
+        stacks,
+        validate,
+    )
 
     plan.register(app)
     doctor.register(app)
+    completion.register(app)
     stacks.register(app)
     app.command()(init)
     sandbox.register(app)

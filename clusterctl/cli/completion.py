@@ -1,0 +1,39 @@
+"""`clusterctl completion SHELL`: the named shell's completion script, on stdout.
+
+typer's `--show-completion` detects the shell from the parent processes and fails ("Shell  not
+supported.") where no shell started clusterctl (CI, a Dockerfile RUN, a setsid'd job); its
+`bash` argument is not read. This names the shell instead and never detects one."""
+
+from __future__ import annotations
+
+import sys
+from enum import StrEnum
+from typing import Annotated
+
+import typer
+
+COMPLETE_VAR = "_CLUSTERCTL_COMPLETE"
+
+
+class Shell(StrEnum):
+    bash = "bash"
+    zsh = "zsh"
+    fish = "fish"
+    powershell = "powershell"
+    pwsh = "pwsh"
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(completion)
+
+
+def completion(
+    shell: Annotated[Shell, typer.Argument(help="The shell whose completion script to print.")],
+) -> None:
+    """Print the shell completion script (e.g. `clusterctl completion bash >>~/.bashrc`)."""
+    from typer._completion_shared import get_completion_script
+
+    script = get_completion_script(
+        prog_name="clusterctl", complete_var=COMPLETE_VAR, shell=shell.value
+    )
+    sys.stdout.write(script.rstrip("\n") + "\n")
