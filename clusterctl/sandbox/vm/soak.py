@@ -394,10 +394,16 @@ class Soak:
         try:
             got = self.sh(cmd, timeout=30)
         except (subprocess.SubprocessError, OSError, boot.BootError, KeyError):
-            return None  # the scheduler's VM is being re-created
+            with self.lock:  # the scheduler's VM is being re-created (see below)
+                self.first.clear()
+            return None
         parts = got.stdout.split("@@\n")
         if got.returncode != 0 or len(parts) != 3 or not parts[0].strip():
-            return None  # the scheduler is down (re-created) or busy
+            # The scheduler is down (re-created) or restarting. A transition's timeout runs in
+            # slurmctld, and a new one times it from its own start: so do the clocks here.
+            with self.lock:
+                self.first.clear()
+            return None
         now = time.monotonic()
         nodes = {}
         for line in parts[0].splitlines():
