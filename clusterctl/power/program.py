@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import fcntl
+import importlib
 import json
 import logging
 import os
@@ -43,10 +44,10 @@ class Config:
     """How long a node a failed power-up set DOWN stays DOWN before `return` gives it back: the
     job it failed is requeued elsewhere first, and a capacity shortage has time to pass."""
     backend: str = "azure"
-    azure: dict = field(default_factory=dict)
-    """subscriptionId, resourceGroup (default: the scheduler's own, from IMDS), clientId."""
-    sandbox: dict = field(default_factory=dict)
-    """url: the VM sandbox's power stand-in (backend "sandbox" only)."""
+    """"azure", or NAME for a module NAME_backend.py placed beside this package (make_backend)."""
+    settings: dict = field(default_factory=dict)
+    """The chosen backend's own block, power.json's key of the same name. Azure's:
+    subscriptionId, resourceGroup (default: the scheduler's own, from IMDS), clientId."""
     log_file: str | None = "/var/log/slurm/gpucl-power.log"
     names_root: str = str(naming.SCHED)
     """Where <cluster>/names.json and <cluster>/name-requests live (the scheduler's /sched)."""
@@ -69,9 +70,8 @@ class Config:
             resume_wait_s=float(raw.get("resumeWaitSeconds", 900)),
             poll_s=float(raw.get("pollSeconds", 15)),
             return_after_s=float(raw.get("returnAfterSeconds", 900)),
-            backend=raw.get("backend", "azure"),
-            azure=dict(raw.get("azure", {})),
-            sandbox=dict(raw.get("sandbox", {})),
+            backend=(backend := str(raw.get("backend", "azure"))),
+            settings=dict(raw.get(backend, {})),
             log_file=raw.get("logFile", "/var/log/slurm/gpucl-power.log"),
             names_root=raw.get("namesRoot", str(naming.SCHED)),
             names_grace_s=float(raw.get("nameGraceSeconds", naming.NAME_GRACE_S)),
@@ -350,15 +350,26 @@ ACTIONS = (
 
 
 def make_backend(config: Config) -> PowerBackend:
+    """Azure's backend, shipped in this package; or, for any other name, the module
+    `<name>_backend.py` someone placed beside it, whose `make(settings)` returns a PowerBackend.
+    Nothing else is shipped: a test rig (the VM sandbox) places its own module and names it in a
+    power.d override, as an operator could."""
     if config.backend == "azure":
         from .azure_backend import AzureBackend
 
-        return AzureBackend.from_config(config.azure)
-    if config.backend == "sandbox":
-        from .sandbox_backend import SandboxBackend
-
-        return SandboxBackend.from_config(config.sandbox)
-    raise ValueError(f"unknown backend '{config.backend}' in {CONFIG}")
+        return AzureBackend.from_config(config.settings)
+    if not config.backend.isidentifier():
+        raise ValueError(f"backend '{config.backend}' in {CONFIG} is not a module name")
+    try:
+        module = importlib.import_module(f".{config.backend}_backend", __package__)
+    except ModuleNotFoundError as exc:
+        if exc.name != f"{__package__}.{config.backend}_backend":
+            raise
+        raise ValueError(
+            f"unknown backend '{config.backend}' in {CONFIG}: no module "
+            f"{config.backend}_backend.py beside {Path(__file__).parent}"
+        ) from None
+    return module.make(config.settings)
 
 
 def main(

@@ -27,7 +27,6 @@ POWER_SCHEDULER_MODULES = (
     "backend.py",
     "slurm.py",
     "program.py",
-    "sandbox_backend.py",
     "azure_backend.py",
 )
 POWER_NODE_MODULES = ("__init__.py", "names.py", "slurm.py", "events.py")

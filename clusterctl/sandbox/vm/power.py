@@ -1,9 +1,10 @@
 """The sandbox's stand-in for the Azure calls of the power program: a GPU node's VM is started,
 deallocated, reimaged or redeployed by starting and stopping its container.
 
-The lab server answers the scheduler's `gpucl-power` (clusterctl/power/sandbox_backend.py) at
-/gpucl-sandbox/power/<action> and runs `python -m clusterctl.sandbox.vm.power ACTION VM...` on the
-host, which prints one JSON object. VMs are named as Azure names them, `<scale set>_<instance id>`.
+The lab server answers the scheduler's `gpucl-power` (through the backend module the sandbox places
+there, files/scheduler/.../sandbox_backend.py) at /gpucl-sandbox/power/<action> and runs
+`python -m clusterctl.sandbox.vm.power ACTION VM...` on the host, which prints one JSON object.
+VMs are named as Azure names them, `<scale set>_<instance id>`.
 
 What each call does, as Azure does it (substitutions.py, "power-api"):
 - deallocate: the guest is shut down (systemd poweroff), the container exits; the OS disk (its

@@ -274,7 +274,8 @@ SUBSTITUTIONS: tuple[Substitution, ...] = (
         "(VMSS start, deallocate, reimage, redeploy, instance view: clusterctl/power/"
         "azure_backend.py)",
         "/etc/gpu-clusters/power.d/90-gpucl-sandbox.json (placed before boot, as the platform "
-        "places the seed) selects gpucl-power's sandbox backend: the same program, hostlists, "
+        "places the seed) selects a backend module the sandbox places beside gpucl-power's own "
+        "(files/scheduler/; the product ships only Azure's): the same program, hostlists, "
         "Slurm updates and failure handling, with the five calls sent to the lab server, which "
         "stops and starts node containers (clusterctl/sandbox/vm/power.py: deallocate = guest "
         "poweroff, disks kept, local NVMe zeroed; start boots the same disks; reimage = a fresh "
@@ -364,10 +365,20 @@ POWER_OVERRIDE = "etc/gpu-clusters/power.d/90-gpucl-sandbox.json"
 POWER_PATH = "/gpucl-sandbox/power"
 
 
+SCHEDULER_FILES = Path(__file__).parent / "files" / "scheduler"
+"""Files placed on the scheduler's disk before boot, at their path under this folder: the
+sandbox's power backend module (the product ships none but Azure's)."""
+
+
 def power_files(gateway: str) -> dict[str, str]:
-    """The power-api substitution: the scheduler's gpucl-power talks to the lab server."""
+    """The power-api substitution: the sandbox's backend module, placed beside gpucl-power's
+    own, and a power.d override that names it, so gpucl-power talks to the lab server."""
     body = {"backend": "sandbox", "sandbox": {"url": f"http://{MIRROR_HOST}{POWER_PATH}"}}
-    return {POWER_OVERRIDE: json.dumps(body, indent=1) + "\n"}
+    placed = {
+        str(f.relative_to(SCHEDULER_FILES)): f.read_text()
+        for f in sorted(SCHEDULER_FILES.rglob("*.py"))
+    }
+    return {**placed, POWER_OVERRIDE: json.dumps(body, indent=1) + "\n"}
 
 
 def write(workdir: Path) -> Path:

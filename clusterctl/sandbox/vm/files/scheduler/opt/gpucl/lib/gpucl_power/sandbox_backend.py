@@ -1,6 +1,10 @@
-"""The sandbox backend: the same calls, sent to the VM sandbox's lab server, which starts and
-stops node containers (clusterctl/sandbox/vm/power.py). Chosen by `"backend": "sandbox"` in a
-power.d override the sandbox places on its scheduler; never in a rendered plan. Standard library.
+"""The sandbox's power backend: the same calls, sent to the VM sandbox's lab server, which starts
+and stops node containers (clusterctl/sandbox/vm/power.py).
+
+Not part of the product: the sandbox places this file beside the power program's modules on its
+scheduler (/opt/gpucl/lib/gpucl_power), and a power.d override naming `"backend": "sandbox"`;
+gpucl-power's make_backend() loads it as it would any placed `<name>_backend.py`. Hence the
+relative imports: they resolve inside gpucl_power. Standard library only.
 """
 
 from __future__ import annotations
@@ -23,12 +27,6 @@ def vm_name(ref: NodeRef) -> str:
 class SandboxBackend:
     def __init__(self, url: str):
         self.url = url.rstrip("/")
-
-    @classmethod
-    def from_config(cls, cfg: dict) -> SandboxBackend:
-        if not cfg.get("url"):
-            raise ValueError("the sandbox backend needs sandbox.url")
-        return cls(cfg["url"])
 
     def _call(self, action: str, refs: Sequence[NodeRef]) -> dict:
         body = json.dumps({"vms": [vm_name(r) for r in refs]}).encode()
@@ -102,3 +100,10 @@ class SandboxBackend:
 
     def redeploy(self, node: NodeRef) -> str | None:
         return self._each("redeploy", [node])[node.name]
+
+
+def make(settings: dict) -> SandboxBackend:
+    """gpucl-power's entry point for a placed backend (program.make_backend)."""
+    if not settings.get("url"):
+        raise ValueError("the sandbox backend needs sandbox.url")
+    return SandboxBackend(settings["url"])
