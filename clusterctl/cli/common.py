@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
@@ -73,3 +73,17 @@ def sandbox_workdir(sandbox: bool, sandbox_dir: Path | None) -> str | None:
     from clusterctl.project import VM_WORKDIR
 
     return str(sandbox_dir or VM_WORKDIR)
+
+
+def resolve_target(*, sandbox: str | None = None, **given: Any):
+    """validate.targets.resolve, or for `--sandbox` the sandbox's own target (the one place that
+    joins them: validation imports nothing of the sandbox)."""
+    from clusterctl.validate.targets import resolve, which_target
+
+    keys = ("stack", "host", "kubeconfig", "from_log")
+    which_target(sandbox=sandbox, **{k: given.get(k) for k in keys})
+    if sandbox is None:
+        return resolve(**given)
+    from clusterctl.sandbox.vm.target import sandbox_target
+
+    return sandbox_target(Path(sandbox), given.get("nodes"))

@@ -39,13 +39,14 @@ class NodeDeps:
 
 def _scheduler_ssh(stack: str | None, sandbox: str | None):
     """The scheduler of a deployed stack, or of the running VM sandbox, over SSH as its admin."""
+    from clusterctl.cli.common import resolve_target
     from clusterctl.errors import UserError
-    from clusterctl.validate.targets import SlurmTarget, resolve
+    from clusterctl.validate.targets import SlurmTarget
     from clusterctl.validate.transport import Ssh
 
     if bool(stack) == bool(sandbox):
         raise UserError("node replace: name one cluster: -s STACK or --sandbox")
-    target = resolve(stack=stack, sandbox=sandbox)
+    target = resolve_target(stack=stack, sandbox=sandbox)
     if not isinstance(target, SlurmTarget):
         raise UserError(f"node replace -s {stack}: only Slurm stacks have nodes to replace")
     return Ssh(target.ssh), target.ssh.user, target.drain_prefix

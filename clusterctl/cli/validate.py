@@ -200,10 +200,11 @@ def register(app: typer.Typer) -> None:
 
 
 def _resume(stack, host, sandbox, nodes: list[str]) -> int:
+    from clusterctl.cli.common import resolve_target
     from clusterctl.validate.run import Options, recheck_slurm
-    from clusterctl.validate.targets import SlurmTarget, resolve
+    from clusterctl.validate.targets import SlurmTarget
 
-    target = resolve(stack=stack, host=host, sandbox=sandbox, nodes=2)
+    target = resolve_target(stack=stack, host=host, sandbox=sandbox, nodes=2)
     if not isinstance(target, SlurmTarget):
         raise UserError("--resume works on Slurm clusters")
     say = lambda m: err.print(f"[dim]{m}[/]", highlight=False)  # noqa: E731
@@ -218,10 +219,10 @@ def _run(
     stack, host, kubeconfig, sandbox, from_log, sku, nodes, partition,
     sweep, drain, fail_below, warn_below, min_bytes, max_bytes, *, quiet: bool,
 ):  # fmt: skip
+    from clusterctl.cli.common import resolve_target
     from clusterctl.validate.run import Options, validate, with_stack_overrides
-    from clusterctl.validate.targets import resolve
 
-    target = resolve(
+    target = resolve_target(
         stack=stack, host=host, kubeconfig=kubeconfig, sandbox=sandbox, from_log=from_log,
         sku=sku, nodes=nodes, partition=partition,
     )  # fmt: skip

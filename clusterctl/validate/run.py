@@ -14,20 +14,9 @@ from clusterctl.nccl.parse import NcclParseError, NcclRun, NotAllReduce, parse_a
 from clusterctl.nccl.units import SizeError, parse_size
 from clusterctl.validate import CouldNotRun
 from clusterctl.validate.sweep import SweepResult, run_sweep
-from clusterctl.validate.targets import (
-    SANDBOX_MAX_BYTES,
-    SANDBOX_MIN_BYTES,
-    KubeTarget,
-    LogTarget,
-    SlurmTarget,
-    Target,
-)
+from clusterctl.validate.targets import KubeTarget, LogTarget, SlurmTarget, Target
 from clusterctl.validate.thresholds import Overrides, choose
 
-# The probe is CPU-bound Python sharing a few cores: healthy pairs measured side by side scatter
-# up to ~2.5x (seen on a 2-core host), while a link slowed by tc is 10-1000x slower. A floor and
-# a peer check at 1/4 of the best pair keep the first from failing and still catch the second.
-PROBE_RATIO = 0.25
 EXIT = {"pass": 0, "warn": 0, "fail": 1, "inconclusive": 2}
 
 
@@ -173,7 +162,7 @@ def _slurm_setup(target: SlurmTarget, opts: Options, launcher: Any = None) -> tu
     from clusterctl.validate.slurm_launcher import SlurmJob, SlurmLauncher
     from clusterctl.validate.transport import Ssh
 
-    probe = target.benchmark == "probe"
+    bench = target.benchmark
     if launcher is None:
         ssh = Ssh(target.ssh)
         opts.say(f"connecting to {target.ssh.label}")
@@ -182,14 +171,14 @@ def _slurm_setup(target: SlurmTarget, opts: Options, launcher: Any = None) -> tu
     job = SlurmJob(
         nodes=target.nodes,
         gpus_per_node=target.gpus_per_node,
-        benchmark=target.benchmark,
+        benchmark=bench.program,
         env=_profile_env(target.sku),
         partition=target.partition,
         nodelist=target.node_names,
-        min_bytes=opts.min_bytes or (SANDBOX_MIN_BYTES if probe else "8"),
-        max_bytes=opts.max_bytes or (SANDBOX_MAX_BYTES if probe else "16G"),
-        iters=3 if probe else 20,
-        warmup=1 if probe else 5,
+        min_bytes=opts.min_bytes or bench.min_bytes,
+        max_bytes=opts.max_bytes or bench.max_bytes,
+        iters=bench.iters,
+        warmup=bench.warmup,
         container_image=opts.container_image,
         time_limit_min=opts.timeout_minutes,
         sku=target.sku,
@@ -204,8 +193,8 @@ def recheck_slurm(target: SlurmTarget, opts: Options, nodes: list[str], *, launc
     from clusterctl.validate.recheck import recheck_nodes
 
     launcher, job = _slurm_setup(target, opts, launcher)
-    probe = target.benchmark == "probe"
-    pair = None if probe else catalog_thresholds(target.sku, 2, opts)
+    ratio = target.benchmark.calibrate_ratio
+    pair = None if ratio is not None else catalog_thresholds(target.sku, 2, opts)
     return recheck_nodes(
         launcher.ssh,
         launcher,
@@ -214,8 +203,8 @@ def recheck_slurm(target: SlurmTarget, opts: Options, nodes: list[str], *, launc
         health_prefix=target.drain_prefix,
         floor_gbps=opts.fail_below or (pair.fail_below_gbps if pair else None),
         gate_bytes=pair.message_bytes if pair else size_bytes(job.max_bytes),
-        reference_ratio=PROBE_RATIO,
         say=opts.say,
+        **({} if ratio is None else {"reference_ratio": ratio}),
     )
 
 
@@ -223,7 +212,7 @@ def validate_slurm(target: SlurmTarget, opts: Options, *, launcher: Any = None) 
     from clusterctl.validate.drain import drain_slurm, reasons_for
     from clusterctl.validate.slurm_launcher import pair_job
 
-    probe = target.benchmark == "probe"
+    ratio = target.benchmark.calibrate_ratio
     launcher, job = _slurm_setup(target, opts, launcher)
     timeout_s = opts.timeout_minutes * 60
 
@@ -234,14 +223,14 @@ def validate_slurm(target: SlurmTarget, opts: Options, *, launcher: Any = None) 
 
     sweep: SweepResult | None = None
     notes: list[str] = []
-    group = target.partition or ("sandbox" if probe else "cluster")
-    if probe and len(target.node_names) < 2:
+    group = target.partition or target.group
+    if ratio is not None and len(target.node_names) < 2:
         raise CouldNotRun(
-            f"{target.label}: the probe needs at least 2 nodes, slurmctld lists "
+            f"{target.label}: calibrating needs at least 2 nodes, slurmctld lists "
             f"{len(target.node_names)} ({', '.join(target.node_names) or 'none'})"
         )
-    if probe:
-        # No catalog baseline applies to the probe: calibrate on this cluster's own pairs first.
+    if ratio is not None:
+        # No catalog baseline applies: calibrate on this cluster's own pairs first.
         opts.say("calibrating on 2-node pairs")
         cli_floor = opts.fail_below
         sweep = run_sweep(
@@ -249,8 +238,8 @@ def validate_slurm(target: SlurmTarget, opts: Options, *, launcher: Any = None) 
             run_pairs,
             gate_bytes=size_bytes(job.max_bytes),
             floor_gbps=cli_floor,
-            calibrate_ratio=PROBE_RATIO,
-            rel_floor=PROBE_RATIO,
+            calibrate_ratio=ratio,
+            rel_floor=ratio,
         )
         th = Thresholds(
             sweep.floor_gbps if cli_floor is None else cli_floor,
@@ -265,10 +254,11 @@ def validate_slurm(target: SlurmTarget, opts: Options, *, launcher: Any = None) 
     if not result.output.strip():
         raise CouldNotRun(f"NCCL job {result.job_id} ended {result.state} without output")
     run = parse_output(result.output, f"job {result.job_id} ({result.state})")
-    # every GPU of every node must have run a rank (the probe runs one per node, on no GPU)
-    gpus = None if probe else target.gpus_per_node
-    verdict = judge_run(run, th, group, gpus_per_host=gpus, nodes=None if probe else target.nodes)
-    if not probe and (opts.sweep or verdict.status == "fail"):
+    # every GPU of every node must have run a rank (a probe runs one per node, on no GPU)
+    per_gpu = target.benchmark.one_rank_per_gpu
+    gpus = target.gpus_per_node if per_gpu else None
+    verdict = judge_run(run, th, group, gpus_per_host=gpus, nodes=target.nodes if per_gpu else None)
+    if ratio is None and (opts.sweep or verdict.status == "fail"):
         nodes = list(run.hosts) or list(target.node_names)
         if len(nodes) >= 2:
             opts.say(f"localising: {len(nodes)} nodes in 2-node pairs")

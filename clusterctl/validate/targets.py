@@ -19,9 +19,28 @@ if TYPE_CHECKING:
 from clusterctl.errors import UserError
 from clusterctl.validate.transport import SshTarget, parse_host
 
-# The sandbox probe's sweep: small enough for a 2-core machine, large enough to load a link.
-SANDBOX_MIN_BYTES = "256K"
-SANDBOX_MAX_BYTES = "1M"
+
+@dataclass(frozen=True)
+class Benchmark:
+    """What a Slurm validation launches and how it judges the result; the target carries it."""
+
+    program: Literal["nccl-tests", "probe"]
+    """What the job runs: nccl-tests' all_reduce_perf, or clusterctl.probe's stdlib ring (one
+    rank per node, on no GPU: a cluster without GPUs, such as the VM sandbox)."""
+    min_bytes: str
+    max_bytes: str
+    iters: int
+    warmup: int
+    calibrate_ratio: float | None = None
+    """None: judged against the catalog's baseline for the SKU. A ratio: no baseline applies, so
+    this cluster's own 2-node pairs are measured first and the floor is this share of the best."""
+
+    @property
+    def one_rank_per_gpu(self) -> bool:
+        return self.program == "nccl-tests"
+
+
+NCCL_TESTS = Benchmark("nccl-tests", min_bytes="8", max_bytes="16G", iters=20, warmup=5)
 
 
 @dataclass(frozen=True)
@@ -41,7 +60,9 @@ class SlurmTarget:
     sku: str | None = None
     partition: str | None = None
     drain_prefix: str = "gpucl:"
-    benchmark: Literal["nccl-tests", "probe"] = "nccl-tests"
+    benchmark: Benchmark = NCCL_TESTS
+    group: str = "cluster"
+    """How a report names the nodes validated when no partition does."""
     remote_dir: str = "clusterctl-validate"
     node_names: tuple[str, ...] = ()
     python: str = "python3"
@@ -100,22 +121,19 @@ def resolve(
     stack: str | None = None,
     host: str | None = None,
     kubeconfig: str | None = None,
-    sandbox: str | None = None,
     from_log: Path | None = None,
     sku: str | None = None,
     nodes: int | None = None,
     partition: str | None = None,
 ) -> Target:
-    which = which_target(
-        stack=stack, host=host, kubeconfig=kubeconfig, sandbox=sandbox, from_log=from_log
-    )
+    """The target named by one of the options; the VM sandbox's lives with the sandbox
+    (sandbox/vm/target.py), which the CLI asks for `--sandbox`."""
+    which = which_target(stack=stack, host=host, kubeconfig=kubeconfig, from_log=from_log)
     if which == "from_log":
         assert from_log is not None
         if not from_log.is_file():
             raise UserError(f"--from-log {from_log}: no such file")
         return LogTarget(from_log, sku, nodes)
-    if which == "sandbox":
-        return sandbox_target(Path(str(sandbox)), nodes)
     if which == "host":
         if nodes is None:
             raise UserError("--host needs --nodes N (how many nodes to test)")
@@ -292,43 +310,4 @@ def read_stack_outputs(stack: str, project: Project) -> dict[str, Any]:
     raise UserError(
         f"stack {stack}: no deployed outputs found (deploy it with `clusterctl up -s {stack}`, "
         "or point at a cluster with --host / --kubeconfig)"
-    )
-
-
-def sandbox_target(workdir: Path, nodes: int | None) -> SlurmTarget:
-    """The VM sandbox's scheduler, reached as the cloud's is: ssh as the admin user (through the
-    lab, as through a bastion), sudo for scontrol; no GPUs, so the stdlib ring probe runs."""
-    from clusterctl.sandbox.vm import boot, vmstate
-
-    if vmstate.load(workdir.resolve()) is None:
-        raise UserError(
-            f"no sandbox running in {workdir} (start one with `clusterctl sandbox vm up -s STACK`,"
-            " or name its workdir with --sandbox-dir)"
-        )
-    try:
-        acc = boot.validation_access(workdir)
-    except boot.BootError as exc:
-        raise UserError(str(exc)) from None
-    # empty when slurmctld does not answer: then the ssh check fails first, naming the scheduler
-    names = tuple(acc["slurm_nodes"][: nodes or len(acc["slurm_nodes"])])
-    return SlurmTarget(
-        ssh=SshTarget(
-            host=acc["host"],
-            user="azureuser",
-            identity=acc["identity"],
-            known_hosts=acc["known_hosts"],
-            config="/dev/null",
-            options=(f"ProxyCommand={acc['proxy_command']}",),
-            connect_timeout=10,
-        ),
-        nodes=len(names),
-        gpus_per_node=1,
-        sku=None,
-        benchmark="probe",
-        remote_dir=f"clusterctl-validate-{acc['sid']}",
-        node_names=names,
-        python="python3",
-        pythonpath=acc["pythonpath"],
-        keep_files=False,
-        label=f"VM sandbox {workdir}",
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import stat
+from pathlib import Path
 
 import pytest
 
@@ -131,8 +132,41 @@ def test_host_and_kubeconfig_need_sizes() -> None:
 
 
 def test_sandbox_without_a_sandbox_is_a_clear_error(tmp_path) -> None:
+    from clusterctl.cli.common import resolve_target
+
     with pytest.raises(UserError, match="no sandbox running in"):
-        resolve(sandbox=str(tmp_path))
+        resolve_target(sandbox=str(tmp_path))
+    with pytest.raises(UserError, match="use only one of -s/--stack, --sandbox"):
+        resolve_target(stack="azure-h100", sandbox=str(tmp_path))
+
+
+def test_validation_imports_nothing_of_the_sandbox() -> None:
+    """Old code: validate.targets imported clusterctl.sandbox.vm for `--sandbox`, and run.py
+    branched on the probe by name; the layer contract (pyproject.toml) now puts the sandbox above
+    validate, and a benchmark says how it is judged."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, clusterctl.validate.run, clusterctl.validate.targets, "
+        "clusterctl.validate.recheck, clusterctl.validate.hook;"
+        "print(sorted(m for m in sys.modules if m.startswith('clusterctl.sandbox')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+    src = Path(__file__).parents[2] / "clusterctl" / "validate"
+    for path in src.glob("*.py"):
+        text = path.read_text()
+        assert "clusterctl.sandbox" not in text, path
+        assert '== "probe"' not in text, path
+
+
+def test_the_sandbox_target_carries_its_own_benchmark() -> None:
+    from clusterctl.sandbox.vm.target import PROBE
+    from clusterctl.validate.targets import NCCL_TESTS
+
+    assert NCCL_TESTS.calibrate_ratio is None and NCCL_TESTS.one_rank_per_gpu
+    assert PROBE.calibrate_ratio and not PROBE.one_rank_per_gpu
 
 
 def test_host_without_a_sku_is_refused_not_assumed_eight_gpus() -> None:
