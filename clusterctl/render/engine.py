@@ -75,14 +75,7 @@ def slurm_context(spec: ClusterSpec, site: SlurmSite, stack: str, cat: Catalog) 
     for part in spec.partitions:
         sku = partition_sku(part, cat)
         groups = fabric_groups(part.name, part.nodes, part.max_nodes_per_scale_set)
-        if site.node_addrs:
-            lines = [
-                {"names": host, "addr": site.node_addrs.get(host), "group": g.name}
-                for g in groups
-                for host in g.hostnames()
-            ]
-        else:
-            lines = [{"names": g.hostlist, "addr": None, "group": g.name} for g in groups]
+        lines = [{"names": g.hostlist, "group": g.name} for g in groups]
         parts.append(
             {
                 "name": part.name,
