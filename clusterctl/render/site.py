@@ -6,7 +6,7 @@ slurm.conf the cloud nodes get, with only these host-specific values swapped.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
