@@ -7,6 +7,7 @@ types are the contract in clusterctl/outputs.py.
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 import pulumi
@@ -16,17 +17,20 @@ from clusterctl.spec.catalog import catalog
 from clusterctl.spec.cost import cost_per_hour
 from clusterctl.spec.model import ClusterSpec
 
+CLUSTERS = {
+    ("azure", "slurm"): ("components.azure.slurm_cluster", "AzureSlurmCluster"),
+    ("aws", "kubernetes"): ("components.aws.eks_cluster", "EksGpuCluster"),
+    ("azure", "kubernetes"): ("components.azure.aks_cluster", "AksGpuCluster"),
+}
+"""(cloud, scheduler) -> the component that builds that cluster, imported only when chosen (a
+plan of one pays for no other provider). A platform clusterctl/platform.py lists and this table
+lacks is refused by the spec rules first (platform.UNSUPPORTED)."""
+
 
 def build(spec: ClusterSpec, stack: str) -> dict[str, Any]:
     """Create the cluster's components; return the stack outputs (values or Outputs)."""
-    if spec.cloud == "azure" and spec.scheduler == "slurm":
-        from components.azure.slurm_cluster import AzureSlurmCluster as Cluster
-    elif spec.cloud == "aws" and spec.scheduler == "kubernetes":
-        from components.aws.eks_cluster import EksGpuCluster as Cluster
-    elif spec.cloud == "azure" and spec.scheduler == "kubernetes":
-        from components.azure.aks_cluster import AksGpuCluster as Cluster
-    else:  # the spec rules refuse other combinations first
-        raise ValueError(f"{spec.cloud}/{spec.scheduler}")
+    module, name = CLUSTERS[(spec.cloud, spec.scheduler)]
+    Cluster = getattr(importlib.import_module(module), name)
     cluster = Cluster(spec.name, spec, stack)
     common: out.CommonOutputs = {
         out.STACK: stack,
