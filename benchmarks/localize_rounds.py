@@ -7,7 +7,7 @@ in N-1 rounds at best (a round-robin schedule). Healthy pairs scatter +-5% aroun
 bad node drags its pair to 40-60%. Medians over --runs random placements of the bad nodes.
 
 With --sandbox (root): also real `clusterctl validate --nccl --sandbox` runs on the VM sandbox
-(clusterctl sandbox vm) with one node's link slowed (tbf), timed end to end.
+(clusterctl sandbox) with one node's link slowed (tbf), timed end to end.
 
     python benchmarks/localize_rounds.py [--runs 25] [--sandbox 4,8] [--sandbox-runs 3]
 """

@@ -6,7 +6,7 @@ node), `idle` (until sinfo shows every GPU node idle); idle PSS per container; `
 
     sudo python benchmarks/sandbox_vm_boot.py [--runs 3] [--nodes 4 16] [--image-runs 1]
 
-Boots the stack's rendered user-data (azure-h100 by default), as `clusterctl sandbox vm up` does.
+Boots the stack's rendered user-data (azure-h100 by default), as `clusterctl sandbox up` does.
 `floor`: the CPU seconds the nodes' own boots used, over this machine's cores: no harness could
 boot them faster here; `x floor` is total over floor. `cpu/gpu s`: the CPU seconds of one GPU
 node's first boot (median over the nodes, its container's cgroup).
@@ -108,7 +108,7 @@ def one_boot(plan: Path, nodes: int, idle_s: float) -> tuple[dict[str, float], f
 
 
 def make_plan(stack: str, nodes: int) -> Path:
-    """The stack's plan with N GPU nodes, as `sandbox vm up -n N` makes it (slurm.conf lists
+    """The stack's plan with N GPU nodes, as `sandbox up -n N` makes it (slurm.conf lists
     what boots)."""
     plan = Path(tempfile.mkdtemp(prefix="gpucl-vm-plan-"))
     argv = [sys.executable, "-m", "clusterctl", "plan", "-s", stack, "--out", str(plan)]

@@ -24,7 +24,7 @@ PROJECT_NAME = "gpu-clusters"
 PROJECT_DIR_ENV = "GPU_CLUSTERS_PROJECT_DIR"
 BACKEND_ENV = "PULUMI_BACKEND_URL"
 VM_WORKDIR = Path("/var/tmp/clusterctl-vm-sandbox")
-"""Where `clusterctl sandbox vm` keeps its state unless told otherwise."""
+"""Where `clusterctl sandbox` keeps its state unless told otherwise."""
 
 _PKG = Path(__file__).resolve().parent
 

@@ -56,7 +56,7 @@ def json_mode() -> bool:
 
 
 SandboxOpt = Annotated[
-    bool, typer.Option("--sandbox", help="The running local sandbox (clusterctl sandbox vm).")
+    bool, typer.Option("--sandbox", help="The running local sandbox (clusterctl sandbox).")
 ]
 SandboxDirOpt = Annotated[
     Path | None,

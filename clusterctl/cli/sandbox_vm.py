@@ -1,4 +1,4 @@
-"""`clusterctl sandbox vm up/status/exec/reboot/down`: the stack's nodes booted like VMs.
+"""`clusterctl sandbox up/status/exec/reboot/down`: the stack's nodes booted like VMs.
 
 Each node is a systemd-nspawn container running systemd and cloud-init on the stack's own rendered
 user-data (clusterctl/sandbox/vm); `--explain` lists every way the sandbox differs from the cloud.
@@ -61,7 +61,7 @@ def up_cmd(
             out.print(f"stack {stack}: cannot boot here: {refused}", markup=False, soft_wrap=True)
         return
     if refused:
-        raise UserError(f"sandbox vm up -s {stack}: {refused}")
+        raise UserError(f"sandbox up -s {stack}: {refused}")
     _need_root()
     from clusterctl.plan.program import make_plan, write_plan
     from clusterctl.spec.topology import fabric_groups
@@ -95,7 +95,7 @@ def up_cmd(
     out.print(f"sandbox up in {time.perf_counter() - start:.1f} s: {', '.join(names)}")
     for p in problems:
         out.print(f"[red]problem:[/] {escape(p.line())}", highlight=False, soft_wrap=True)
-    out.print(f"logs: {workdir}/logs; stop: clusterctl sandbox vm down --workdir {workdir}")
+    out.print(f"logs: {workdir}/logs; stop: clusterctl sandbox down --workdir {workdir}")
     raise typer.Exit(1 if problems else 0)
 
 
@@ -133,13 +133,13 @@ def exec_cmd(
         ),
     ] = None,
 ) -> None:
-    """Run a command on a node, e.g. `clusterctl sandbox vm exec -- sinfo`: its output streams
+    """Run a command on a node, e.g. `clusterctl sandbox exec -- sinfo`: its output streams
     as it comes, it runs as long as it runs (or --timeout), Ctrl-C reaches it; exits with its
     exit code."""
     from clusterctl.sandbox.vm import attach, boot
 
     if not ctx.args:
-        raise UserError("sandbox vm exec: give a command after --, e.g. -- sinfo")
+        raise UserError("sandbox exec: give a command after --, e.g. -- sinfo")
     nodes = boot.status(workdir)
     target = node or next((n for n, v in nodes.items() if v["role"] == "scheduler"), None)
     if target is None:
@@ -152,7 +152,7 @@ def exec_cmd(
     code = attach.run_attached(argv, timeout=timeout)
     if code == attach.TIMED_OUT and timeout is not None:
         err.print(
-            f"sandbox vm exec: stopped after --timeout {timeout:g} s on {target}", highlight=False
+            f"sandbox exec: stopped after --timeout {timeout:g} s on {target}", highlight=False
         )
     raise typer.Exit(code)
 

@@ -31,7 +31,7 @@ def test_dash_h_prints_the_same_help_as_dash_dash_help(cli) -> None:
     paths = _commands()
     assert len(paths) > 15, paths  # the walk reached the sub-groups
     for path in paths:
-        if path[-2:] == ["vm", "exec"]:
+        if path[-1:] == ["exec"] and path[0] == "sandbox":
             continue  # its -h belongs to the node's command: see the next test
         long_ = cli(*path, "--help")
         short = cli(*path, "-h")
@@ -43,7 +43,7 @@ def test_vm_exec_passes_dash_h_to_the_node_command() -> None:
     from clusterctl.cli import app
 
     group = typer.main.get_command(app)
-    exec_cmd = group.commands["sandbox"].commands["vm"].commands["exec"]
+    exec_cmd = group.commands["sandbox"].commands["exec"]
     ctx = exec_cmd.make_context(
         "exec", ["sinfo", "-h"], parent=group.make_context("x", ["sandbox"])
     )
@@ -142,3 +142,17 @@ def test_plan_out_never_removes_outside_its_folder(cli, tmp_path: Path) -> None:
     assert got.exit_code == 0, got.output
     assert victim.read_text() == "mine\n"
     assert not (out / "old.txt").exists() and "removed old.txt" in got.output
+
+
+def test_sandbox_commands_sit_one_level_down_and_the_old_spelling_still_works() -> None:
+    """Old code: only `clusterctl sandbox vm up` existed (a vestigial `vm` level)."""
+    from tests.cli.conftest import run_cli
+
+    new = run_cli("sandbox", "up", "--explain")
+    assert new.returncode == 0 and "differs from the cloud" in new.stdout, new.stderr
+    assert "note:" not in new.stderr
+    old = run_cli("sandbox", "vm", "up", "--explain")
+    assert old.returncode == 0 and old.stdout == new.stdout
+    assert "`clusterctl sandbox vm up` is now `clusterctl sandbox up`" in old.stderr
+    helped = run_cli("sandbox", "--help")
+    assert " vm " not in helped.stdout and "  up " in helped.stdout

@@ -90,7 +90,7 @@ def test_odd_stack_names_and_markup_in_errors_are_one_clean_line(tmp_path: Path)
 
 
 def test_sandbox_vm_explain_lists_the_substitutions_without_root(tmp_path: Path) -> None:
-    got = clusterctl("sandbox", "vm", "up", "--explain", cwd=tmp_path)
+    got = clusterctl("sandbox", "up", "--explain", cwd=tmp_path)
     assert got.returncode == 0, got.stderr
     for name in ("os-image", "slurm-smd", "imds", "node-size", "github-downloads"):
         assert f"- {name} [" in got.stdout

@@ -23,16 +23,16 @@ SAMPLE_LOG = ROOT / "tests/data/nccl/nccl_tests_issue309_h100_2node.txt"
 # (command prefix regex, the test that runs it). Checked to exist by test_pointers_are_real.
 ELSEWHERE: list[tuple[str, str]] = [
     (
-        r"sandbox vm fault \S+ start-fails\b",
+        r"sandbox fault \S+ start-fails\b",
         "tests/e2e/vm/test_vm_power.py::"
         "test_a_node_that_cannot_start_is_down_with_the_cause_and_its_job_runs_elsewhere",
     ),
     (
-        r"sandbox vm fault \S+ preempt\b",
+        r"sandbox fault \S+ preempt\b",
         "tests/e2e/vm/test_vm_power.py::test_a_spot_eviction_drains_requeues_and_deallocates",
     ),
     (
-        r"sandbox vm (up -s|exec|reboot|fault|down)\b",
+        r"sandbox (up -s|exec|reboot|fault|down)\b",
         "tests/e2e/vm/test_vm_cli.py::test_vm_cli_up_exec_down",
     ),
     (
@@ -85,7 +85,7 @@ ELSEWHERE: list[tuple[str, str]] = [
 ]
 # Commands run right here (after placeholder substitution), with the exit code they must give.
 RUN_HERE = [
-    r"sandbox vm up --explain",
+    r"sandbox up --explain",
     r"plan\b",
     r"catalog\b",
     r"stacks\b",

@@ -107,7 +107,7 @@ def test_help_documents_sizes_and_shows_no_bool_metavar(cli) -> None:
 
 
 @pytest.mark.parametrize(
-    "argv", [(), ("plan",), ("catalog",), ("schema",), ("up",), ("down",), ("sandbox", "vm", "up")]
+    "argv", [(), ("plan",), ("catalog",), ("schema",), ("up",), ("down",), ("sandbox", "up")]
 )
 def test_no_bool_metavars_anywhere(cli, argv) -> None:
     res = cli(*argv, "--help")

@@ -75,7 +75,7 @@ def test_sandbox_up_refuses_it_with_one_line_and_exit_2() -> None:
 
     from tests.conftest import ROOT
 
-    cmd = [sys.executable, "-m", "clusterctl", "sandbox", "vm", "up", "-s", "azure-gb200"]
+    cmd = [sys.executable, "-m", "clusterctl", "sandbox", "up", "-s", "azure-gb200"]
     got = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert got.returncode == 2
     lines = got.stderr.strip().splitlines()

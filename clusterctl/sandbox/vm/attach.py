@@ -1,4 +1,4 @@
-"""`sandbox vm exec`: a command on a node, attached to this terminal as if run there.
+"""`sandbox exec`: a command on a node, attached to this terminal as if run there.
 
 Its output streams as it comes (nothing is captured), it runs as long as it runs (or until the
 user's --timeout), and Ctrl-C reaches it: the command runs in a process group of its own, which

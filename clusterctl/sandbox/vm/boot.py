@@ -355,7 +355,7 @@ def run(
 
 
 def exec_argv(workdir: Path, node: str, cmd: list[str]) -> list[str]:
-    """The host command line that runs `cmd` inside `node` (for `sandbox vm exec`)."""
+    """The host command line that runs `cmd` inside `node` (for `sandbox exec`)."""
     state = vmstate.load(workdir)
     if state is None or node not in state.nodes:
         raise BootError(f"no node {node} in the sandbox at {workdir}")

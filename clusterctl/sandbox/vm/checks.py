@@ -1,7 +1,7 @@
 """What must hold once the sandbox's nodes have booted, checked the way an operator would.
 
 Each check runs commands on the nodes through `run(node, argv)` and returns Problems naming the
-node, the stage and the lines that show it, so `sandbox vm up` can fail with them. Pure over that
+node, the stage and the lines that show it, so `sandbox up` can fail with them. Pure over that
 callable: the tests drive them with recorded outputs, the sandbox with nsenter.
 """
 

@@ -4,7 +4,7 @@ The user-data is the cloud's byte for byte except `rewrite_user_data` (slurm.con
 line, the Microsoft apt source's URL and key, pinned commit ids of the github.com stand-ins);
 every other stand-in lives in the image or the lab,
 outside the user-data.
-`explain()` is what `clusterctl sandbox vm up --explain` prints; `write(workdir)` leaves the same
+`explain()` is what `clusterctl sandbox up --explain` prints; `write(workdir)` leaves the same
 list in the workdir.
 """
 

@@ -30,7 +30,7 @@ def sandbox_target(workdir: Path, nodes: int | None) -> SlurmTarget:
     lab, as through a bastion), sudo for scontrol; no GPUs, so the stdlib ring probe runs."""
     if vmstate.load(workdir.resolve()) is None:
         raise UserError(
-            f"no sandbox running in {workdir} (start one with `clusterctl sandbox vm up -s STACK`,"
+            f"no sandbox running in {workdir} (start one with `clusterctl sandbox up -s STACK`,"
             " or name its workdir with --sandbox-dir)"
         )
     try:

@@ -67,7 +67,7 @@ class VmState:
 @contextlib.contextmanager
 def lock(workdir: str | os.PathLike[str]) -> Iterator[None]:
     """Held while a running sandbox's state is read, changed and saved by more than one process
-    (the lab server's power stand-in, `sandbox vm fault`)."""
+    (the lab server's power stand-in, `sandbox fault`)."""
     with open(Path(workdir) / "state.lock", "w") as f:
         fcntl.flock(f, fcntl.LOCK_EX)
         yield

@@ -1,4 +1,4 @@
-"""`clusterctl sandbox vm up/status/exec/reboot/down` as a user runs them (root only)."""
+"""`clusterctl sandbox up/status/exec/reboot/down` as a user runs them (root only)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[3]
 
 def cli(*args: str, timeout: float = 900) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "clusterctl", "sandbox", "vm", *args],
+        [sys.executable, "-m", "clusterctl", "sandbox", *args],
         cwd=ROOT, capture_output=True, text=True, timeout=timeout,
     )  # fmt: skip
 

@@ -59,7 +59,7 @@ class Cluster:
         return dict(re.findall(r"(\w+)=(\S*)", text))
 
     def fault(self, node: str, kind: str) -> None:
-        argv = [sys.executable, "-m", "clusterctl", "sandbox", "vm", "fault", node, kind,
+        argv = [sys.executable, "-m", "clusterctl", "sandbox", "fault", node, kind,
                 "--workdir", str(self.workdir)]  # fmt: skip
         proc = subprocess.run(argv, capture_output=True, text=True, timeout=60, cwd=ROOT)
         assert proc.returncode == 0, proc.stdout + proc.stderr

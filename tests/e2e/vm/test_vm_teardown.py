@@ -107,7 +107,7 @@ def test_down_without_its_state_file_finds_the_sandbox_by_its_workdir(plan, tmp_
     left = report.leftovers(workdir)
     assert {x.split()[0] for x in left} >= {"process", "cgroup", "mount", "loop", "netns"}, left
     down = subprocess.run(
-        [sys.executable, "-m", "clusterctl", "sandbox", "vm", "down", "--workdir", str(workdir)],
+        [sys.executable, "-m", "clusterctl", "sandbox", "down", "--workdir", str(workdir)],
         cwd=ROOT,
         capture_output=True,
         text=True,

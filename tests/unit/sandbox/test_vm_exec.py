@@ -1,4 +1,4 @@
-"""Issue 30 item 11: `sandbox vm exec` has no hidden limit, streams the command's output, stops
+"""Issue 30 item 11: `sandbox exec` has no hidden limit, streams the command's output, stops
 it (everything it started) only at the user's --timeout, and passes Ctrl-C through. A stub
 command stands in for nsenter into a node."""
 
@@ -102,8 +102,8 @@ def test_exec_has_no_default_limit_and_takes_timeout(monkeypatch) -> None:
         attach, "run_attached", lambda argv, timeout=None: calls.append((argv, timeout)) or 7
     )
     runner = CliRunner()
-    got = runner.invoke(app, ["sandbox", "vm", "exec", "--", "sleep", "600"])
+    got = runner.invoke(app, ["sandbox", "exec", "--", "sleep", "600"])
     assert got.exit_code == 7
     assert calls == [(["nsenter", "sched", "sleep", "600"], None)]
-    got = runner.invoke(app, ["sandbox", "vm", "exec", "--timeout", "5", "--", "true"])
+    got = runner.invoke(app, ["sandbox", "exec", "--timeout", "5", "--", "true"])
     assert calls[-1][1] == 5.0
