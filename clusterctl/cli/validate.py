@@ -21,6 +21,7 @@ from clusterctl.cli.common import (
     sandbox_workdir,
 )
 from clusterctl.cli.paths import writable_file
+from clusterctl.defaults import NCCL_MAX_BYTES, NCCL_MIN_BYTES
 from clusterctl.errors import UserError
 from clusterctl.interrupt import cancellable
 
@@ -134,8 +135,12 @@ FailBelowOpt = Annotated[
 WarnBelowOpt = Annotated[
     float | None, typer.Option("--warn-below", min=0.0, help="Warning level, GB/s busbw.")
 ]
-MinBytesOpt = Annotated[str | None, _size_opt("-b", "--min-bytes", "Smallest", "minBytes", "8")]
-MaxBytesOpt = Annotated[str | None, _size_opt("-e", "--max-bytes", "Largest", "maxBytes", "16G")]
+MinBytesOpt = Annotated[
+    str | None, _size_opt("-b", "--min-bytes", "Smallest", "minBytes", NCCL_MIN_BYTES)
+]
+MaxBytesOpt = Annotated[
+    str | None, _size_opt("-e", "--max-bytes", "Largest", "maxBytes", NCCL_MAX_BYTES)
+]
 
 
 def register(app: typer.Typer) -> None:

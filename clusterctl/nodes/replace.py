@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from clusterctl.defaults import DRAIN_PREFIX
 from clusterctl.validate import CouldNotRun
 from clusterctl.validate.recheck import admin
 
@@ -72,7 +73,7 @@ class Replace:
     """Runs a command line on the scheduler: .run(cmd, check=...) -> CompletedProcess."""
     node: str
     user: str | None
-    prefix: str = "gpucl:"
+    prefix: str = DRAIN_PREFIX
     action: Action = "reimage"
     force: bool = False
     timeout_s: float = 2700.0

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import slurm
-from .names import SCHED, load_names, names_file, node_name
+from .names import DRAIN_PREFIX, SCHED, load_names, names_file, node_name
 
 EVENTS_URL = "http://169.254.169.254/metadata/scheduledevents?api-version=2020-07-01"
 COMPUTE_URL = "http://169.254.169.254/metadata/instance/compute?api-version=2021-02-01"
@@ -38,7 +38,7 @@ class Watcher:
     vm_name: str
     """This VM as IMDS and the events' Resources name it: <scale set>_<instance id>."""
     node: str
-    reason_prefix: str = "gpucl:"
+    reason_prefix: str = DRAIN_PREFIX
     runner: slurm.Runner = slurm.run
     approve: Callable[[str], None] = lambda event_id: None
     handled: set[str] = field(default_factory=set)
@@ -130,7 +130,7 @@ def imds_approve(event_id: str) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="gpucl-events")
     parser.add_argument("cluster")
-    parser.add_argument("--reason-prefix", default="gpucl:")
+    parser.add_argument("--reason-prefix", default=DRAIN_PREFIX)
     parser.add_argument("--state", type=Path, default=Path("/var/lib/gpucl/events-handled.json"))
     parser.add_argument("--interval", type=float, default=1.0)
     parser.add_argument("--names-root", type=Path, default=SCHED, help="holds <cluster>/names.json")

@@ -36,7 +36,7 @@ MAX_REASON = 120
 @dataclass
 class Config:
     cluster: str
-    reason_prefix: str = "gpucl:"
+    reason_prefix: str = naming.DRAIN_PREFIX
     resume_wait_s: float = 900.0
     """How long `resume` watches the started VMs for a platform failure (< ResumeTimeout)."""
     poll_s: float = 15.0
@@ -66,7 +66,7 @@ class Config:
             raw.update(json.loads(extra.read_text()))
         return cls(
             cluster=raw["cluster"],
-            reason_prefix=raw.get("reasonPrefix", "gpucl:"),
+            reason_prefix=raw.get("reasonPrefix", naming.DRAIN_PREFIX),
             resume_wait_s=float(raw.get("resumeWaitSeconds", 900)),
             poll_s=float(raw.get("pollSeconds", 15)),
             return_after_s=float(raw.get("returnAfterSeconds", 900)),

@@ -13,6 +13,7 @@ from typing import Any
 import yaml
 
 from clusterctl import outputs as out
+from clusterctl.defaults import NCCL_MAX_BYTES, NCCL_MIN_BYTES
 from clusterctl.render.engine import render_template
 from clusterctl.spec.catalog import Catalog, catalog
 from clusterctl.spec.kubernetes import (
@@ -219,8 +220,8 @@ def mpijob_manifest(
     *,
     name: str = MPIJOB_NAME,
     labels: dict[str, str] | None = None,
-    min_bytes: str = "8",
-    max_bytes: str = "16G",
+    min_bytes: str = NCCL_MIN_BYTES,
+    max_bytes: str = NCCL_MAX_BYTES,
     deadline_s: int | None = None,
 ) -> str:
     """The NCCL MPIJob for an `ncclLauncher` value: what `validate` creates and `plan --out`

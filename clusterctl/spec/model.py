@@ -21,6 +21,7 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
+from clusterctl.defaults import DRAIN_PREFIX, NCCL_MAX_BYTES, NCCL_MIN_BYTES
 from clusterctl.nccl.units import SIZE_PATTERN, SYNTAX, normalize_size
 
 CONFIG_NAMESPACE = "gpu-clusters"
@@ -133,7 +134,9 @@ class StorageSpec(Model):
 class HealthChecksSpec(Model):
     enabled: Annotated[bool, Strict()] = True
     interval_seconds: Annotated[int, Strict()] = Field(default=300, ge=30, le=86400)
-    drain_prefix: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_-]{1,16}:$")] = "gpucl:"
+    drain_prefix: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_-]{1,16}:$")] = (
+        DRAIN_PREFIX
+    )
     """Drain reasons start with this; only such drains are resumed automatically."""
     deep_interval_hours: Annotated[int, Strict()] = Field(default=24, ge=0, le=720)
     """The deep tier (Azure's slow GPU and fabric checks) on every idle node, as an exclusive
@@ -143,8 +146,8 @@ class HealthChecksSpec(Model):
 class NcclValidationSpec(Model):
     on_deploy: Annotated[bool, Strict()] = False
     on_failure: Literal["fail", "warn"] = "fail"
-    min_bytes: ByteSize = "8"
-    max_bytes: ByteSize = "16G"
+    min_bytes: ByteSize = NCCL_MIN_BYTES
+    max_bytes: ByteSize = NCCL_MAX_BYTES
     fail_below_gbps: Annotated[float, Strict()] | None = Field(default=None, gt=0)
     warn_below_gbps: Annotated[float, Strict()] | None = Field(default=None, gt=0)
     container_image: str | None = None

@@ -11,10 +11,11 @@ from __future__ import annotations
 import shlex
 from collections.abc import Sequence
 
+from clusterctl.defaults import DRAIN_PREFIX
 from clusterctl.nccl.localize import Suspect
 from clusterctl.validate.transport import Ssh
 
-DEFAULT_PREFIX = "gpucl:"
+DEFAULT_PREFIX = DRAIN_PREFIX
 
 
 def validation_prefix(health_prefix: str) -> str:

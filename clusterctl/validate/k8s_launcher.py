@@ -15,6 +15,7 @@ from typing import Any, Protocol
 
 import yaml
 
+from clusterctl.defaults import NCCL_MAX_BYTES, NCCL_MIN_BYTES
 from clusterctl.validate import CouldNotRun
 
 LAUNCHER_SELECTOR = "training.kubeflow.org/job-name={name},training.kubeflow.org/job-role=launcher"
@@ -34,8 +35,8 @@ def build_mpijob(
     launcher: dict[str, Any],
     *,
     name: str = "clusterctl-nccl",
-    min_bytes: str = "8",
-    max_bytes: str = "16G",
+    min_bytes: str = NCCL_MIN_BYTES,
+    max_bytes: str = NCCL_MAX_BYTES,
     deadline_s: int = 1800,
 ) -> dict[str, Any]:
     """The MPIJob for the `ncclLauncher` stack output (clusterctl.outputs.NcclLauncher): the same

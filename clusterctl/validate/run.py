@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from clusterctl.defaults import NCCL_MAX_BYTES
 from clusterctl.nccl.judge import GIB, Thresholds, Verdict, judge, overall_status
 from clusterctl.nccl.parse import NcclParseError, NcclRun, NotAllReduce, parse_all_reduce
 from clusterctl.nccl.units import SizeError, parse_size
@@ -295,7 +296,7 @@ def validate_k8s(target: KubeTarget, opts: Options, *, client: Any = None) -> Ou
     manifest = build_mpijob(
         launcher,
         min_bytes=opts.min_bytes or "8",
-        max_bytes=opts.max_bytes or "16G",
+        max_bytes=opts.max_bytes or NCCL_MAX_BYTES,
         deadline_s=opts.timeout_minutes * 60,
     )
     opts.say(f"running MPIJob {manifest['metadata']['name']} on {target.nodes} node(s)")

@@ -12,6 +12,7 @@ from typing import Literal
 
 from rich.console import Console
 
+from clusterctl.defaults import NCCL_MAX_BYTES, NCCL_MIN_BYTES
 from clusterctl.validate import CouldNotRun
 from clusterctl.validate.transport import Ssh
 
@@ -30,8 +31,8 @@ class SlurmJob:
     env: dict[str, str] = field(default_factory=dict)
     partition: str | None = None
     nodelist: tuple[str, ...] = ()
-    min_bytes: str = "8"
-    max_bytes: str = "16G"
+    min_bytes: str = NCCL_MIN_BYTES
+    max_bytes: str = NCCL_MAX_BYTES
     iters: int = 20
     warmup: int = 5
     container_image: str | None = None

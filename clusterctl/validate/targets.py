@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from clusterctl import outputs as out
+from clusterctl.defaults import DRAIN_PREFIX, NCCL_MAX_BYTES, NCCL_MIN_BYTES
 
 if TYPE_CHECKING:
     from clusterctl.project import Project
@@ -40,7 +41,9 @@ class Benchmark:
         return self.program == "nccl-tests"
 
 
-NCCL_TESTS = Benchmark("nccl-tests", min_bytes="8", max_bytes="16G", iters=20, warmup=5)
+NCCL_TESTS = Benchmark(
+    "nccl-tests", min_bytes=NCCL_MIN_BYTES, max_bytes=NCCL_MAX_BYTES, iters=20, warmup=5
+)
 
 
 @dataclass(frozen=True)
@@ -59,7 +62,7 @@ class SlurmTarget:
     """From the catalog's SKU or the stack's `gpusPerNode` output; never assumed."""
     sku: str | None = None
     partition: str | None = None
-    drain_prefix: str = "gpucl:"
+    drain_prefix: str = DRAIN_PREFIX
     benchmark: Benchmark = NCCL_TESTS
     group: str = "cluster"
     """How a report names the nodes validated when no partition does."""
@@ -76,7 +79,7 @@ class KubeTarget:
     kubeconfig: str
     """The kubeconfig file kubectl is given (never the ambient context)."""
     launcher: dict[str, Any] = field(default_factory=dict)  # an out.NcclLauncher
-    drain_prefix: str = "gpucl:"
+    drain_prefix: str = DRAIN_PREFIX
     label: str = ""
     kubeconfig_source: str = "--kubeconfig"
     """Where the file came from, for the line that says which kubeconfig was used."""
@@ -222,7 +225,7 @@ def stack_target(
     (secret) kubeconfig output into the file kubectl is given.
     """
     got = out.reader("validate", outputs)
-    prefix = got.get(out.DRAIN_PREFIX) or "gpucl:"
+    prefix = got.get(out.DRAIN_PREFIX) or DRAIN_PREFIX
     if got.kind == out.KUBERNETES:
         launcher: dict[str, Any] = dict(got.get(out.NCCL_LAUNCHER) or {})
         if not launcher:
