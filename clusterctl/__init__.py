@@ -1,3 +1,23 @@
-"""clusterctl: provision, validate and tear down cloud GPU clusters."""
+"""Provision, validate and tear down cloud GPU clusters (the `clusterctl` command and its parts).
+
+Packages, top layer first (pyproject.toml's import contract keeps each to those below it):
+  cli         the `clusterctl` command line; the one place that joins the parts below
+  plan        `clusterctl plan`: the Pulumi program under Pulumi's mocks, offline
+  nodes       day-2 node operations (`clusterctl node replace`)
+  sandbox     the local sandbox: a stack's nodes booted like VMs on this machine
+  validate    `clusterctl validate --nccl`: launch, judge, localise, drain
+  lifecycle   `clusterctl up / status / down` over the user's `pulumi` CLI
+  render      spec -> every file that lands on a node or in a cluster (jinja2)
+  spec        stack file -> validated ClusterSpec, the catalog and the rules
+  probe       a stdlib ring all-reduce for clusters without GPUs
+  nccl        nccl-tests output: parse, judge, report, localise (stdlib)
+  project     where the user's project, stack files and state are
+  errors      the one-line-per-problem UserError
+  outputs     the stack outputs: the contract between the program and the commands
+  power       the power program copied to the scheduler (gpucl-power)
+  interrupt   Ctrl-C handling
+  platform    one object per cloud and scheduler, and what each does not support
+  constants   values with one home (the drain prefix, the NCCL sweep's bounds)
+"""
 
 __version__ = "0.1.0"

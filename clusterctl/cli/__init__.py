@@ -1,4 +1,18 @@
-"""The `clusterctl` command line."""
+"""The `clusterctl` command line: each module registers one command group on the main typer app.
+
+common      the consoles, the stack option, one way to refuse input, the target resolver
+paths       output paths (--out, --junit, init's folder) checked before any work
+plan        `plan`, `catalog`, `schema`, `init`
+stacks      `stacks`: the project's stack files
+lifecycle   `up`, `status`, `down`
+validate    `validate --nccl`
+report      how a validation outcome is shown: rich tables, JSON, JUnit
+nodes       `node replace`
+sandbox     `sandbox ...`, and the old `sandbox vm ...` spelling
+sandbox_vm  the sandbox's commands: up, status, exec, reboot, fault, down
+doctor      `doctor`: what this machine lacks
+completion  `completion SHELL`
+"""
 
 from __future__ import annotations
 

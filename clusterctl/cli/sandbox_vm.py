@@ -1,4 +1,5 @@
-"""`clusterctl sandbox up/status/exec/reboot/down`: the stack's nodes booted like VMs.
+"""The sandbox's commands, `clusterctl sandbox up/status/exec/reboot/fault/down` (cli/sandbox.py
+registers them, also under the old `sandbox vm` spelling): the stack's nodes booted like VMs.
 
 Each node is a systemd-nspawn container running systemd and cloud-init on the stack's own rendered
 user-data (clusterctl/sandbox/vm); `--explain` lists every way the sandbox differs from the cloud.

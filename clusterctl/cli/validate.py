@@ -21,7 +21,7 @@ from clusterctl.cli.common import (
     sandbox_workdir,
 )
 from clusterctl.cli.paths import writable_file
-from clusterctl.defaults import NCCL_MAX_BYTES, NCCL_MIN_BYTES
+from clusterctl.constants import NCCL_MAX_BYTES, NCCL_MIN_BYTES
 from clusterctl.errors import UserError
 from clusterctl.interrupt import cancellable
 

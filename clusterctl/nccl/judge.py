@@ -1,7 +1,8 @@
 """Verdicts on a parsed all_reduce_perf run against a bandwidth baseline.
 
-Rules (FACTS.md section 2): gate on the busbw of the large messages the baseline was measured
-at, never on `# Avg bus bandwidth`; any wrong element or out-of-bounds failure fails the run.
+Rules (docs/decisions/0002): gate on the busbw of the large messages the
+baseline was measured at, never on `# Avg bus bandwidth`; any wrong element or out-of-bounds
+failure fails the run.
 """
 
 from __future__ import annotations

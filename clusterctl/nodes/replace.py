@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from clusterctl.defaults import DRAIN_PREFIX
+from clusterctl.constants import DRAIN_PREFIX
 from clusterctl.validate import CouldNotRun
 from clusterctl.validate.recheck import admin
 

@@ -26,7 +26,7 @@ from pathlib import Path
 
 DRAIN_PREFIX = "gpucl:"
 """The default owner prefix of the reasons the power program sets (power.json reasonPrefix);
-clusterctl.defaults.DRAIN_PREFIX, copied: this package imports nothing outside itself."""
+clusterctl.constants.DRAIN_PREFIX, copied: this package imports nothing outside itself."""
 NODE_NAME = re.compile(r"^(?P<group>[a-z][a-z0-9]{0,14}-pg\d+)-(?P<index>[1-9]\d*)$")
 SCHED = Path("/sched")
 NAME_GRACE_S = 900.0

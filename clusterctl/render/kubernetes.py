@@ -13,7 +13,7 @@ from typing import Any
 import yaml
 
 from clusterctl import outputs as out
-from clusterctl.defaults import NCCL_MAX_BYTES, NCCL_MIN_BYTES
+from clusterctl.constants import NCCL_MAX_BYTES, NCCL_MIN_BYTES
 from clusterctl.render.engine import render_template
 from clusterctl.spec.catalog import Catalog, catalog
 from clusterctl.spec.kubernetes import (
@@ -228,7 +228,7 @@ def mpijob_manifest(
     writes (one template, so the two cannot drift)."""
     env = {str(k): str(v) for k, v in launcher.get("env", {}).items()}
     if int(launcher["workers"]) > 1:
-        env["NCCL_ALGO"] = "Ring"  # the network check: FACTS.md section 2
+        env["NCCL_ALGO"] = "Ring"  # the network check: docs/decisions/0002
     return render_template(
         "k8s/nccl-tests-mpijob.yaml.j2",
         job_name=name,
@@ -274,7 +274,7 @@ def nccl_mpijob(spec: ClusterSpec, stack: str, cat: Catalog | None = None) -> st
 
 def eks_gpu_node_user_data() -> str:
     """The GPU launch template's user data: a MIME part for nodeadm putting containerd and
-    kubelet on the instance-store NVMe (RAID0) (issue 14 item 12)."""
+    kubelet on the instance-store NVMe (RAID0) (docs/decisions/0003)."""
     return render_template("k8s/eks-gpu-node-userdata.mime.j2", boundary="GPUCLUSTERS")
 
 

@@ -1,7 +1,7 @@
-"""Where a Slurm cluster's files and daemons live: the cloud nodes or the local sandbox.
+"""Where a Slurm cluster's files and daemons live on its nodes: paths, ports, plugins.
 
-The Slurm templates are rendered from a spec plus one of these, so the sandbox boots the same
-slurm.conf the cloud nodes get, with only these host-specific values swapped.
+The Slurm templates are rendered from a spec plus this. The sandbox boots the same user-data, so
+nothing here differs for it (its substitutions are declared in clusterctl/sandbox/vm).
 """
 
 from __future__ import annotations

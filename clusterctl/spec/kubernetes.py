@@ -163,9 +163,9 @@ def nccl_env(sku: Sku, fabric: str, cat: Catalog) -> dict[str, str]:
     """The NCCL and MPI environment of the MPIJob's launcher for this SKU on Kubernetes.
 
     Every variable once (a dict): the MPIJob CRD keys container env by name (a list-map), and the
-    API server refuses a name given twice (issue 14 item 3). On AKS the `aks-ib` profile replaces
-    the VM profile: AKS node images and the nccl-tests image have no /opt/microsoft topology file,
-    so NCCL_TOPO_FILE points at the topology ConfigMap mounted at TOPOLOGY_MOUNT (issue 14 item 6).
+    API server refuses a name given twice (docs/decisions/0003). On AKS the `aks-ib` profile
+    replaces the VM profile: AKS node images and the nccl-tests image have no /opt/microsoft
+    topology file, so NCCL_TOPO_FILE points at the topology ConfigMap mounted at TOPOLOGY_MOUNT.
     """
     name = sku.nccl_profile
     if sku.cloud == "azure" and fabric == "infiniband":
@@ -193,7 +193,7 @@ def worker_resources(sku: Sku, fabric: str) -> dict[str, Any]:
     """Per-node requests (= limits) of one NCCL worker that takes a whole node.
 
     memory covers the worker's own use and the /dev/shm memory emptyDir (SHM_SIZE), which the
-    kernel charges to the pod's memory cgroup (issue 14 item 11).
+    kernel charges to the pod's memory cgroup (docs/decisions/0003).
     """
     res: dict[str, Any] = {"nvidia.com/gpu": sku.gpus}
     if fabric == "efa":

@@ -21,14 +21,15 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
-from clusterctl.defaults import DRAIN_PREFIX, NCCL_MAX_BYTES, NCCL_MIN_BYTES
+from clusterctl.constants import DRAIN_PREFIX, NCCL_MAX_BYTES, NCCL_MIN_BYTES
 from clusterctl.nccl.units import SIZE_PATTERN, SYNTAX, normalize_size
 
 CONFIG_NAMESPACE = "gpu-clusters"
 CONFIG_KEY = f"{CONFIG_NAMESPACE}:cluster"
 DEFAULT_IDLE_MINUTES = 15
-"""An ND VM takes minutes to start (up to 20, FACTS 4): suspending after 15 idle minutes keeps a
-burst of short jobs from cycling nodes, and an idle 8-GPU node bills a quarter hour at most."""
+"""An ND VM takes minutes to start (up to 20; docs/decisions/0001): suspending after 15 idle minutes
+keeps a burst of short jobs from cycling nodes, and an idle 8-GPU node bills a quarter hour at
+most."""
 
 
 class Model(BaseModel):

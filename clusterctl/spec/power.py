@@ -2,8 +2,8 @@
 
 What slurm.conf gets (SuspendTime per partition, SuspendExcNodes for minNodes, the timeouts) and
 what the power program on the scheduler is told (clusterctl/power: the scale set of each node
-group). Values from Azure/cyclecloud-slurm's slurm.conf.template (FACTS 4): SuspendTimeout 600,
-ResumeTimeout 1800 (an ND VM can take up to 20 minutes to provision).
+group). Values from Azure/cyclecloud-slurm's slurm.conf.template (docs/decisions/0001):
+SuspendTimeout 600, ResumeTimeout 1800 (an ND VM can take up to 20 minutes to provision).
 """
 
 from __future__ import annotations

@@ -61,7 +61,7 @@ def capacity_reservation_size(spec: ClusterSpec, cat: Catalog) -> Iterator[Findi
 
 
 def reservation_placement(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
-    """An ODCR gets no new placement group (issue 14 item 10): say where placement comes from."""
+    """An ODCR gets no new placement group (docs/decisions/0004): say where placement comes from."""
     for i, part in enumerate(spec.partitions):
         if spec.cloud != "aws" or not part.capacity_reservation_id or part.capacity_block:
             continue

@@ -1,5 +1,7 @@
 """`clusterctl validate --nccl`: launch all_reduce (or the sandbox probe), judge it, report it.
 
+run         one validation from target to outcome: launch, parse, judge, localise, drain
+recheck     `--resume NODE`: return a node validate drained once a pair test passes
 targets     where to run: stack outputs, --host, --kubeconfig, --sandbox, or --from-log
 thresholds  which floor applies: catalog baseline < stack override < command line
 transport   the user's own `ssh` as a subprocess

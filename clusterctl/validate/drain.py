@@ -11,7 +11,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Sequence
 
-from clusterctl.defaults import DRAIN_PREFIX
+from clusterctl.constants import DRAIN_PREFIX
 from clusterctl.nccl.localize import Suspect
 from clusterctl.validate.transport import Ssh
 

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 import yaml
 
-from clusterctl.defaults import NCCL_MAX_BYTES, NCCL_MIN_BYTES
+from clusterctl.constants import NCCL_MAX_BYTES, NCCL_MIN_BYTES
 from clusterctl.validate import CouldNotRun
 
 LAUNCHER_SELECTOR = "training.kubeflow.org/job-name={name},training.kubeflow.org/job-role=launcher"

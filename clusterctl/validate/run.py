@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from clusterctl.defaults import NCCL_MAX_BYTES
+from clusterctl.constants import NCCL_MAX_BYTES
 from clusterctl.nccl.judge import GIB, Thresholds, Verdict, judge, overall_status
 from clusterctl.nccl.parse import NcclParseError, NcclRun, NotAllReduce, parse_all_reduce
 from clusterctl.nccl.units import SizeError, parse_size

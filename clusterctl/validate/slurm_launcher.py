@@ -12,7 +12,7 @@ from typing import Literal
 
 from rich.console import Console
 
-from clusterctl.defaults import NCCL_MAX_BYTES, NCCL_MIN_BYTES
+from clusterctl.constants import NCCL_MAX_BYTES, NCCL_MIN_BYTES
 from clusterctl.validate import CouldNotRun
 from clusterctl.validate.transport import Ssh
 

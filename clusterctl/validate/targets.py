@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from clusterctl import outputs as out
-from clusterctl.defaults import DRAIN_PREFIX, NCCL_MAX_BYTES, NCCL_MIN_BYTES
+from clusterctl.constants import DRAIN_PREFIX, NCCL_MAX_BYTES, NCCL_MIN_BYTES
 
 if TYPE_CHECKING:
     from clusterctl.project import Project

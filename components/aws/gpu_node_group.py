@@ -52,7 +52,7 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
         efa_count = sku.fabric.nics if sku.fabric.kind == "efa" and part.fabric != "none" else 0
         # Reserved capacity is placed where it was reserved: EC2 refuses a placement group with a
         # capacity block, and an ODCR only serves instances launched into the placement group it
-        # was created in, so a new group here would leave the reservation unused (issue 14 item 10).
+        # was created in, so a new group would leave the reservation unused (docs/decisions/0004).
         self.placement_group = (
             None
             if reserved(part)

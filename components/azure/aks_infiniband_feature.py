@@ -5,7 +5,7 @@ The registration is asynchronous (Registering can take many minutes) and takes e
 `az provider register --namespace Microsoft.ContainerService`. A node pool created meanwhile comes
 up without one fabric and the only fix is to recreate it, so the program does not register the
 feature in the same `up` as the pool: it reads the feature's state first and stops before creating
-anything unless it is Registered, saying what to run (issue 14 item 9).
+anything unless it is Registered, saying what to run (docs/decisions/0004).
 """
 
 from __future__ import annotations

@@ -15,6 +15,12 @@ Modules, one concern each:
   boot           up / status / run / reboot / down for a whole cluster
   faults         slow link, GPU gone, slurmd killed; clear
   checks         what `up` checks after boot (logs, munge, idle nodes, srun, sbatch)
+  power          the power-api stand-in: start, deallocate, reimage a node's VM (its container)
+  pypi           the PyPI stand-in: the wheels the user-data's pins need
+  relay          ssh's ProxyCommand into the lab (stdlib only)
+  attach         `sandbox exec`: a command on a node, attached to this terminal
+  target         the sandbox as a validation target, and its probe benchmark
+  soak           a month in a day: a scripted month of day-2 life, with its invariants
 
 Public API (what a CLI calls):
   boot.cluster_from_plan(plan_dir, nodes=None, gpus=8, nvme_disks=1) -> list[boot.NodeSpec]

@@ -1,6 +1,7 @@
-"""A month in a day (issue 23): a scripted month of a Slurm cluster's day-2 life, played on a
-booted VM sandbox (1 scheduler + 4 GPU nodes) with the power-saving times scaled to seconds, and
-the cluster's invariants checked after every step and at every poll.
+"""A month in a day (docs/decisions/0006): a scripted month of a Slurm
+cluster's day-2 life, played on a booted VM sandbox (1 scheduler + 4 GPU nodes) with the
+power-saving times scaled to seconds, and the cluster's invariants checked after every step and at
+every poll.
 
     soak = Soak.boot(workdir)            # plan azure-h100 with 4 nodes, boot, time-scale
     try:

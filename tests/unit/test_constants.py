@@ -1,11 +1,11 @@
-"""One home per value (clusterctl/defaults.py): the spec model's defaults are those values, and the
+"""One home per value (clusterctl/constants.py): the spec model's defaults are those values, and the
 power program's copy (it ships alone to the nodes) equals the one home."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from clusterctl import defaults
+from clusterctl import constants
 from clusterctl.power import names, program
 from clusterctl.spec.model import HealthChecksSpec, NcclValidationSpec
 
@@ -13,14 +13,14 @@ ROOT = Path(__file__).parents[2]
 
 
 def test_the_models_defaults_are_the_one_home() -> None:
-    assert HealthChecksSpec().drain_prefix == defaults.DRAIN_PREFIX
+    assert HealthChecksSpec().drain_prefix == constants.DRAIN_PREFIX
     v = NcclValidationSpec()
-    assert (v.min_bytes, v.max_bytes) == (defaults.NCCL_MIN_BYTES, defaults.NCCL_MAX_BYTES)
+    assert (v.min_bytes, v.max_bytes) == (constants.NCCL_MIN_BYTES, constants.NCCL_MAX_BYTES)
 
 
 def test_the_power_programs_copy_equals_the_one_home() -> None:
-    assert names.DRAIN_PREFIX == defaults.DRAIN_PREFIX
-    assert program.Config(cluster="c").reason_prefix == defaults.DRAIN_PREFIX
+    assert names.DRAIN_PREFIX == constants.DRAIN_PREFIX
+    assert program.Config(cluster="c").reason_prefix == constants.DRAIN_PREFIX
 
 
 def test_no_module_spells_the_values_again() -> None:
@@ -29,7 +29,7 @@ def test_no_module_spells_the_values_again() -> None:
     for path in sorted((ROOT / "clusterctl").rglob("*.py")) + sorted(
         (ROOT / "components").rglob("*.py")
     ):
-        if path.name in ("defaults.py",) or path == ROOT / "clusterctl/power/names.py":
+        if path.name in ("constants.py",) or path == ROOT / "clusterctl/power/names.py":
             continue
         for n, line in enumerate(path.read_text().splitlines(), 1):
             code = line.split("#")[0]
