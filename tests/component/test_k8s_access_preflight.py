@@ -24,7 +24,7 @@ SSO_ROLE = (
 )
 
 
-def test_item4_sso_deployer_gets_an_access_entry_for_the_role_with_its_path(monkeypatch) -> None:
+def test_sso_deployer_gets_an_access_entry_for_the_role_with_its_path(monkeypatch) -> None:
     def caller(_):
         return {"accountId": "123456789012", "arn": SSO_SESSION, "id": "AROA:alice"}
 
@@ -51,11 +51,11 @@ def test_item4_sso_deployer_gets_an_access_entry_for_the_role_with_its_path(monk
         ("kubernetes.adminPrincipalArns=[admin]", "is not an IAM role or user ARN"),
     ],
 )  # fmt: skip
-def test_item4_bad_admin_principals_are_refused(override: str, words: str) -> None:
+def test_bad_admin_principals_are_refused(override: str, words: str) -> None:
     assert_refused("aws-p5", [override], "kubernetes.adminPrincipalArns[0]", words)
 
 
-def test_item4_admin_principals_only_on_eks() -> None:
+def test_admin_principals_only_on_eks() -> None:
     arn = "arn:aws:iam::123456789012:role/x"
     assert_refused(
         "aks-h100", [f"kubernetes.adminPrincipalArns=[{arn}]"], "kubernetes.adminPrincipalArns",
@@ -63,7 +63,7 @@ def test_item4_admin_principals_only_on_eks() -> None:
     )  # fmt: skip
 
 
-def test_item4_admin_principals_override_the_deployer() -> None:
+def test_admin_principals_override_the_deployer() -> None:
     other = "arn:aws:iam::123456789012:role/platform/ci-deployer"
     plan = plan_stack("aws-p5", f"kubernetes.adminPrincipalArns=[{other}, {SSO_ROLE}]")
     entries = resources(plan, ENTRY, at_least=2)
@@ -73,7 +73,7 @@ def test_item4_admin_principals_override_the_deployer() -> None:
 # -- item 9: AKS refuses to start before AKSInfinibandSupport is Registered -----------------------
 
 
-def test_item9_aks_fails_early_until_infiniband_support_is_registered(monkeypatch) -> None:
+def test_aks_fails_early_until_infiniband_support_is_registered(monkeypatch) -> None:
     def feature(args):
         return {
             "name": f"{args['providerNamespace']}/{args['featureName']}",
@@ -87,5 +87,5 @@ def test_item9_aks_fails_early_until_infiniband_support_is_registered(monkeypatc
         plan_stack("aks-h100")
 
 
-def test_item9_registered_feature_plans_the_node_pool(aks) -> None:
+def test_registered_feature_plans_the_node_pool(aks) -> None:
     assert resources(aks, "azure-native:containerservice:AgentPool")

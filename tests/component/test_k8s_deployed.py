@@ -93,7 +93,7 @@ def _selected_label(policy_spec: dict) -> tuple[str, list[str]]:
 
 
 @pytest.mark.parametrize("hca", [ND_H100_V5_HCA, ND_A100_V4_HCA], ids=["ndv5-101e", "ndv4-101c"])
-def test_item1_node_feature_rule_labels_the_hcas_the_nic_policy_selects(aks, hca) -> None:
+def test_node_feature_rule_labels_the_hcas_the_nic_policy_selects(aks, hca) -> None:
     (policy,) = resources(aks, NIC_POLICY)
     key, values = _selected_label(policy.inputs["spec"])
     (rule,) = resources(aks, NFR)
@@ -116,7 +116,7 @@ def forwarded(argv: list[str]) -> list[str]:
     return [argv[i + 1] for i, a in enumerate(argv) if a == "-x"]
 
 
-def test_item2_eks_mpirun_is_absolute_and_forwards_the_image_env(eks) -> None:
+def test_eks_mpirun_is_absolute_and_forwards_the_image_env(eks) -> None:
     for job in launched_jobs(eks):
         argv = launcher_argv(job)
         assert argv[0] == "/opt/amazon/openmpi/bin/mpirun", argv
@@ -125,7 +125,7 @@ def test_item2_eks_mpirun_is_absolute_and_forwards_the_image_env(eks) -> None:
         assert forwarded(argv) == ["PATH", "LD_LIBRARY_PATH", "LD_PRELOAD", *sorted(env)]
 
 
-def test_item2_aks_mpirun_is_absolute_and_forwards_the_image_env(aks) -> None:
+def test_aks_mpirun_is_absolute_and_forwards_the_image_env(aks) -> None:
     for job in launched_jobs(aks):
         argv = launcher_argv(job)
         assert argv[0] == "/usr/bin/mpirun", argv
@@ -136,7 +136,7 @@ def test_item2_aks_mpirun_is_absolute_and_forwards_the_image_env(aks) -> None:
 
 
 @pytest.mark.parametrize("stack", ["aks-h100", "aws-p5"])
-def test_item3_launcher_env_names_are_unique(stack: str, aks, eks) -> None:
+def test_launcher_env_names_are_unique(stack: str, aks, eks) -> None:
     plan = aks if stack == "aks-h100" else eks
     for job in launched_jobs(plan):
         for pod in pod_specs(job).values():
@@ -148,7 +148,7 @@ def test_item3_launcher_env_names_are_unique(stack: str, aks, eks) -> None:
 # -- item 6: the topology file exists where NCCL_TOPO_FILE points; GPUDirect over any path -------
 
 
-def test_item6_aks_workers_mount_the_topology_and_nccl_uses_gdr(aks) -> None:
+def test_aks_workers_mount_the_topology_and_nccl_uses_gdr(aks) -> None:
     cms = [
         r
         for r in resources(aks, "kubernetes:core/v1:ConfigMap")
@@ -174,7 +174,7 @@ def test_item6_aks_workers_mount_the_topology_and_nccl_uses_gdr(aks) -> None:
     assert xml.count('class="0x030200"') == 8 and xml.count('class="0x020700"') == 8
 
 
-def test_item6_a_cluster_made_elsewhere_gets_no_vm_only_topology_path() -> None:
+def test_a_cluster_made_elsewhere_gets_no_vm_only_topology_path() -> None:
     job = build_mpijob(launcher_for_sku("Standard_ND96isr_H100_v5", 2))
     env = {e["name"]: e["value"] for e in pod_specs(job)["Launcher"]["containers"][0]["env"]}
     assert not env["NCCL_TOPO_FILE"].startswith("/opt/microsoft"), env["NCCL_TOPO_FILE"]
@@ -201,7 +201,7 @@ def kueue_objects(plan) -> dict[str, list[dict]]:
 
 
 @pytest.mark.parametrize("stack", ["aks-h100", "aws-p5"])
-def test_item7_kueue_admits_the_nccl_job(stack: str) -> None:
+def test_kueue_admits_the_nccl_job(stack: str) -> None:
     plan = plan_stack(stack, "kubernetes.kueue=true")
     objs = kueue_objects(plan)
     (cq,) = objs["ClusterQueue"]
@@ -236,7 +236,7 @@ def test_item7_kueue_admits_the_nccl_job(stack: str) -> None:
     ],
     ids=["block", "odcr"],
 )
-def test_item8_reserved_gpu_node_group_updates_without_surge(overrides) -> None:
+def test_reserved_gpu_node_group_updates_without_surge(overrides) -> None:
     plan = plan_stack("aws-p5", *overrides)
     gpu = [r for r in resources(plan, NG, at_least=2) if r.inputs["amiType"].endswith("NVIDIA")]
     assert len(gpu) == 1
@@ -246,7 +246,7 @@ def test_item8_reserved_gpu_node_group_updates_without_surge(overrides) -> None:
 # -- item 10: a capacity reservation gets no new cluster placement group ---------------------------
 
 
-def test_item10_odcr_gets_no_new_placement_group() -> None:
+def test_odcr_gets_no_new_placement_group() -> None:
     plan = plan_stack("aws-p5", f"partitions[0].capacityReservationId={RESERVATION}")
     assert plan.run.by_type(PG) == []
     gpu_lt = next(r for r in resources(plan, LT, at_least=2) if "instanceType" in r.inputs)
@@ -258,7 +258,7 @@ def test_item10_odcr_gets_no_new_placement_group() -> None:
 
 
 @pytest.mark.parametrize("stack", ["aks-h100", "aws-p5"])
-def test_item11_shm_is_sized_and_inside_the_worker_memory_limit(stack: str, aks, eks) -> None:
+def test_shm_is_sized_and_inside_the_worker_memory_limit(stack: str, aks, eks) -> None:
     plan = aks if stack == "aks-h100" else eks
     for job in launched_jobs(plan):
         worker = pod_specs(job)["Worker"]
@@ -272,7 +272,7 @@ def test_item11_shm_is_sized_and_inside_the_worker_memory_limit(stack: str, aks,
 # -- item 12: the instance NVMe holds containerd's images ---------------------------------------
 
 
-def test_item12_eks_gpu_nodes_put_containerd_on_instance_nvme(eks) -> None:
+def test_eks_gpu_nodes_put_containerd_on_instance_nvme(eks) -> None:
     gpu_lt = next(r for r in resources(eks, LT, at_least=2) if "instanceType" in r.inputs)
     mime = email.message_from_string(base64.b64decode(gpu_lt.inputs["userData"]).decode())
     assert mime.is_multipart(), "EKS merges only MIME multi-part user data"
@@ -289,7 +289,7 @@ def test_item12_eks_gpu_nodes_put_containerd_on_instance_nvme(eks) -> None:
 # -- item 13: the peermem loader loads the module again when it is gone -------------------------
 
 
-def test_item13_peermem_loader_reloads_the_module(tmp_path: Path) -> None:
+def test_peermem_loader_reloads_the_module(tmp_path: Path) -> None:
     plan = plan_stack("aks-h100", "kubernetes.gpuDriver=managed")
     ds = next(
         r
