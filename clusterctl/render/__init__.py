@@ -1,7 +1,14 @@
 """ClusterSpec -> text: every file that lands on a node or in a cluster (jinja2 over templates/).
 The only user of jinja2; pure functions, no Pulumi.
 
-  engine       the jinja environment, slurm.conf and friends, the nodes' cloud-init
+  templates    the jinja2 environment (the only place it is set up)
+  paths        where things live on the nodes; fixed policies (ids, restarts, log rotation)
+  versions     what cloud-init installs, from config/versions.yaml
+  slurm_conf   the Slurm files and the config sync a resize runs on the scheduler
+  nccl_env     /etc/nccl.conf and the job environment from the SKU's profile
+  health       HealthCheckProgram and the NHC confs of both tiers
+  scripts      the scripts under libexec: prolog, epilog, power hooks, a node's bring-up
+  cloud_init   the user-data of the scheduler and of a GPU node
   site         where a Slurm cluster's files and daemons live on its nodes
   storage      where /home comes from (the scheduler's NFS export or Azure Files)
   deep         the deep health tier's timer and job script settings

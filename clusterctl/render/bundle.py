@@ -4,19 +4,12 @@ from __future__ import annotations
 
 import base64
 
-from clusterctl.render.engine import (
-    cloud_site,
-    node_scripts,
-    partition_sku,
-    render_cloud_init,
-    render_config_sync,
-    render_job_env,
-    render_nccl_conf,
-    render_nhc_checks,
-    render_nhc_conf,
-    render_nhc_deep_conf,
-    render_slurm,
-)
+from clusterctl.render.cloud_init import render_cloud_init
+from clusterctl.render.health import render_nhc_checks, render_nhc_conf, render_nhc_deep_conf
+from clusterctl.render.nccl_env import render_job_env, render_nccl_conf
+from clusterctl.render.scripts import node_scripts
+from clusterctl.render.site import cloud_site
+from clusterctl.render.slurm_conf import partition_sku, render_config_sync, render_slurm
 from clusterctl.render.storage import FILES_ACCOUNT_PLACEHOLDER
 from clusterctl.spec.catalog import catalog
 from clusterctl.spec.model import ClusterSpec

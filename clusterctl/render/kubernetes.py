@@ -14,7 +14,7 @@ import yaml
 
 from clusterctl import outputs as out
 from clusterctl.constants import NCCL_MAX_BYTES, NCCL_MIN_BYTES
-from clusterctl.render.engine import render_template
+from clusterctl.render.templates import render_template
 from clusterctl.spec.catalog import Catalog, catalog
 from clusterctl.spec.kubernetes import (
     FALLBACK_DOCA_DRIVER,

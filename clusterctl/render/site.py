@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from clusterctl.spec.model import ClusterSpec
+
 
 @dataclass(frozen=True)
 class SlurmSite:
@@ -30,3 +32,15 @@ class SlurmSite:
     cgroup_plugin: str = "autodetect"
     proctrack: str = "proctrack/cgroup"
     task_plugins: str = "task/affinity,task/cgroup"
+
+
+def scheduler_host(spec: ClusterSpec) -> str:
+    return f"{spec.name}-scheduler"
+
+
+def cloud_site(spec: ClusterSpec) -> SlurmSite:
+    return SlurmSite(
+        controller_host=scheduler_host(spec),
+        health_check_program="/usr/local/libexec/gpu-clusters/gpucl-health.sh",
+        health_check_interval_s=spec.health_checks.interval_seconds,
+    )

@@ -53,7 +53,7 @@ def _shquote(value: object) -> str:
 
 def render_sbatch(job: SlurmJob, output: str) -> str:
     """The batch script (pure: the same job gives the same text)."""
-    from clusterctl.render.engine import environment
+    from clusterctl.render.templates import environment
 
     env = environment()
     env.filters.setdefault("shquote", _shquote)

@@ -12,7 +12,7 @@ import base64
 import pulumi
 import pulumi_azure_native as azure
 
-from clusterctl.render.engine import render_cloud_init
+from clusterctl.render.cloud_init import render_cloud_init
 from clusterctl.spec.catalog import catalog
 from clusterctl.spec.model import ClusterSpec, PartitionSpec
 from clusterctl.spec.tags import cloud_tags

@@ -11,7 +11,8 @@ import base64
 import pulumi
 import pulumi_azure_native as azure
 
-from clusterctl.render.engine import render_cloud_init, scheduler_host
+from clusterctl.render.cloud_init import render_cloud_init
+from clusterctl.render.site import scheduler_host
 from clusterctl.render.storage import scheduler_disk_gib
 from clusterctl.spec.defaults import head_sku
 from clusterctl.spec.model import ClusterSpec

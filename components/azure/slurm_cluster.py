@@ -14,7 +14,7 @@ from typing import Any
 import pulumi
 
 from clusterctl import outputs as out
-from clusterctl.render.engine import scheduler_host
+from clusterctl.render.site import scheduler_host
 from clusterctl.render.storage import uses_files_share
 from clusterctl.spec.catalog import Catalog, catalog
 from clusterctl.spec.model import ClusterSpec

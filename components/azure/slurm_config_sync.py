@@ -18,7 +18,7 @@ from __future__ import annotations
 import pulumi
 import pulumi_azure_native as azure
 
-from clusterctl.render.engine import render_config_sync
+from clusterctl.render.slurm_conf import render_config_sync
 from clusterctl.spec.model import ClusterSpec
 from clusterctl.spec.tags import cloud_tags
 

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from clusterctl.power.azure_backend import AzureBackend
-from clusterctl.render.engine import render_cloud_init
+from clusterctl.render.cloud_init import render_cloud_init
 from clusterctl.render.power_files import POWER_CONFIG
 from tests.conftest import plan_stack, resources
 

@@ -8,7 +8,8 @@ import subprocess
 import tarfile
 from pathlib import Path
 
-from clusterctl.render.engine import cloud_site, node_scripts
+from clusterctl.render.scripts import node_scripts
+from clusterctl.render.site import cloud_site
 from clusterctl.spec.load import load_stack_spec
 
 BUILD = "mkdir -p $DESTDIR/usr/sbin && echo built >> {log} && echo nhc > $DESTDIR/usr/sbin/nhc"
@@ -71,7 +72,7 @@ def test_the_key_carries_what_the_build_depends_on(tmp_path) -> None:
 
 def test_gpu_nodes_build_pyxis_and_nhc_through_the_cache_and_mount_sched_first() -> None:
     from clusterctl.render.bundle import MUNGE_PLACEHOLDER
-    from clusterctl.render.engine import render_cloud_init
+    from clusterctl.render.cloud_init import render_cloud_init
 
     spec, _ = load_stack_spec("azure-h100", [])
     gpu = render_cloud_init(

@@ -8,7 +8,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from clusterctl.render.engine import render_config_sync
+from clusterctl.render.slurm_conf import render_config_sync
 from clusterctl.spec.load import load_stack_spec
 
 

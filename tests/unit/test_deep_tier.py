@@ -13,7 +13,9 @@ import pytest
 
 from clusterctl.plan.program import make_plan
 from clusterctl.render.deep import deep_prefix
-from clusterctl.render.engine import cloud_site, node_scripts, partition_sku
+from clusterctl.render.scripts import node_scripts
+from clusterctl.render.site import cloud_site
+from clusterctl.render.slurm_conf import partition_sku
 from clusterctl.spec.catalog import catalog
 
 

@@ -11,7 +11,10 @@ import subprocess
 import yaml
 
 from clusterctl.render.bundle import MUNGE_PLACEHOLDER
-from clusterctl.render.engine import MOUNT_RETRY, cloud_site, node_scripts, render_cloud_init
+from clusterctl.render.cloud_init import render_cloud_init
+from clusterctl.render.paths import MOUNT_RETRY
+from clusterctl.render.scripts import node_scripts
+from clusterctl.render.site import cloud_site
 from clusterctl.spec.catalog import catalog
 from clusterctl.spec.load import load_stack_spec
 

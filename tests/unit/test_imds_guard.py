@@ -12,7 +12,8 @@ import pytest
 import yaml
 
 from clusterctl.render.bundle import MUNGE_PLACEHOLDER
-from clusterctl.render.engine import SERVICE_IDS, render_cloud_init
+from clusterctl.render.cloud_init import render_cloud_init
+from clusterctl.render.paths import SERVICE_IDS
 from clusterctl.spec.load import load_stack_spec
 
 STACKS = ["azure-h100", "azure-a100", "azure-h200"]

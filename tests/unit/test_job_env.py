@@ -12,7 +12,9 @@ import pytest
 
 from clusterctl.plan.program import make_plan
 from clusterctl.render.bundle import render_bundle
-from clusterctl.render.engine import JOB_ENV, cloud_site, node_scripts
+from clusterctl.render.paths import JOB_ENV
+from clusterctl.render.scripts import node_scripts
+from clusterctl.render.site import cloud_site
 from clusterctl.spec.catalog import catalog
 
 

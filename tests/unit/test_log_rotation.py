@@ -12,8 +12,10 @@ import pytest
 import yaml
 
 from clusterctl.render.bundle import MUNGE_PLACEHOLDER
-from clusterctl.render.engine import cloud_site, render_cloud_init, render_slurmdbd_conf
+from clusterctl.render.cloud_init import render_cloud_init
 from clusterctl.render.power_files import power_config
+from clusterctl.render.site import cloud_site
+from clusterctl.render.slurm_conf import render_slurmdbd_conf
 from clusterctl.spec.load import load_stack_spec
 
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 import os
 import subprocess
 
-from clusterctl.render.engine import cloud_site, node_scripts
+from clusterctl.render.scripts import node_scripts
+from clusterctl.render.site import cloud_site
 from clusterctl.spec.catalog import catalog
 from clusterctl.spec.load import load_stack_spec
 

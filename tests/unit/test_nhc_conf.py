@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from clusterctl.render.engine import render_nhc_conf, render_nhc_deep_conf
+from clusterctl.render.health import render_nhc_conf, render_nhc_deep_conf
 from clusterctl.spec.catalog import catalog
 from clusterctl.spec.load import load_stack_spec
 
@@ -68,7 +68,7 @@ LBNL_BUILTINS = {
 
 
 def test_fast_tier_calls_only_functions_the_host_nhc_has() -> None:
-    from clusterctl.render.engine import render_nhc_checks
+    from clusterctl.render.health import render_nhc_checks
 
     ours = set(re.findall(r"^function (\w+)\(\)", render_nhc_checks(), re.M))
     assert ours, "gpucl.nhc defines no checks"
@@ -82,7 +82,7 @@ def test_fast_tier_calls_only_functions_the_host_nhc_has() -> None:
 
 
 def test_nhc_options_come_before_variable_assignments() -> None:
-    from clusterctl.render.engine import render_cloud_init
+    from clusterctl.render.cloud_init import render_cloud_init
 
     spec, _ = load_stack_spec("azure-h100")
     text = render_cloud_init(spec, "azure-h100", munge_key_b64="eA==", partition=spec.partitions[0])

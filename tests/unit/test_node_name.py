@@ -9,7 +9,8 @@ import os
 import subprocess
 import time
 
-from clusterctl.render.engine import cloud_site, node_scripts
+from clusterctl.render.scripts import node_scripts
+from clusterctl.render.site import cloud_site
 from clusterctl.spec.catalog import catalog
 from clusterctl.spec.load import load_stack_spec
 

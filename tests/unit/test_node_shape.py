@@ -8,7 +8,9 @@ import yaml
 
 from clusterctl.errors import UserError
 from clusterctl.project import config_dir
-from clusterctl.render.engine import cloud_site, node_scripts, render_slurm
+from clusterctl.render.scripts import node_scripts
+from clusterctl.render.site import cloud_site
+from clusterctl.render.slurm_conf import render_slurm
 from clusterctl.spec.catalog import NodeShape, catalog, load_catalog
 from clusterctl.spec.load import load_stack_spec
 

@@ -11,7 +11,9 @@ import re
 import yaml
 
 from clusterctl.render.bundle import MUNGE_PLACEHOLDER
-from clusterctl.render.engine import cloud_site, render_cloud_init, render_slurm
+from clusterctl.render.cloud_init import render_cloud_init
+from clusterctl.render.site import cloud_site
+from clusterctl.render.slurm_conf import render_slurm
 from clusterctl.spec.load import load_stack_spec
 
 
@@ -106,7 +108,7 @@ def test_gpu_nodes_fetch_their_config_and_resize_leaves_their_user_data_alone() 
 
 
 def test_config_sync_script_carries_the_node_count_dependent_files() -> None:
-    from clusterctl.render.engine import render_config_sync
+    from clusterctl.render.slurm_conf import render_config_sync
 
     spec, _ = load_stack_spec("azure-h100", ["partitions[0].nodes=3"])
     script = render_config_sync(spec, "azure-h100")
@@ -195,7 +197,7 @@ def test_config_sync_retries_a_reconfigure_that_times_out(tmp_path) -> None:
     10 s apart) instead of failing the resize on the first "Socket timed out"."""
     import subprocess
 
-    from clusterctl.render.engine import render_config_sync
+    from clusterctl.render.slurm_conf import render_config_sync
 
     spec, _ = load_stack_spec("azure-h100", ["partitions[0].nodes=3"])
     script = render_config_sync(spec, "azure-h100").replace("/etc/slurm/", f"{tmp_path}/etc/")

@@ -10,7 +10,8 @@ import re
 
 import pytest
 
-from clusterctl.render.engine import cloud_site, render_slurm
+from clusterctl.render.site import cloud_site
+from clusterctl.render.slurm_conf import render_slurm
 from clusterctl.spec.catalog import catalog
 from clusterctl.spec.load import load_stack_spec
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from clusterctl.render.engine import render_config_sync
+from clusterctl.render.slurm_conf import render_config_sync
 from clusterctl.spec.load import load_stack_spec
 
 KNOWN = [f"gpu-pg0-{i}" for i in range(1, 6)]  # what slurmctld has before the shrink to 3
@@ -115,7 +115,8 @@ def test_growth_drains_nothing(tmp_path) -> None:
 
 def test_the_health_check_never_lifts_a_resize_drain(tmp_path) -> None:
     """Its checks pass on a node the resize is waiting on: resuming it would let new jobs in."""
-    from clusterctl.render.engine import cloud_site, health_script
+    from clusterctl.render.health import health_script
+    from clusterctl.render.site import cloud_site
 
     spec, _ = load_stack_spec("azure-h100", [])
     script = health_script(spec, cloud_site(spec), check_cmd="true")

@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from clusterctl.render.bundle import MUNGE_PLACEHOLDER
-from clusterctl.render.engine import render_cloud_init
+from clusterctl.render.cloud_init import render_cloud_init
 from clusterctl.spec.load import load_stack_spec
 
 SCRIPT = "/usr/local/libexec/gpu-clusters/gpucl-scratch.sh"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import yaml
 
-from clusterctl.render.engine import render_cloud_init
+from clusterctl.render.cloud_init import render_cloud_init
 from clusterctl.spec.load import load_stack_spec
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from clusterctl.render.engine import cloud_site, render_slurm
+from clusterctl.render.site import cloud_site
+from clusterctl.render.slurm_conf import render_slurm
 from clusterctl.spec.load import load_stack_spec
 from clusterctl.spec.power import power_plan
 from clusterctl.spec.topology import fabric_groups

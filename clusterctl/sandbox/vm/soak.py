@@ -864,7 +864,7 @@ def resize(s: Soak, nodes: int, drain_only: bool = False) -> str:
     """`pulumi up` with `nodes` in the soak's stack: the scheduler's Run Command as Azure runs
     it (a root bash script): the drain-only copy Pulumi runs before it changes a capacity, or
     the config sync after (its slurm.conf with the node-size substitution)."""
-    from clusterctl.render.engine import render_config_sync
+    from clusterctl.render.slurm_conf import render_config_sync
     from clusterctl.spec.load import load_stack_spec
 
     spec, _ = load_stack_spec(

@@ -303,7 +303,7 @@ def test_a_resize_from_two_to_three_nodes_joins_without_touching_a_running_job(
     deletes exactly its VM, id 4 (Azure's own pick on a capacity decrease is by instance id, not
     by name), the config sync takes the name out of slurm.conf, and the map frees it."""
     from clusterctl.plan.program import make_plan, write_plan
-    from clusterctl.render.engine import render_config_sync
+    from clusterctl.render.slurm_conf import render_config_sync
     from clusterctl.sandbox.vm import vmstate
 
     job = cluster.sbatch("-N1", "-w", "gpu-pg0-2", "--time=10", "--wrap", "'sleep 600'")

@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from clusterctl.plan.program import make_plan
-from clusterctl.render.engine import render_config_sync
+from clusterctl.render.slurm_conf import render_config_sync
 from clusterctl.sandbox.vm import substitutions
 
 
@@ -40,7 +40,7 @@ def test_a_script_without_slurm_conf_is_refused() -> None:
 
 def test_the_sandbox_swaps_only_the_microsoft_sources_url_and_key() -> None:
     from clusterctl.render.bundle import MUNGE_PLACEHOLDER
-    from clusterctl.render.engine import render_cloud_init
+    from clusterctl.render.cloud_init import render_cloud_init
     from clusterctl.spec.load import load_stack_spec
 
     spec, _ = load_stack_spec("azure-h100")

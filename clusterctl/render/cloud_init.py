@@ -1,0 +1,130 @@
+"""The user-data of the scheduler and of a GPU node: every file, script and setting above, in one
+cloud-init document per role. Pure: spec in, text out."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from clusterctl.render.apt_key import microsoft_apt_key
+from clusterctl.render.deep import NHC_DEEP_CONF, deep_hours
+from clusterctl.render.health import render_nhc_checks, render_nhc_conf, render_nhc_deep_conf
+from clusterctl.render.nccl_env import render_job_env, render_nccl_conf
+from clusterctl.render.paths import (
+    HEALTH_ENV,
+    JOB_ENV,
+    LOG_ROTATION,
+    MARIADB_TUNING,
+    NCCL_CONF_OURS,
+    NHC_CHECKS,
+    NHC_FAST_CONF,
+    RESTART_POLICY,
+    SCRATCH,
+    SERVICE_IDS,
+)
+from clusterctl.render.power_files import (
+    NAMES_SEED,
+    POWER_CONFIG,
+    POWER_HOME,
+    POWER_NODE_MODULES,
+    POWER_SCHEDULER_MODULES,
+    names_seed,
+    power_config,
+    power_package,
+    power_pins,
+)
+from clusterctl.render.scripts import node_scripts
+from clusterctl.render.site import cloud_site, scheduler_host
+from clusterctl.render.slurm_conf import partition_sku, render_slurm, render_slurmdbd_conf
+from clusterctl.render.storage import FILES_MOUNT_OPTIONS, files_home_source, uses_files_share
+from clusterctl.render.templates import render_template
+from clusterctl.render.versions import node_versions, slurm_repo
+from clusterctl.spec.catalog import Catalog, catalog
+from clusterctl.spec.model import ClusterSpec, PartitionSpec
+
+
+def _files_home(spec: ClusterSpec, account: str | None) -> str | None:
+    if not uses_files_share(spec):
+        return None
+    if not account:
+        raise ValueError("storage.kind azure-files-nfs: the storage account name is needed")
+    return files_home_source(account)
+
+
+def render_cloud_init(
+    spec: ClusterSpec,
+    stack: str,
+    *,
+    munge_key_b64: str,
+    partition: PartitionSpec | None = None,
+    cat: Catalog | None = None,
+    db_password: str | None = None,
+    files_account: str | None = None,
+    identity_client_id: str | None = None,
+) -> str:
+    """User-data for the scheduler (partition None) or a GPU node of `partition`;
+    `files_account` is the storage account of /home's share (storage.kind azure-files-nfs);
+    `identity_client_id` the scheduler's managed identity, for the power program."""
+    from clusterctl.spec.addressing import subnet_plan
+
+    cat = cat or catalog()
+    site = cloud_site(spec)
+    sku = partition_sku(partition, cat) if partition else None
+    ctx: dict[str, Any] = {
+        "cluster": spec.name,
+        "stack": stack,
+        "v": node_versions(cat),
+        "ms_apt_key": microsoft_apt_key(cat),
+        "munge_key": munge_key_b64,
+        "slurm_files": render_slurm(spec, site, stack, cat),
+        "scripts": node_scripts(spec, site, sku),
+        "etc_dir": site.etc_dir,
+        "libexec": site.libexec_dir,
+        "state_dir": site.state_dir,
+        "spool_dir": site.spool_dir,
+        "log_dir": site.log_dir,
+        "accounting": spec.head_node.accounting,
+        "compute_subnet": subnet_plan(spec)["compute"],
+        "scheduler_host": scheduler_host(spec),
+        "drain_prefix": spec.health_checks.drain_prefix,
+        "health_env": HEALTH_ENV,
+        "scratch": SCRATCH,
+        "ids": SERVICE_IDS,
+        "restart": RESTART_POLICY,
+        "log_rotation": LOG_ROTATION,
+        "mariadb_tuning": MARIADB_TUNING,
+        "nccl_conf_ours": NCCL_CONF_OURS,
+        "power_home": POWER_HOME,
+        "slurmctld_port": site.slurmctld_port,
+        "deep_hours": deep_hours(spec),
+        "files_home": _files_home(spec, files_account),
+        "files_mount_options": FILES_MOUNT_OPTIONS,
+    }
+    if sku is None:
+        ctx["power_files"] = power_package(POWER_SCHEDULER_MODULES)
+        ctx["power_config_path"] = POWER_CONFIG
+        ctx["power_config"] = (
+            power_config(spec, identity_client_id) if identity_client_id else power_config(spec)
+        )
+        ctx["power_pins"] = power_pins(cat)
+        ctx["names_seed_path"] = NAMES_SEED
+        ctx["names_seed"] = names_seed(spec)
+        if spec.head_node.accounting:
+            if not db_password:
+                raise ValueError("headNode.accounting needs the database password")
+            ctx["slurmdbd_conf"] = render_slurmdbd_conf(spec, site, stack, db_password)
+        return render_template("cloud-init/scheduler.yaml.j2", **ctx)
+    ctx["v"] = {**ctx["v"], "slurm_repo": slurm_repo(cat, sku)}
+    return render_template(
+        "cloud-init/compute.yaml.j2",
+        **ctx,
+        partition=partition.name,
+        sku=sku,
+        power_files=power_package(POWER_NODE_MODULES),
+        nccl_conf=render_nccl_conf(sku, cat),
+        job_env_path=JOB_ENV,
+        job_env=render_job_env(sku, cat),
+        nhc_conf=render_nhc_conf(spec, sku, cat),
+        nhc_deep_conf=render_nhc_deep_conf(spec, sku, cat),
+        nhc_checks=render_nhc_checks(),
+        nhc_paths={"fast": NHC_FAST_CONF, "deep": NHC_DEEP_CONF, "checks": NHC_CHECKS},
+    )

@@ -1,0 +1,76 @@
+"""Where things live on the nodes, and the fixed policies every node gets: paths, service ids,
+restart and log rotation, the accounting database. Values only."""
+
+from __future__ import annotations
+
+SCRATCH = "/nvme"
+"""The local NVMe scratch. Not under /mnt: on Azure sizes with a resource (temp) disk cloud-init
+mounts it at /mnt (its default `ephemeral0` mount, cc_mounts.py, ordered after cloud-init's network
+stage) later at boot than gpucl-scratch.service runs, and that mount would hide a scratch mounted
+below it after every power cycle. /nvme, as Azure CycleCloud's Slurm nodes use."""
+
+
+SHARED_MOUNTS = ("/home", "/sched")
+"""The scheduler's NFS exports every GPU node mounts (fstab: _netdev,nofail)."""
+
+
+MOUNT_RETRY = {"delay_s": 10, "total_s": 1200}
+"""A GPU node's first boot waits this long for the scheduler's exports: the scheduler's own
+cloud-init (packages, MariaDB, the power venv) can take longer than a node's."""
+
+
+PYXIS_LIBRARY = "/usr/local/lib/slurm/spank_pyxis.so"
+
+
+ENROOT_RUNTIME = f"{SCRATCH}/enroot/runtime"
+
+
+# Fixed ids of the service users on every node (Azure/cyclecloud-slurm install.py setup_users).
+SERVICE_IDS = {"slurm": 11100, "munge": 11101}
+
+
+RESTART_POLICY = {"delay_s": 10, "burst": 5, "interval_s": 600}
+"""The restart drop-in for munge, slurmctld, slurmdbd and slurmd (upstream units have no Restart=).
+5 starts in 600 s outlasts a slurmctld that waits for its data disk or slurmdbd (10 s apart), and
+still ends a crash loop within minutes."""
+
+
+LOG_ROTATION = {"keep": 14, "max_size": "100M"}
+"""Per log under site.log_dir (Slurm's and gpucl's): at most 15 x 100 MiB before compression."""
+
+
+MARIADB_TUNING = {
+    "innodb_buffer_pool_size": "4096M",
+    "innodb_log_file_size": "64M",
+    "innodb_lock_wait_timeout": "900",
+}
+"""Slurm's accounting guide (accounting.html): a buffer pool that holds the job tables' indexes,
+a redo log sized for slurmdbd's bulk inserts, and a lock wait long enough for its purge and
+rollup transactions (slurmdbd checks the buffer pool and the lock wait at start and logs
+"Database settings not recommended values" when they are lower)."""
+
+
+HEALTH_ENV = "/etc/gpu-clusters/health.env"
+
+
+NCCL_CONF_OURS = "/etc/gpu-clusters/nccl.conf"
+
+
+JOB_ENV = "/etc/gpu-clusters/job.env"
+
+
+TASK_PROLOG = "gpucl-task-env.sh"
+
+
+ACCOUNTING_DB = {"db_name": "slurm_acct_db", "db_user": "slurm", "account": "users"}
+"""`account`: the Slurm account the admin user's association is made in, so the admin's jobs
+(validation's included) are reported by `sreport` per account; sacct lists every job anyway."""
+
+
+ACCOUNTING_DATADIR = "/shared/mysql"  # on the scheduler's data disk
+
+
+NHC_FAST_CONF = "/etc/nhc/gpucl-fast.conf"
+
+
+NHC_CHECKS = "/etc/nhc/scripts/gpucl.nhc"

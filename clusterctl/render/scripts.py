@@ -1,0 +1,72 @@
+"""The scripts under the site's libexec dir: prolog and epilog, power hooks on the scheduler, a GPU
+node's bring-up (scratch, mounts, name, NCCL conf), the deep tier and accounting."""
+
+from __future__ import annotations
+
+from clusterctl.render.deep import deep_context, deep_hours
+from clusterctl.render.health import health_script
+from clusterctl.render.paths import (
+    ACCOUNTING_DATADIR,
+    ACCOUNTING_DB,
+    ENROOT_RUNTIME,
+    JOB_ENV,
+    MOUNT_RETRY,
+    NCCL_CONF_OURS,
+    PYXIS_LIBRARY,
+    SCRATCH,
+    SHARED_MOUNTS,
+    TASK_PROLOG,
+)
+from clusterctl.render.power_files import POWER_LOG
+from clusterctl.render.site import SlurmSite, scheduler_host
+from clusterctl.render.templates import render_template
+from clusterctl.render.versions import node_versions
+from clusterctl.spec.catalog import Sku, catalog
+from clusterctl.spec.model import ClusterSpec
+
+
+def node_scripts(spec: ClusterSpec, site: SlurmSite, sku: Sku | None) -> dict[str, str]:
+    """Scripts under site.libexec_dir; GPU nodes get their bring-up scripts too."""
+    ctx = {
+        "drain_prefix": spec.health_checks.drain_prefix,
+        "scratch": SCRATCH,
+        "shared_mounts": SHARED_MOUNTS,
+        "libexec": site.libexec_dir,
+        "gpus": sku.gpus if sku else 0,
+        "fabric_manager": bool(sku and sku.shape.fabric_manager),
+        "imex": bool(sku and sku.shape.imex),
+        "cluster": spec.name,
+        "conf_server": f"{scheduler_host(spec)}:{site.slurmctld_port}",
+        "etc_dir": site.etc_dir,
+        "nccl_conf_ours": NCCL_CONF_OURS,
+        "job_env": JOB_ENV,
+        "pyxis_tag": node_versions(catalog())["pyxis"],
+        "pyxis_library": PYXIS_LIBRARY,
+        "pyxis_conf": render_template(
+            "slurm/pyxis.conf.j2", pyxis_library=PYXIS_LIBRARY, enroot_runtime=ENROOT_RUNTIME
+        ).strip(),
+    }
+    names = ["prolog.sh", "epilog.sh", "gpucl-pyxis.sh", "gpucl-build-cache.sh"]
+    if sku is None:
+        names += ["resume.sh", "suspend.sh", "resume-fail.sh"]
+        ctx["power_log"] = POWER_LOG
+    if sku is not None:
+        names += [
+            "gpucl-scratch.sh",
+            "node-name.sh",
+            "gpu-node-setup.sh",
+            "gpucl-nccl-conf.sh",
+            "gpucl-mounts.sh",
+            TASK_PROLOG,
+        ]
+        ctx["mount_retry"] = MOUNT_RETRY
+        ctx["nvme_expected"] = sku.local_nvme_disks or '""'
+    if deep_hours(spec):
+        names.append("gpucl-deep-check.sh" if sku is not None else "gpucl-deep-health.sh")
+        ctx.update(deep_context(spec, site))
+    if sku is None and spec.head_node.accounting:
+        names.append("gpucl-accounting.sh")
+        ctx.update(ACCOUNTING_DB, db_datadir=ACCOUNTING_DATADIR, admin_user=spec.ssh.admin_user)
+    files = {name: render_template(f"scripts/{name}.j2", **ctx) for name in names}
+    files["gpucl-health.sh"] = health_script(spec, site)
+    return dict(sorted(files.items()))

@@ -1,0 +1,159 @@
+"""The Slurm files (slurm.conf, gres.conf, cgroup.conf, topology.conf, plugstack.conf,
+slurmdbd.conf) and the config sync that brings a resize's files to the running scheduler."""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+from clusterctl.render.paths import ACCOUNTING_DB, TASK_PROLOG
+from clusterctl.render.site import SlurmSite, cloud_site
+from clusterctl.render.templates import render_template
+from clusterctl.spec.catalog import Catalog, Sku, catalog
+from clusterctl.spec.model import ClusterSpec, PartitionSpec
+from clusterctl.spec.power import power_plan
+from clusterctl.spec.topology import FabricGroup, fabric_groups
+
+
+def partition_sku(part: PartitionSpec, cat: Catalog) -> Sku:
+    return cat.require(part.sku, field="partitions[].sku")
+
+
+def partition_groups(spec: ClusterSpec) -> dict[str, list[FabricGroup]]:
+    return {
+        p.name: fabric_groups(p.name, p.nodes, p.max_nodes_per_scale_set) for p in spec.partitions
+    }
+
+
+def slurm_context(spec: ClusterSpec, site: SlurmSite, stack: str, cat: Catalog) -> dict[str, Any]:
+    default = spec.default_partition.name
+    power = power_plan(spec)
+    parts = []
+    for part in spec.partitions:
+        sku = partition_sku(part, cat)
+        groups = fabric_groups(part.name, part.nodes, part.max_nodes_per_scale_set)
+        lines = [{"names": g.hostlist, "group": g.name} for g in groups]
+        parts.append(
+            {
+                "name": part.name,
+                "default": part.name == default,
+                "groups": groups,
+                "node_lines": lines,
+                "hostlist": ",".join(g.hostlist for g in groups),
+                "cpus": sku.vcpus,
+                "sockets": sku.shape.sockets,
+                "cores_per_socket": sku.cores_per_socket,
+                "gpu_files": sku.gpu_device_files,
+                "blocks": nvlink_blocks(groups, sku.nodes_per_nvlink_domain),
+                "real_memory_mib": sku.real_memory_mib,
+                "gres_type": sku.gres_type,
+                "gpus": sku.gpus,
+                "suspend_time": power.of(part.name).suspend_time,
+            }
+        )
+    return {
+        "cluster": spec.name,
+        "stack": stack,
+        "site": site,
+        "power": power,
+        "partitions": parts,
+        "accounting": spec.head_node.accounting,
+        "health_checks": spec.health_checks.enabled,
+        "task_prolog": TASK_PROLOG,
+        "drain_prefix": spec.health_checks.drain_prefix,
+        "topology": "block" if any(p["blocks"] for p in parts) else "tree",
+        "gpu_counts": sorted({str(p["gpus"]) for p in parts}),
+        "gpu_files": sorted({p["gpu_files"] for p in parts}),
+    }
+
+
+def nvlink_blocks(groups: list[FabricGroup], nodes_per_domain: int) -> list[dict[str, str]]:
+    """Slurm topology/block blocks for a shape whose NVLink domain spans several VMs (NVL72: 18
+    4-GPU VMs): consecutive names of one scale set, `nodes_per_domain` each; none for an HGX VM,
+    whose NVLink domain is the VM itself."""
+    if nodes_per_domain <= 1:
+        return []
+    blocks = []
+    for g in groups:
+        names = g.hostnames()
+        for i in range(0, len(names), nodes_per_domain):
+            first, last = i + 1, min(i + nodes_per_domain, len(names))
+            nodes = f"{g.name}-[{first}-{last}]" if last > first else f"{g.name}-{first}"
+            blocks.append({"name": f"{g.name}-nvl{i // nodes_per_domain}", "nodes": nodes})
+    return blocks
+
+
+def render_slurm(
+    spec: ClusterSpec, site: SlurmSite, stack: str = "local", cat: Catalog | None = None
+) -> dict[str, str]:
+    """slurm.conf, gres.conf, cgroup.conf, topology.conf and the SPANK plugin stack."""
+    ctx = slurm_context(spec, site, stack, cat or catalog())
+    return {
+        "slurm.conf": render_template("slurm/slurm.conf.j2", **ctx),
+        "gres.conf": render_template("slurm/gres.conf.j2", **ctx),
+        "cgroup.conf": render_template("slurm/cgroup.conf.j2", **ctx),
+        "topology.conf": render_template("slurm/topology.conf.j2", **ctx),
+        "plugstack.conf": render_template("slurm/plugstack.conf.j2", **ctx),
+    }
+
+
+SYNCED_SLURM_FILES = ("slurm.conf", "gres.conf", "topology.conf")
+"""The Slurm files whose text depends on the partitions and their node counts."""
+
+
+DRAIN_WAIT_SECONDS = 2700
+"""How long a resize waits for jobs on the nodes it removes (inside the Run Command's hour)."""
+
+
+def render_config_sync(
+    spec: ClusterSpec,
+    stack: str,
+    cat: Catalog | None = None,
+    *,
+    drain_only: bool = False,
+    drain_wait_seconds: int = DRAIN_WAIT_SECONDS,
+) -> str:
+    """The script the Pulumi program runs on the scheduler to bring a resize to the running
+    cluster: drain the nodes that leave and wait until they are idle, then write the
+    node-count-dependent files and run `scontrol reconfigure`. `drain_only`: the first part alone,
+    run before any scale set shrinks."""
+    site = cloud_site(spec)
+    files = render_slurm(spec, site, stack, cat or catalog())
+    blobs = {
+        rel: "\n".join(_wrap(base64.b64encode(as_written(files[rel]).encode()).decode()))
+        for rel in SYNCED_SLURM_FILES
+    }
+    keep = ",".join(g.hostlist for groups in partition_groups(spec).values() for g in groups)
+    return render_template(
+        "scripts/slurm-config-sync.sh.j2",
+        cluster=spec.name,
+        stack=stack,
+        etc_dir=site.etc_dir,
+        files={} if drain_only else blobs,
+        keep=keep,
+        drain_prefix=spec.health_checks.drain_prefix,
+        drain_wait_seconds=drain_wait_seconds,
+        drain_only=drain_only,
+    )
+
+
+def as_written(text: str) -> str:
+    """A file's bytes as cloud-init writes them from a `content: |` block (YAML's clip: one
+    final newline): the config sync must write the same bytes, or it finds every file changed
+    and reconfigures (a restart of slurmctld since Slurm 23.11) on every `up`."""
+    return text.rstrip("\n") + "\n" if text else text
+
+
+def _wrap(text: str, width: int = 76) -> list[str]:
+    return [text[i : i + width] for i in range(0, len(text), width)] or [""]
+
+
+def render_slurmdbd_conf(spec: ClusterSpec, site: SlurmSite, stack: str, db_password: str) -> str:
+    return render_template(
+        "slurm/slurmdbd.conf.j2",
+        cluster=spec.name,
+        stack=stack,
+        site=site,
+        db_password=db_password,
+        **ACCOUNTING_DB,
+    )
