@@ -88,7 +88,7 @@ def sandbox_runs(sizes: list[int], runs: int) -> list[dict[str, object]]:
     import tempfile
 
     from clusterctl.sandbox.vm import boot, faults
-    from clusterctl.spec.topology import fabric_groups
+    from clusterctl.spec.topology import scale_sets_of
 
     rows = []
     for n in sizes:
@@ -101,7 +101,7 @@ def sandbox_runs(sizes: list[int], runs: int) -> list[dict[str, object]]:
         )  # fmt: skip
         specs = boot.cluster_from_plan(plan, nodes=n)
         hosts = [s.name for s in specs if s.role == "gpu"]
-        slurm = [h for g in fabric_groups("gpu", n) for h in g.hostnames()]
+        slurm = [h for g in scale_sets_of("gpu", n) for h in g.hostnames()]
         for k in range(runs):
             workdir = Path(tempfile.mkdtemp(prefix="gpucl-bench-vm-"))
             boot.up(specs, workdir, timeout=900, log=lambda m: None)

@@ -65,7 +65,7 @@ def up_cmd(
         raise UserError(f"sandbox up -s {stack}: {refused}")
     _need_root()
     from clusterctl.plan.program import make_plan, write_plan
-    from clusterctl.spec.topology import fabric_groups
+    from clusterctl.spec.topology import scale_sets_of
 
     plan = make_plan(stack, [f"partitions[0].nodes={nodes}"])  # slurm.conf lists what boots
     plan_dir = workdir.parent / f"{workdir.name}-plan"
@@ -87,7 +87,7 @@ def up_cmd(
         part = plan.spec.partitions[0]
         slurm_names = [
             h
-            for g in fabric_groups(part.name, nodes, part.max_nodes_per_scale_set)
+            for g in scale_sets_of(part.name, nodes, part.max_nodes_per_scale_set)
             for h in g.hostnames()
         ]
         problems += checks.slurm_problems(run, scheduler, slurm_names, "gpu:")

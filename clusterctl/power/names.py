@@ -1,7 +1,8 @@
 """Slurm node name <-> scale set and instance id: the cluster's name map.
 
-A node of fabric group `<partition>-pg<k>` is a VM of the scale set `<cluster>-<partition>-pg<k>`
-and is called `<partition>-pg<k>-<n>`, n in 1..N where slurm.conf lists `<group>-[1-N]`. Uniform
+A node of scale set `<partition>-pg<k>` (spec/topology.ScaleSet) is a VM of the Azure scale set
+`<cluster>-<partition>-pg<k>` and is called `<partition>-pg<k>-<n>`, n in 1..N where slurm.conf
+lists `<partition>-pg<k>-[1-N]`. Uniform
 scale sets never reuse an instance id (a scale-in then scale-out, or a VM re-created after a
 failed provisioning, gets a new, higher id), so n cannot be derived from the id: the scheduler
 keeps a map on its data disk, /sched/<cluster>/names.json, shared read-only with the nodes:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from clusterctl.spec.catalog import Catalog
 from clusterctl.spec.model import ClusterSpec
-from clusterctl.spec.topology import fabric_groups
+from clusterctl.spec.topology import scale_sets_of
 
 POWER_CONFIG = "/etc/gpu-clusters/power.json"
 POWER_LOG = "/var/log/slurm/gpucl-power.log"
@@ -74,7 +74,7 @@ def names_seed(spec: ClusterSpec) -> str:
     names = {
         f"{spec.name}-{g.name}": {str(i): f"{g.name}-{i + 1}" for i in range(g.size)}
         for p in spec.partitions
-        for g in fabric_groups(p.name, p.nodes, p.max_nodes_per_scale_set)
+        for g in scale_sets_of(p.name, p.nodes, p.max_nodes_per_scale_set)
     }
     return json.dumps({"names": names}, indent=2, sort_keys=True) + "\n"
 

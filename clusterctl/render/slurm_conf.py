@@ -12,16 +12,16 @@ from clusterctl.render.templates import render_template
 from clusterctl.spec.catalog import Catalog, Sku, catalog
 from clusterctl.spec.model import ClusterSpec, PartitionSpec
 from clusterctl.spec.power import power_plan
-from clusterctl.spec.topology import FabricGroup, fabric_groups
+from clusterctl.spec.topology import ScaleSet, scale_sets_of
 
 
 def partition_sku(part: PartitionSpec, cat: Catalog) -> Sku:
     return cat.require(part.sku, field="partitions[].sku")
 
 
-def partition_groups(spec: ClusterSpec) -> dict[str, list[FabricGroup]]:
+def partition_scale_sets(spec: ClusterSpec) -> dict[str, list[ScaleSet]]:
     return {
-        p.name: fabric_groups(p.name, p.nodes, p.max_nodes_per_scale_set) for p in spec.partitions
+        p.name: scale_sets_of(p.name, p.nodes, p.max_nodes_per_scale_set) for p in spec.partitions
     }
 
 
@@ -31,20 +31,20 @@ def slurm_context(spec: ClusterSpec, site: SlurmSite, stack: str, cat: Catalog) 
     parts = []
     for part in spec.partitions:
         sku = partition_sku(part, cat)
-        groups = fabric_groups(part.name, part.nodes, part.max_nodes_per_scale_set)
-        lines = [{"names": g.hostlist, "group": g.name} for g in groups]
+        sets = scale_sets_of(part.name, part.nodes, part.max_nodes_per_scale_set)
+        lines = [{"names": ss.hostlist, "scale_set": ss.name} for ss in sets]
         parts.append(
             {
                 "name": part.name,
                 "default": part.name == default,
-                "groups": groups,
+                "scale_sets": sets,
                 "node_lines": lines,
-                "hostlist": ",".join(g.hostlist for g in groups),
+                "hostlist": ",".join(ss.hostlist for ss in sets),
                 "cpus": sku.vcpus,
                 "sockets": sku.shape.sockets,
                 "cores_per_socket": sku.cores_per_socket,
                 "gpu_files": sku.gpu_device_files,
-                "blocks": nvlink_blocks(groups, sku.nodes_per_nvlink_domain),
+                "blocks": nvlink_blocks(sets, sku.nodes_per_nvlink_domain),
                 "real_memory_mib": sku.real_memory_mib,
                 "gres_type": sku.gres_type,
                 "gpus": sku.gpus,
@@ -67,19 +67,19 @@ def slurm_context(spec: ClusterSpec, site: SlurmSite, stack: str, cat: Catalog) 
     }
 
 
-def nvlink_blocks(groups: list[FabricGroup], nodes_per_domain: int) -> list[dict[str, str]]:
+def nvlink_blocks(sets: list[ScaleSet], nodes_per_domain: int) -> list[dict[str, str]]:
     """Slurm topology/block blocks for a shape whose NVLink domain spans several VMs (NVL72: 18
     4-GPU VMs): consecutive names of one scale set, `nodes_per_domain` each; none for an HGX VM,
     whose NVLink domain is the VM itself."""
     if nodes_per_domain <= 1:
         return []
     blocks = []
-    for g in groups:
-        names = g.hostnames()
+    for ss in sets:
+        names = ss.hostnames()
         for i in range(0, len(names), nodes_per_domain):
             first, last = i + 1, min(i + nodes_per_domain, len(names))
-            nodes = f"{g.name}-[{first}-{last}]" if last > first else f"{g.name}-{first}"
-            blocks.append({"name": f"{g.name}-nvl{i // nodes_per_domain}", "nodes": nodes})
+            nodes = f"{ss.name}-[{first}-{last}]" if last > first else f"{ss.name}-{first}"
+            blocks.append({"name": f"{ss.name}-nvl{i // nodes_per_domain}", "nodes": nodes})
     return blocks
 
 
@@ -123,7 +123,7 @@ def render_config_sync(
         rel: "\n".join(_wrap(base64.b64encode(as_written(files[rel]).encode()).decode()))
         for rel in SYNCED_SLURM_FILES
     }
-    keep = ",".join(g.hostlist for groups in partition_groups(spec).values() for g in groups)
+    keep = ",".join(ss.hostlist for sets in partition_scale_sets(spec).values() for ss in sets)
     return render_template(
         "scripts/slurm-config-sync.sh.j2",
         cluster=spec.name,

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from clusterctl.spec.model import ClusterSpec
-from clusterctl.spec.topology import fabric_groups
+from clusterctl.spec.topology import scale_sets_of
 
 SUSPEND_TIMEOUT_S = 600
 RESUME_TIMEOUT_S = 1800
@@ -53,7 +53,7 @@ def power_plan(spec: ClusterSpec) -> PowerPlan:
     for part in spec.partitions:
         names = [
             h
-            for g in fabric_groups(part.name, part.nodes, part.max_nodes_per_scale_set)
+            for g in scale_sets_of(part.name, part.nodes, part.max_nodes_per_scale_set)
             for h in g.hostnames()
         ]
         idle = part.idle_minutes

@@ -17,7 +17,7 @@ from clusterctl.spec.addressing import subnet_plan
 from clusterctl.spec.catalog import Catalog
 from clusterctl.spec.defaults import head_sku
 from clusterctl.spec.model import ClusterSpec, field_path
-from clusterctl.spec.topology import SCALE_SET_MAX_VMS, fabric_groups
+from clusterctl.spec.topology import SCALE_SET_MAX_VMS, scale_sets_of
 
 Rule = Callable[[ClusterSpec, Catalog], Iterator[Finding]]
 
@@ -164,7 +164,7 @@ def node_counts(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
         limit = part.max_nodes_per_scale_set
         scale_sets = cloud_of(spec.cloud).gpu_scale_sets and scheduler_of(spec.scheduler).head_node
         if scale_sets and part.nodes > limit:
-            sizes = "+".join(str(g.size) for g in fabric_groups(part.name, part.nodes, limit))
+            sizes = "+".join(str(g.size) for g in scale_sets_of(part.name, part.nodes, limit))
             where = (
                 f"one placement group ({SCALE_SET_MAX_VMS} VMs)"
                 if limit == SCALE_SET_MAX_VMS

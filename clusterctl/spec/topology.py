@@ -10,8 +10,11 @@ SCALE_SET_MAX_VMS = 100
 
 
 @dataclass(frozen=True)
-class FabricGroup:
-    """One scale set: a placement group, one IB fabric, one topology.conf switch."""
+class ScaleSet:
+    """One scale set, the one term for the group of GPU VMs that share a fabric: named
+    `<partition>-pg<k>` (pg: its placement group, as CycleCloud names it), one InfiniBand fabric,
+    one `SwitchName` in topology.conf (Slurm's word for it), and its VMs' node names
+    `<name>-<n>`."""
 
     partition: str
     index: int
@@ -29,7 +32,7 @@ class FabricGroup:
         return f"{self.name}-[1-{self.size}]" if self.size > 1 else f"{self.name}-1"
 
 
-def fabric_groups(partition: str, nodes: int, limit: int = SCALE_SET_MAX_VMS) -> list[FabricGroup]:
+def scale_sets_of(partition: str, nodes: int, limit: int = SCALE_SET_MAX_VMS) -> list[ScaleSet]:
     """Fill scale sets of `limit` VMs in order: pg0 full, then pg1, ..., the rest in the last.
 
     Never balanced: growing a partition then only grows its last set or opens a new one, and
@@ -40,4 +43,4 @@ def fabric_groups(partition: str, nodes: int, limit: int = SCALE_SET_MAX_VMS) ->
         raise ValueError(f"a scale set holds 1 to {SCALE_SET_MAX_VMS} VMs, not {limit}")
     full, rest = divmod(nodes, limit)
     sizes = [limit] * full + ([rest] if rest or not full else [])
-    return [FabricGroup(partition, i, size) for i, size in enumerate(sizes)]
+    return [ScaleSet(partition, i, size) for i, size in enumerate(sizes)]

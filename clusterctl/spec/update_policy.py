@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal
 
 from clusterctl.spec.model import ClusterSpec, PartitionSpec
-from clusterctl.spec.topology import fabric_groups
+from clusterctl.spec.topology import scale_sets_of
 
 Policy = Literal["in place", "replaces", "refused"]
 
@@ -97,8 +97,8 @@ def _rule(path: str) -> Rule:
 
 
 def _names(part: PartitionSpec) -> list[str]:
-    groups = fabric_groups(part.name, part.nodes, part.max_nodes_per_scale_set)
-    return [h for g in groups for h in g.hostnames()]
+    sets = scale_sets_of(part.name, part.nodes, part.max_nodes_per_scale_set)
+    return [h for ss in sets for h in ss.hostnames()]
 
 
 def _span(names: list[str]) -> str:

@@ -16,7 +16,7 @@ from clusterctl.render.cloud_init import render_cloud_init
 from clusterctl.spec.catalog import catalog
 from clusterctl.spec.model import ClusterSpec, PartitionSpec
 from clusterctl.spec.tags import cloud_tags
-from clusterctl.spec.topology import fabric_groups
+from clusterctl.spec.topology import scale_sets_of
 from components.azure.cluster_secrets import ClusterSecrets
 from components.azure.images import image_reference
 from components.azure.network import AzureNetwork
@@ -53,39 +53,39 @@ class GpuPartition(pulumi.ComponentResource):
         )
         image = image_reference("gpuNodes", partition.image, catalog().gpu_image(sku))
         self.scale_sets = []
-        groups = fabric_groups(partition.name, partition.nodes, partition.max_nodes_per_scale_set)
-        for group in groups:
+        sets = scale_sets_of(partition.name, partition.nodes, partition.max_nodes_per_scale_set)
+        for scale_set in sets:
             tags = cloud_tags(
                 spec,
                 stack,
                 **{"gpu-clusters:role": "compute", "gpu-clusters:partition": partition.name},
             )
             vmss = azure.compute.VirtualMachineScaleSet(
-                f"{name}-{group.name}",
-                vm_scale_set_name=f"{spec.name}-{group.name}",
+                f"{name}-{scale_set.name}",
+                vm_scale_set_name=f"{spec.name}-{scale_set.name}",
                 resource_group_name=network.resource_group.name,
                 location=spec.region,
-                sku={"name": sku.name, "tier": "Standard", "capacity": group.size},
+                sku={"name": sku.name, "tier": "Standard", "capacity": scale_set.size},
                 orchestration_mode="Uniform",
                 single_placement_group=True,
                 platform_fault_domain_count=1,
                 overprovision=False,
                 upgrade_policy={"mode": "Manual"},
                 virtual_machine_profile=vm_profile(
-                    spec, partition, group, network, secrets, custom_data, image
+                    spec, partition, scale_set, network, secrets, custom_data, image
                 ),
                 tags=tags,
                 opts=pulumi.ResourceOptions(
                     parent=self,
-                    hooks=hooks if group is groups[-1] else None,
+                    hooks=hooks if scale_set is sets[-1] else None,
                     depends_on=after,
                 ),
             )
-            self.scale_sets.append((group, vmss))
+            self.scale_sets.append((scale_set, vmss))
         self.register_outputs({"scaleSets": [v.name for _, v in self.scale_sets]})
 
 
-def vm_profile(spec, partition, group, network, secrets, custom_data, image) -> dict:
+def vm_profile(spec, partition, scale_set, network, secrets, custom_data, image) -> dict:
     """One scale set's VM profile: spot or regular, the OS profile with the node's user-data, the
     HPC image, and the NIC in the compute subnet with accelerated networking."""
     spot = (
@@ -104,7 +104,7 @@ def vm_profile(spec, partition, group, network, secrets, custom_data, image) -> 
         "os_profile": linux_os_profile(
             spec,
             secrets.public_key,
-            computer_name_prefix=f"{group.name}-",
+            computer_name_prefix=f"{scale_set.name}-",
             custom_data=custom_data,
         ),
         "storage_profile": {

@@ -8,11 +8,11 @@ from clusterctl.render.site import cloud_site
 from clusterctl.render.slurm_conf import render_slurm
 from clusterctl.spec.load import load_stack_spec
 from clusterctl.spec.power import power_plan
-from clusterctl.spec.topology import fabric_groups
+from clusterctl.spec.topology import scale_sets_of
 
 
 def sizes(nodes: int, limit: int = 100) -> list[int]:
-    return [g.size for g in fabric_groups("gpu", nodes, limit)]
+    return [g.size for g in scale_sets_of("gpu", nodes, limit)]
 
 
 def test_growing_past_a_full_set_opens_a_new_one_and_keeps_the_full_one() -> None:
@@ -37,7 +37,7 @@ def test_no_resize_ever_shrinks_a_set_that_stays(limit: int) -> None:
 
 
 def test_shrinking_takes_the_highest_names() -> None:
-    names = lambda n: [h for g in fabric_groups("gpu", n, 2) for h in g.hostnames()]  # noqa: E731
+    names = lambda n: [h for g in scale_sets_of("gpu", n, 2) for h in g.hostnames()]  # noqa: E731
     assert names(5) == ["gpu-pg0-1", "gpu-pg0-2", "gpu-pg1-1", "gpu-pg1-2", "gpu-pg2-1"]
     for n in range(1, 12):
         assert names(n) == names(n + 1)[:n]
@@ -46,7 +46,7 @@ def test_shrinking_takes_the_highest_names() -> None:
 @pytest.mark.parametrize("limit", [0, 101])
 def test_a_limit_outside_what_a_scale_set_holds_is_refused(limit: int) -> None:
     with pytest.raises(ValueError):
-        fabric_groups("gpu", 4, limit)
+        scale_sets_of("gpu", 4, limit)
 
 
 def test_max_nodes_per_scale_set_reaches_slurm_conf_and_power_saving() -> None:
