@@ -1,9 +1,9 @@
 """The stack outputs: one contract between the Pulumi program that writes them and the commands
 that read them (standard library only: the CLI imports it without pulumi or pydantic).
 
-Writers: components/program.py (CommonOutputs), components/azure/slurm_cluster.py
+Writers: components/program.py (CommonOutputs), components/azure/slurm/slurm_cluster.py
 (SlurmClusterOutputs), components/aws/eks_cluster.py (EksClusterOutputs) and
-components/azure/aks_cluster.py (AksClusterOutputs); clusterctl/spec/kubernetes.py builds the
+components/azure/aks/aks_cluster.py (AksClusterOutputs); clusterctl/spec/kubernetes.py builds the
 `ncclLauncher` value (NcclLauncher). Readers: `clusterctl validate -s`, `status` and `up` read
 only the keys READS declares for them, through `reader()`, which refuses any other key;
 tests/unit/test_outputs_contract.py checks that the plan of every shipped stack produces every
@@ -41,7 +41,7 @@ SCHEDULER: Final = "scheduler"
 COST_PER_HOUR: Final = "costPerHourUsd"
 DRAIN_PREFIX: Final = "drainPrefix"
 
-# -- Slurm (components/azure/slurm_cluster.py) --------------------------------------------------
+# -- Slurm (components/azure/slurm/slurm_cluster.py) -----------------------------------------------
 RESOURCE_GROUP: Final = "resourceGroupName"  # also AKS
 SCHEDULER_HOST: Final = "schedulerHost"
 SCHEDULER_ADDRESS: Final = "schedulerAddress"
@@ -51,7 +51,7 @@ PARTITIONS: Final = "partitions"
 JUMP_HOST_ADDRESS: Final = "jumpHostAddress"
 SSH_PRIVATE_KEY: Final = "sshPrivateKey"
 
-# -- Kubernetes (components/aws/eks_cluster.py, components/azure/aks_cluster.py) ----------------
+# -- Kubernetes (components/aws/eks_cluster.py, components/azure/aks/aks_cluster.py) ---------------
 KUBECONFIG: Final = "kubeconfig"  # a secret output
 KUBERNETES_VERSION: Final = "kubernetesVersion"
 ADDON_VERSIONS: Final = "addonVersions"

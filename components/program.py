@@ -18,9 +18,9 @@ from clusterctl.spec.cost import cost_per_hour
 from clusterctl.spec.model import ClusterSpec
 
 CLUSTERS = {
-    ("azure", "slurm"): ("components.azure.slurm_cluster", "AzureSlurmCluster"),
+    ("azure", "slurm"): ("components.azure.slurm.slurm_cluster", "AzureSlurmCluster"),
     ("aws", "kubernetes"): ("components.aws.eks_cluster", "EksGpuCluster"),
-    ("azure", "kubernetes"): ("components.azure.aks_cluster", "AksGpuCluster"),
+    ("azure", "kubernetes"): ("components.azure.aks.aks_cluster", "AksGpuCluster"),
 }
 """(cloud, scheduler) -> the component that builds that cluster, imported only when chosen (a
 plan of one pays for no other provider). A platform clusterctl/platform.py lists and this table

@@ -1,6 +1,6 @@
 """Can the signed-in identity create the power role? The Azure Slurm cluster makes a custom role
-(components/azure/power_role.py) and assigns it: Microsoft.Authorization/roleDefinitions/write and
-roleAssignments/write, which Owner, User Access Administrator and Role Based Access Control
+(components/azure/slurm/power_role.py) and assigns it: Microsoft.Authorization/roleDefinitions/write
+and roleAssignments/write, which Owner, User Access Administrator and Role Based Access Control
 Administrator hold and Contributor does not (its notActions exclude
 Microsoft.Authorization/*/Write).
 `pulumi up` alone fails on them after the network, disks and identity exist.

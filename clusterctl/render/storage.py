@@ -3,7 +3,7 @@
 The share's mount follows Microsoft's instructions for NFS Azure file shares
 (MicrosoftDocs/azure-docs articles/storage/files/storage-files-how-to-mount-nfs-shares.md: `mount -t
 nfs ACCOUNT.file.core.windows.net:/ACCOUNT/SHARE ... -o vers=4,minorversion=1,sec=sys,nconnect=4`);
-the account name is made at deploy time (components/azure/files_share.py): `plan` shows a
+the account name is made at deploy time (components/azure/slurm/files_share.py): `plan` shows a
 placeholder.
 """
 

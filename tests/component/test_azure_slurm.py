@@ -81,7 +81,7 @@ def test_compute_has_no_public_ip_and_scheduler_has_one(h100) -> None:
 def test_identity_holds_only_the_power_role_on_the_clusters_scale_sets() -> None:
     """Issue 13: the unused Reader on the resource group becomes a custom role with exactly the
     actions the power program calls, assigned per scale set (two groups here)."""
-    from components.azure.power_role import POWER_ROLE_ACTIONS
+    from components.azure.slurm.power_role import POWER_ROLE_ACTIONS
     from tests.power.test_power_azure import ROLE_ACTION_OF_OPERATION
 
     plan = plan_stack("azure-h100", "partitions[0].nodes=150")

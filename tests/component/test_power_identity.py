@@ -19,7 +19,7 @@ MOCK_CLIENT_ID = "22222222-2222-2222-2222-222222222222"  # clusterctl/plan/mocke
 
 def test_power_json_names_the_scheduler_identitys_client_id(monkeypatch) -> None:
     """customData is masked under the mock engine: the scheduler's render is watched instead."""
-    import components.azure.scheduler_node as scheduler_node
+    import components.azure.slurm.scheduler_node as scheduler_node
 
     seen: list[str] = []
 

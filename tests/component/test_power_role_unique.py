@@ -4,7 +4,7 @@ subscriptions (the shipped example deployed twice collided), and stay put on a r
 
 from __future__ import annotations
 
-from components.azure.power_role import power_role_guid, power_role_name
+from components.azure.slurm.power_role import power_role_guid, power_role_name
 from tests.conftest import plan_stack, resources
 
 RG = "/subscriptions/{sub}/resourceGroups/{rg}"

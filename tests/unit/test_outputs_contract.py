@@ -136,7 +136,7 @@ def test_the_contract_is_standard_library_only() -> None:
 def test_the_hooks_early_outputs_reach_a_slurm_target() -> None:
     """The post-deploy hook validates from outputs known before the nodes exist."""
     from clusterctl.validate.targets import SlurmTarget, stack_target
-    from components.azure.slurm_cluster import AzureSlurmCluster
+    from components.azure.slurm.slurm_cluster import AzureSlurmCluster
 
     spec = plan_of("azure-h100").spec
     known = AzureSlurmCluster.post_deploy_validation_outputs(None, spec)  # type: ignore[arg-type]

@@ -16,7 +16,7 @@ from clusterctl.validate.transport import Ssh
 from tests.conftest import need_tool
 from tests.validate.conftest import DATA
 
-# What `pulumi stack output --json` gives for azure-h100 (components/azure/slurm_cluster.py).
+# What `pulumi stack output --json` gives for azure-h100 (components/azure/slurm/slurm_cluster.py).
 H100_OUTPUTS = {
     "schedulerAddress": "20.1.2.3",
     "adminUser": "azureuser",

@@ -20,7 +20,7 @@ import pulumi_random as random
 from clusterctl.render.storage import FILES_SHARE
 from clusterctl.spec.model import ClusterSpec
 from clusterctl.spec.tags import cloud_tags
-from components.azure.network import AzureNetwork
+from components.azure.slurm.network import AzureNetwork
 
 PRIVATE_ZONE = "privatelink.file.core.windows.net"
 ACCOUNT_PREFIX = "gpucl"

@@ -17,12 +17,12 @@ from clusterctl.render.storage import scheduler_disk_gib
 from clusterctl.spec.defaults import head_sku
 from clusterctl.spec.model import ClusterSpec
 from clusterctl.spec.tags import cloud_tags
-from components.azure.cluster_secrets import ClusterSecrets
-from components.azure.images import image_reference
-from components.azure.network import AzureNetwork
-from components.azure.os_profile import linux_os_profile
-from components.azure.public_ip import static_public_ip
-from components.azure.scheduler_identity import SchedulerIdentity
+from components.azure.slurm.cluster_secrets import ClusterSecrets
+from components.azure.slurm.images import image_reference
+from components.azure.slurm.network import AzureNetwork
+from components.azure.slurm.os_profile import linux_os_profile
+from components.azure.slurm.public_ip import static_public_ip
+from components.azure.slurm.scheduler_identity import SchedulerIdentity
 
 
 class SchedulerNode(pulumi.ComponentResource):

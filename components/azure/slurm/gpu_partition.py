@@ -17,10 +17,10 @@ from clusterctl.spec.catalog import catalog
 from clusterctl.spec.model import ClusterSpec, PartitionSpec
 from clusterctl.spec.tags import cloud_tags
 from clusterctl.spec.topology import scale_sets_of
-from components.azure.cluster_secrets import ClusterSecrets
-from components.azure.images import image_reference
-from components.azure.network import AzureNetwork
-from components.azure.os_profile import linux_os_profile
+from components.azure.slurm.cluster_secrets import ClusterSecrets
+from components.azure.slurm.images import image_reference
+from components.azure.slurm.network import AzureNetwork
+from components.azure.slurm.os_profile import linux_os_profile
 
 
 class GpuPartition(pulumi.ComponentResource):

@@ -11,11 +11,11 @@ import pulumi_azure_native as azure
 from clusterctl.spec.defaults import JUMP_HOST_SKU
 from clusterctl.spec.model import ClusterSpec
 from clusterctl.spec.tags import cloud_tags
-from components.azure.cluster_secrets import ClusterSecrets
-from components.azure.images import image_reference
-from components.azure.network import AzureNetwork
-from components.azure.os_profile import linux_os_profile
-from components.azure.public_ip import static_public_ip
+from components.azure.slurm.cluster_secrets import ClusterSecrets
+from components.azure.slurm.images import image_reference
+from components.azure.slurm.network import AzureNetwork
+from components.azure.slurm.os_profile import linux_os_profile
+from components.azure.slurm.public_ip import static_public_ip
 
 
 class JumpHost(pulumi.ComponentResource):

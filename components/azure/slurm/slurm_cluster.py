@@ -18,14 +18,14 @@ from clusterctl.render.site import scheduler_host
 from clusterctl.render.storage import uses_files_share
 from clusterctl.spec.catalog import Catalog, catalog
 from clusterctl.spec.model import ClusterSpec
-from components.azure.cluster_secrets import ClusterSecrets
-from components.azure.files_share import AzureFilesShare
-from components.azure.gpu_partition import GpuPartition
-from components.azure.jump_host import JumpHost
-from components.azure.network import AzureNetwork
-from components.azure.power_role import PowerRole
-from components.azure.scheduler_node import SchedulerNode
-from components.azure.slurm_config_sync import SlurmConfigSync, SlurmResizeDrain
+from components.azure.slurm.cluster_secrets import ClusterSecrets
+from components.azure.slurm.files_share import AzureFilesShare
+from components.azure.slurm.gpu_partition import GpuPartition
+from components.azure.slurm.jump_host import JumpHost
+from components.azure.slurm.network import AzureNetwork
+from components.azure.slurm.power_role import PowerRole
+from components.azure.slurm.scheduler_node import SchedulerNode
+from components.azure.slurm.slurm_config_sync import SlurmConfigSync, SlurmResizeDrain
 
 
 class AzureSlurmCluster(pulumi.ComponentResource):

@@ -19,9 +19,9 @@ from clusterctl.spec.defaults import head_sku
 from clusterctl.spec.kubernetes import fabric_kind, kubernetes_version, nccl_launcher
 from clusterctl.spec.model import ClusterSpec
 from clusterctl.spec.tags import cloud_tags, k8s_labels
-from components.azure.aks_gpu_node_pool import AksGpuNodePool, agent_pool_name, gpu_driver
-from components.azure.aks_infiniband_feature import AksInfinibandFeature
-from components.azure.aks_kubeconfig import aks_kubeconfig
+from components.azure.aks.aks_gpu_node_pool import AksGpuNodePool, agent_pool_name, gpu_driver
+from components.azure.aks.aks_infiniband_feature import AksInfinibandFeature
+from components.azure.aks.aks_kubeconfig import aks_kubeconfig
 from components.k8s.gpu_addons import KubernetesGpuAddons
 
 

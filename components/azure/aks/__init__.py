@@ -1,0 +1,7 @@
+"""The AKS GPU cluster (`AksGpuCluster`): ND node pools on InfiniBand, with the GPU add-ons.
+
+aks_cluster             AksGpuCluster: the cluster, its pools and add-ons
+aks_gpu_node_pool       one partition as a user node pool on one fabric
+aks_infiniband_feature  the AKSInfinibandSupport registration preflight
+aks_kubeconfig          the kubeconfig, read back as a secret
+"""
