@@ -8,7 +8,9 @@ its components. Standard library only: every layer may import it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 
 @dataclass(frozen=True)
@@ -24,6 +26,14 @@ class Cloud:
     """`up` asks the cloud for sizes and quota first; `plan` says it did not."""
     gpu_scale_sets: bool
     """GPU nodes are VM scale sets of at most one placement group (one InfiniBand fabric)."""
+    kubernetes_node_image: str
+    """What a Kubernetes GPU node boots (a partition's own `image` is refused there)."""
+    kubernetes_admin_principals: bool
+    """Cluster admins are named by the stack (EKS access entries: kubernetes.adminPrincipalArns);
+    otherwise they come from the cloud login (AKS with Entra ID)."""
+    kubernetes_driver_in_image: bool
+    """The Kubernetes GPU node image carries the NVIDIA driver and container toolkit (the EKS
+    NVIDIA AMI); otherwise the GPU Operator installs them (AKS with gpuProfile.driver None)."""
 
 
 @dataclass(frozen=True)
@@ -38,8 +48,30 @@ class Scheduler:
 
 
 CLOUDS = {
-    "azure": Cloud("azure", "Azure", "URN", "publisher:offer:sku:version", "aks", True, True),
-    "aws": Cloud("aws", "AWS", "id", "ami-0abc...", "eks", False, False),
+    "azure": Cloud(
+        "azure",
+        "Azure",
+        "URN",
+        "publisher:offer:sku:version",
+        "aks",
+        True,
+        True,
+        kubernetes_node_image="AKS Ubuntu node image",
+        kubernetes_admin_principals=False,
+        kubernetes_driver_in_image=False,
+    ),
+    "aws": Cloud(
+        "aws",
+        "AWS",
+        "id",
+        "ami-0abc...",
+        "eks",
+        False,
+        False,
+        kubernetes_node_image="EKS AL2023 NVIDIA AMI",
+        kubernetes_admin_principals=True,
+        kubernetes_driver_in_image=True,
+    ),
 }
 SCHEDULERS = {
     "slurm": Scheduler("slurm", "Slurm", True, "scheduler", True),
@@ -85,3 +117,23 @@ def unsupported(feature: str, cloud: str, scheduler: str) -> str | None:
             )
             return f"{feature} are not supported on {' '.join(n for n in names if n)} yet: {reason}"
     return None
+
+
+F = TypeVar("F", bound=Callable)
+
+
+def only_on(cloud: str = ANY, scheduler: str = ANY) -> Callable[[F], F]:
+    """Mark a spec rule (or any per-platform function) as applying only on this platform: the
+    rule runner skips it elsewhere, so its body never asks which cloud or scheduler it is on."""
+
+    def mark(fn: F) -> F:
+        fn.platform = (cloud, scheduler)  # type: ignore[attr-defined]
+        return fn
+
+    return mark
+
+
+def applies(fn: Callable, cloud: str, scheduler: str) -> bool:
+    """Whether `fn` (marked with only_on, or not at all) applies on this platform."""
+    c, s = getattr(fn, "platform", (ANY, ANY))
+    return c in (ANY, cloud) and s in (ANY, scheduler)

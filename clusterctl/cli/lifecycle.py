@@ -24,6 +24,7 @@ from clusterctl.cli.common import JsonOpt, StackOpt, bail, err, out
 from clusterctl.errors import UserError
 from clusterctl.lifecycle.errors import OperationFailed
 from clusterctl.lifecycle.retry import DEFAULT_DELAYS, Backoff
+from clusterctl.platform import cloud_of, scheduler_of
 
 if TYPE_CHECKING:
     from clusterctl.lifecycle.capacity import CapacitySource
@@ -39,7 +40,7 @@ def _finder_for(spec: ClusterSpec) -> SurvivorFinder:
 
 def _capacity_for(spec: ClusterSpec) -> CapacitySource | None:
     """Azure answers capacity questions before `up` (SKU offered, vCPU quota); AWS: not yet."""
-    if spec.cloud != "azure":
+    if not cloud_of(spec.cloud).quota_preflight:
         return None
     from clusterctl.lifecycle.capacity_azure import AzureCapacity
 
@@ -253,7 +254,7 @@ def _check_role_permission(spec: ClusterSpec, before: ClusterSpec | None, d: Dep
 
     source = d.capacity(spec)
     fetch = getattr(source, "permissions", None)
-    if before is not None or spec.scheduler != "slurm" or fetch is None:
+    if before is not None or not scheduler_of(spec.scheduler).power_saving or fetch is None:
         return
     err.print("asking Azure whether your sign-in may create the power role ...")
     try:

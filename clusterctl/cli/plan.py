@@ -15,6 +15,7 @@ from rich.tree import Tree
 
 from clusterctl.cli.common import StackOpt, bail, err, out
 from clusterctl.cli.paths import writable_dir, writable_file
+from clusterctl.platform import scheduler_of
 
 
 def register(app: typer.Typer) -> None:
@@ -138,7 +139,7 @@ def _print_plan(result) -> None:
         f"[bold]estimated cost: ${cost.total:,.2f} per hour, ${cost.per_day:,.2f} per day[/] "
         "(on-demand compute at catalog prices; disks and traffic extra)"
     )
-    if result.spec.scheduler == "slurm":
+    if scheduler_of(result.spec.scheduler).power_saving:
         from clusterctl.spec.catalog import catalog
         from clusterctl.spec.cost import idle_cost_per_hour
 

@@ -132,10 +132,15 @@ def _aws_resource(arn: str) -> CloudResource:
     return CloudResource(arn, f"{parts[2]}:{kind}" if len(parts) > 2 else kind, name or kind)
 
 
+FINDERS: dict[str, Callable[[ClusterSpec], SurvivorFinder]] = {
+    "aws": lambda spec: AwsTagFinder(spec.region),
+    "azure": lambda spec: AzureTagFinder(),
+}
+"""Per cloud (platform.CLOUDS): what asks it for the resources still tagged with the stack."""
+
+
 def finder_for(spec: ClusterSpec) -> SurvivorFinder:
-    if spec.cloud == "aws":
-        return AwsTagFinder(spec.region)
-    return AzureTagFinder()
+    return FINDERS[spec.cloud](spec)
 
 
 def survivors(found: Iterable[CloudResource], kept_ids: Iterable[str]) -> list[CloudResource]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+from collections.abc import Callable
 
 from clusterctl.render.cloud_init import render_cloud_init
 from clusterctl.render.health import render_nhc_checks, render_nhc_conf, render_nhc_deep_conf
@@ -11,7 +12,7 @@ from clusterctl.render.scripts import node_scripts
 from clusterctl.render.site import cloud_site
 from clusterctl.render.slurm_conf import partition_sku, render_config_sync, render_slurm
 from clusterctl.render.storage import FILES_ACCOUNT_PLACEHOLDER
-from clusterctl.spec.catalog import catalog
+from clusterctl.spec.catalog import Catalog, catalog
 from clusterctl.spec.model import ClusterSpec
 
 MUNGE_PLACEHOLDER = base64.b64encode(b"munge key: a Pulumi secret made at deploy time").decode()
@@ -19,45 +20,56 @@ DB_PASSWORD_PLACEHOLDER = "a-Pulumi-secret-made-at-deploy-time"
 
 
 def render_bundle(spec: ClusterSpec, stack: str) -> dict[str, str]:
+    """Every file of the cluster, by the scheduler's own bundle, plus each partition's nccl.conf."""
     cat = catalog()
+    files = BUNDLES[spec.scheduler](spec, stack, cat)
+    for part in spec.partitions:
+        files[f"nodes/{part.name}/nccl.conf"] = render_nccl_conf(partition_sku(part, cat), cat)
+    return files
+
+
+def _slurm_bundle(spec: ClusterSpec, stack: str, cat: Catalog) -> dict[str, str]:
     files: dict[str, str] = {}
-    if spec.scheduler == "slurm":
-        site = cloud_site(spec)
-        for rel, text in render_slurm(spec, site, stack, cat).items():
-            files[f"slurm/{rel}"] = text
-        files["cloud-init/scheduler.yaml"] = render_cloud_init(
+    site = cloud_site(spec)
+    for rel, text in render_slurm(spec, site, stack, cat).items():
+        files[f"slurm/{rel}"] = text
+    files["cloud-init/scheduler.yaml"] = render_cloud_init(
+        spec,
+        stack,
+        munge_key_b64=MUNGE_PLACEHOLDER,
+        cat=cat,
+        db_password=DB_PASSWORD_PLACEHOLDER,
+        files_account=FILES_ACCOUNT_PLACEHOLDER,
+    )
+    files.update({f"scripts/{n}": text for n, text in node_scripts(spec, site, None).items()})
+    files["scripts/slurm-config-sync.sh"] = render_config_sync(spec, stack, cat)
+    for part in spec.partitions:
+        sku = partition_sku(part, cat)
+        files[f"cloud-init/{part.name}.yaml"] = render_cloud_init(
             spec,
             stack,
             munge_key_b64=MUNGE_PLACEHOLDER,
+            partition=part,
             cat=cat,
-            db_password=DB_PASSWORD_PLACEHOLDER,
             files_account=FILES_ACCOUNT_PLACEHOLDER,
         )
-        files.update({f"scripts/{n}": text for n, text in node_scripts(spec, site, None).items()})
-        files["scripts/slurm-config-sync.sh"] = render_config_sync(spec, stack, cat)
-        for part in spec.partitions:
-            sku = partition_sku(part, cat)
-            files[f"cloud-init/{part.name}.yaml"] = render_cloud_init(
-                spec,
-                stack,
-                munge_key_b64=MUNGE_PLACEHOLDER,
-                partition=part,
-                cat=cat,
-                files_account=FILES_ACCOUNT_PLACEHOLDER,
-            )
-            files[f"nodes/{part.name}/nhc.conf"] = render_nhc_conf(spec, sku, cat)
-            files[f"nodes/{part.name}/nhc-deep.conf"] = render_nhc_deep_conf(spec, sku, cat)
-            files["nodes/gpucl.nhc"] = render_nhc_checks()
-            for name, text in node_scripts(spec, site, sku).items():
-                files[f"scripts/{name}"] = text
-    else:
-        from clusterctl.render.kubernetes import render_k8s_bundle
-
-        for rel, text in render_k8s_bundle(spec, stack).items():
-            files[f"k8s/{rel}"] = text
-    for part in spec.partitions:
-        sku = partition_sku(part, cat)
-        files[f"nodes/{part.name}/nccl.conf"] = render_nccl_conf(sku, cat)
-        if spec.scheduler == "slurm":
-            files[f"nodes/{part.name}/job.env"] = render_job_env(sku, cat)
+        files[f"nodes/{part.name}/nhc.conf"] = render_nhc_conf(spec, sku, cat)
+        files[f"nodes/{part.name}/nhc-deep.conf"] = render_nhc_deep_conf(spec, sku, cat)
+        files["nodes/gpucl.nhc"] = render_nhc_checks()
+        files[f"nodes/{part.name}/job.env"] = render_job_env(sku, cat)
+        for name, text in node_scripts(spec, site, sku).items():
+            files[f"scripts/{name}"] = text
     return files
+
+
+def _kubernetes_bundle(spec: ClusterSpec, stack: str, cat: Catalog) -> dict[str, str]:
+    from clusterctl.render.kubernetes import render_k8s_bundle
+
+    return {f"k8s/{rel}": text for rel, text in render_k8s_bundle(spec, stack).items()}
+
+
+BUNDLES: dict[str, Callable[[ClusterSpec, str, Catalog], dict[str, str]]] = {
+    "slurm": _slurm_bundle,
+    "kubernetes": _kubernetes_bundle,
+}
+"""Per scheduler (platform.SCHEDULERS): the files its cluster gets."""

@@ -295,8 +295,6 @@ def load_manifest_docs(text: str) -> list[dict[str, Any]]:
 
 def render_k8s_bundle(spec: ClusterSpec, stack: str) -> dict[str, str]:
     """Every manifest and Helm values file the cluster gets, keyed by path under k8s/."""
-    if spec.scheduler != "kubernetes":
-        return {}
     cat = catalog()
     files = {
         f"manifests/{name}": text for name, text in cluster_manifests(spec, stack, cat).items()

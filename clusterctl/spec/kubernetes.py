@@ -168,7 +168,7 @@ def nccl_env(sku: Sku, fabric: str, cat: Catalog) -> dict[str, str]:
     topology file, so NCCL_TOPO_FILE points at the topology ConfigMap mounted at TOPOLOGY_MOUNT.
     """
     name = sku.nccl_profile
-    if sku.cloud == "azure" and fabric == "infiniband":
+    if fabric == "infiniband":  # (InfiniBand sizes are Azure's; AWS has EFA)
         name = "aks-ib" if "aks-ib" in cat.nccl_profiles else name
     profile = cat.nccl_profiles.get(name) if name else None
     env = {**MPI_ROOT_ENV, **(dict(profile.env) if profile else {})}
@@ -183,7 +183,7 @@ def nccl_env(sku: Sku, fabric: str, cat: Catalog) -> dict[str, str]:
 
 def topology_file(sku: Sku, fabric: str) -> str | None:
     """The NCCL topology file (a key of the nccl-topology ConfigMap) for an Azure IB SKU."""
-    if sku.cloud != "azure" or fabric != "infiniband":
+    if fabric != "infiniband":
         return None
     family = TOPOLOGY_FAMILY.get(sku.nccl_profile or "")
     return f"{family}-topo.xml" if family else None

@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from clusterctl.platform import cloud_of
 from clusterctl.spec.catalog import Catalog, catalog
 from clusterctl.spec.kubernetes import GPU_TOLERATION, PARTITION_LABEL, fabric_kind
 from clusterctl.spec.model import ClusterSpec
@@ -179,7 +180,7 @@ def gpu_operator_values(spec: ClusterSpec, infiniband: bool) -> dict[str, Any]:
         "vfioManager": {"enabled": False},
         "sandboxDevicePlugin": {"enabled": False},
     }
-    if spec.cloud == "aws":
+    if cloud_of(spec.cloud).kubernetes_driver_in_image:
         # The EKS NVIDIA AMI (AL2023_x86_64_NVIDIA) already carries the driver and the toolkit.
         values["driver"] = {"enabled": False}
         values["toolkit"] = {"enabled": False}

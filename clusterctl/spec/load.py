@@ -8,6 +8,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from clusterctl.errors import Finding, SpecError
+from clusterctl.platform import applies
 from clusterctl.spec import rules, rules_aws, rules_input, rules_k8s
 from clusterctl.spec.catalog import Catalog, catalog
 from clusterctl.spec.model import CONFIG_KEY, ClusterSpec, field_path
@@ -47,7 +48,7 @@ def load_spec(raw: Any, cat: Catalog | None = None) -> tuple[ClusterSpec, list[F
 
 
 def check_rules(spec: ClusterSpec, cat: Catalog) -> list[Finding]:
-    return [f for r in RULES for f in r(spec, cat)]
+    return [f for r in RULES if applies(r, spec.cloud, spec.scheduler) for f in r(spec, cat)]
 
 
 def load_stack_spec(

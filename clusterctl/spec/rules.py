@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 
 from clusterctl.errors import Finding
 from clusterctl.nccl.units import parse_size
-from clusterctl.platform import cloud_of, scheduler_of, unsupported
+from clusterctl.platform import cloud_of, only_on, scheduler_of, unsupported
 from clusterctl.spec.addressing import subnet_plan
 from clusterctl.spec.catalog import Catalog
 from clusterctl.spec.defaults import head_sku
@@ -116,20 +116,26 @@ def skus_exist(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
         )
 
 
+@only_on(scheduler="slurm")
+def slurm_keeps_the_fabric(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
+    for i, part in enumerate(spec.partitions):
+        sku = cat.get(part.sku, spec.cloud)
+        if sku is not None and part.fabric == "none" and sku.fabric.kind != "none":
+            yield Finding(
+                "error",
+                f"a Slurm partition of {sku.name} always uses its {sku.fabric.kind} (NCCL, "
+                "the health checks and topology.conf are built on it); remove fabric: none",
+                field_path("partitions", i, "fabric"),
+            )
+
+
 def fabric_matches_sku(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
     for i, part in enumerate(spec.partitions):
         sku = cat.get(part.sku, spec.cloud)
         if sku is None or part.fabric == "auto":
             continue
         if part.fabric == "none":
-            if spec.scheduler == "slurm" and sku.fabric.kind != "none":
-                yield Finding(
-                    "error",
-                    f"a Slurm partition of {sku.name} always uses its {sku.fabric.kind} (NCCL, "
-                    "the health checks and topology.conf are built on it); remove fabric: none",
-                    field_path("partitions", i, "fabric"),
-                )
-            continue
+            continue  # a Slurm partition refuses it: slurm_keeps_the_fabric
         if sku.fabric.kind != part.fabric:
             has = sku.fabric.kind if sku.fabric.kind != "none" else "no RDMA fabric"
             yield Finding(
@@ -331,6 +337,7 @@ RULES: tuple[Rule, ...] = (
     skus_exist,
     node_shape_fits,
     fabric_matches_sku,
+    slurm_keeps_the_fabric,
     partition_names_unique,
     node_counts,
     spot_on_fabric,

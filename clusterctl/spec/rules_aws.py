@@ -12,6 +12,7 @@ import ipaddress
 from collections.abc import Iterator
 
 from clusterctl.errors import Finding
+from clusterctl.platform import only_on, scheduler_of
 from clusterctl.spec.catalog import Catalog
 from clusterctl.spec.model import ClusterSpec, field_path
 
@@ -27,10 +28,9 @@ def _zones(spec: ClusterSpec) -> list[str]:
     return zones
 
 
+@only_on(cloud="aws")
 def zones_fit_the_vpc(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
     """More zones than private subnets (one zone per partition: rules_k8s / aws_placement)."""
-    if spec.cloud != "aws":
-        return
     zones = _zones(spec)
     if len(zones) > MAX_ZONES:
         first = {z: i for i, p in reversed(list(enumerate(spec.partitions))) for z in p.zones[:1]}
@@ -44,9 +44,8 @@ def zones_fit_the_vpc(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
             )
 
 
+@only_on(cloud="aws")
 def vpc_holds_the_nodes(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
-    if spec.cloud != "aws":
-        return
     space = ipaddress.ip_network(spec.network.address_space)
     zones = _zones(spec) or ["(first zone)"]
     if len(zones) > MAX_ZONES or space.prefixlen > 22:
@@ -55,7 +54,8 @@ def vpc_holds_the_nodes(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
     subnet = next(upper.subnets(prefixlen_diff=2 if len(zones) > 2 else 1))
     usable = subnet.num_addresses - AWS_SUBNET_RESERVED
     need = dict.fromkeys(zones, 0)
-    need[zones[0]] += spec.kubernetes.system_nodes if spec.scheduler == "kubernetes" else 0
+    if not scheduler_of(spec.scheduler).head_node:  # its system nodes, in the first zone
+        need[zones[0]] += spec.kubernetes.system_nodes
     for part in spec.partitions:
         need[part.zones[0] if part.zones else zones[0]] += part.nodes
     for zone, nodes in need.items():

@@ -15,7 +15,7 @@ import struct
 from collections.abc import Iterator
 
 from clusterctl.errors import Finding
-from clusterctl.platform import cloud_of
+from clusterctl.platform import cloud_of, only_on
 from clusterctl.spec.addressing import subnet_plan
 from clusterctl.spec.catalog import Catalog
 from clusterctl.spec.model import ClusterSpec, field_path
@@ -101,9 +101,8 @@ def region_exists(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
     yield Finding("error", msg, field_path("region"))
 
 
+@only_on(cloud="aws")
 def zones_belong_to_region(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
-    if spec.cloud != "aws":
-        return
     for i, part in enumerate(spec.partitions):
         for j, zone in enumerate(part.zones):
             if not re.fullmatch(re.escape(spec.region) + r"[a-z]", zone):
@@ -114,11 +113,10 @@ def zones_belong_to_region(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]
                 )
 
 
+@only_on(scheduler="slurm")
 def storage_kind_built(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
     """scheduler-nfs and (on Azure) azure-files-nfs are built; `none` is refused, not ignored."""
-    if spec.scheduler != "slurm" or spec.storage.kind == "scheduler-nfs":
-        return
-    if spec.storage.kind == "none":  # (Slurm runs on Azure only: rules.SUPPORTED)
+    if spec.storage.kind == "none":  # (Slurm runs on Azure only: platform.UNSUPPORTED)
         yield Finding(
             "error",
             "storage.kind none: Slurm needs /home and /sched shared by every node; use "
@@ -127,9 +125,8 @@ def storage_kind_built(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
         )
 
 
+@only_on(cloud="azure", scheduler="slurm")
 def disk_sizes(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
-    if spec.cloud != "azure" or spec.scheduler != "slurm":
-        return
     size, kind = spec.storage.size_gib, spec.storage.kind
     where = field_path("storage", "sizeGib")
     if kind == "scheduler-nfs" and size > AZURE_DISK_MAX_GIB:
@@ -164,23 +161,34 @@ def _tag_problem(cloud: str, key: str, value: str, key_max: int, value_max: int)
         return f"a tag key on {cloud} has 1 to {key_max} characters"
     if len(str(value)) > value_max:
         return f"a tag value on {cloud} has at most {value_max} characters"
-    if cloud == "azure":
-        bad = sorted(set(key) & AZURE_TAG_BAD_CHARS)
-        if bad:
-            return f"Azure tag names may not contain {' '.join(bad)}"
-        if key.lower().startswith(AZURE_TAG_RESERVED):
-            return f"Azure reserves tag names starting with {', '.join(AZURE_TAG_RESERVED)}"
-    else:
-        if key.lower().startswith("aws:"):
-            return "AWS reserves tag keys starting with 'aws:'"
-        if not AWS_TAG_CHARS.match(key) or not AWS_TAG_CHARS.match(str(value)):
-            return "AWS tags use letters, digits, spaces and _ . : / = + - @ only"
+    return TAG_RULES[cloud](key, str(value))
+
+
+def _azure_tag_problem(key: str, value: str) -> str | None:
+    bad = sorted(set(key) & AZURE_TAG_BAD_CHARS)
+    if bad:
+        return f"Azure tag names may not contain {' '.join(bad)}"
+    if key.lower().startswith(AZURE_TAG_RESERVED):
+        return f"Azure reserves tag names starting with {', '.join(AZURE_TAG_RESERVED)}"
     return None
 
 
+def _aws_tag_problem(key: str, value: str) -> str | None:
+    if key.lower().startswith("aws:"):
+        return "AWS reserves tag keys starting with 'aws:'"
+    if not AWS_TAG_CHARS.match(key) or not AWS_TAG_CHARS.match(value):
+        return "AWS tags use letters, digits, spaces and _ . : / = + - @ only"
+    return None
+
+
+TAG_RULES = {"azure": _azure_tag_problem, "aws": _aws_tag_problem}
+"""Each cloud's own tag rules, past the lengths every cloud has (TAG_LIMITS)."""
+
+
+@only_on(cloud="azure")
 def admin_user_allowed(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
     user = spec.ssh.admin_user
-    if spec.cloud == "azure" and user.lower() in AZURE_FORBIDDEN_ADMIN_USERS:
+    if user.lower() in AZURE_FORBIDDEN_ADMIN_USERS:
         yield Finding(
             "error",
             f"Azure refuses '{user}' as an admin user name; pick another, e.g. azureuser",
@@ -188,9 +196,8 @@ def admin_user_allowed(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
         )
 
 
+@only_on(scheduler="slurm")
 def partition_names_allowed(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
-    if spec.scheduler != "slurm":
-        return
     for i, part in enumerate(spec.partitions):
         if part.name.lower() in SLURM_RESERVED_PARTITIONS:
             yield Finding(
@@ -201,15 +208,20 @@ def partition_names_allowed(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding
             )
 
 
-def resource_ids(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
+@only_on(cloud="aws")
+def reservation_ids(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
     for i, part in enumerate(spec.partitions):
         rid = part.capacity_reservation_id
-        if rid and spec.cloud == "aws" and not AWS_RESERVATION_ID.match(rid):
+        if rid and not AWS_RESERVATION_ID.match(rid):
             yield Finding(
                 "error",
                 f"'{rid}' is not a capacity reservation id (cr- and 17 hex digits)",
                 field_path("partitions", i, "capacityReservationId"),
             )
+
+
+def image_ids(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
+    for i, part in enumerate(spec.partitions):
         if part.image:
             cloud = cloud_of(spec.cloud)
             if not IMAGE_FORM[cloud.name].match(part.image):
@@ -258,50 +270,54 @@ def option_pairs(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
             )
 
 
-def scheduler_keys(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
+@only_on(scheduler="slurm")
+def no_kubernetes_keys(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
     """Settings of the other scheduler would be silently ignored: refuse them."""
-    if spec.scheduler == "slurm" and "kubernetes" in spec.model_fields_set:
+    if "kubernetes" in spec.model_fields_set:
         yield Finding(
             "error",
             "kubernetes settings on a Slurm cluster have no effect; remove the kubernetes block",
             field_path("kubernetes"),
         )
-    if spec.scheduler == "kubernetes":
-        if "accounting" in spec.head_node.model_fields_set:
-            yield Finding(
-                "error",
-                "Slurm accounting on a Kubernetes cluster has no effect; remove it",
-                field_path("headNode", "accounting"),
-            )
-        if "health_checks" in spec.model_fields_set:
-            yield Finding(
-                "error",
-                "healthChecks (Slurm's node health checks and drains) has no effect on a "
-                "Kubernetes cluster; remove it",
-                field_path("healthChecks"),
-            )
-        if "storage" in spec.model_fields_set:
-            yield Finding(
-                "error",
-                "storage (Slurm's /home and /sched) has no effect on a Kubernetes cluster; "
-                "remove it",
-                field_path("storage"),
-            )
 
 
+@only_on(scheduler="kubernetes")
+def no_slurm_keys(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
+    """Settings of the other scheduler would be silently ignored: refuse them."""
+    if "accounting" in spec.head_node.model_fields_set:
+        yield Finding(
+            "error",
+            "Slurm accounting on a Kubernetes cluster has no effect; remove it",
+            field_path("headNode", "accounting"),
+        )
+    if "health_checks" in spec.model_fields_set:
+        yield Finding(
+            "error",
+            "healthChecks (Slurm's node health checks and drains) has no effect on a "
+            "Kubernetes cluster; remove it",
+            field_path("healthChecks"),
+        )
+    if "storage" in spec.model_fields_set:
+        yield Finding(
+            "error",
+            "storage (Slurm's /home and /sched) has no effect on a Kubernetes cluster; remove it",
+            field_path("storage"),
+        )
+    for i, part in enumerate(spec.partitions):
+        for key, attr in (("idleMinutes", "idle_minutes"), ("minNodes", "min_nodes")):
+            if attr in part.model_fields_set:
+                yield Finding(
+                    "error",
+                    f"{key} (Slurm power saving) has no effect on a Kubernetes cluster; "
+                    "remove it (scale the node pool instead)",
+                    field_path("partitions", i, key),
+                )
+
+
+@only_on(scheduler="slurm")
 def power_saving_fields(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
     """idleMinutes/minNodes drive Slurm's power saving: refuse what Slurm cannot honour."""
     for i, part in enumerate(spec.partitions):
-        if spec.scheduler != "slurm":
-            for key, attr in (("idleMinutes", "idle_minutes"), ("minNodes", "min_nodes")):
-                if attr in part.model_fields_set:
-                    yield Finding(
-                        "error",
-                        f"{key} (Slurm power saving) has no effect on a Kubernetes cluster; "
-                        "remove it (scale the node pool instead)",
-                        field_path("partitions", i, key),
-                    )
-            continue
         if part.min_nodes > part.nodes:
             yield Finding(
                 "error",
@@ -318,9 +334,8 @@ def power_saving_fields(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
             )
 
 
+@only_on(cloud="azure", scheduler="slurm")
 def address_space_fits(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
-    if spec.cloud != "azure" or spec.scheduler != "slurm":
-        return
     try:
         compute = ipaddress.ip_network(subnet_plan(spec)["compute"])
     except (ValueError, KeyError):
@@ -344,10 +359,12 @@ RULES: tuple[Rule, ...] = (
     tag_limits,
     admin_user_allowed,
     partition_names_allowed,
-    resource_ids,
+    reservation_ids,
+    image_ids,
     ssh_key_parses,
     option_pairs,
-    scheduler_keys,
+    no_kubernetes_keys,
+    no_slurm_keys,
     power_saving_fields,
     address_space_fits,
 )

@@ -10,7 +10,7 @@ import re
 from collections.abc import Iterator
 
 from clusterctl.errors import Finding
-from clusterctl.platform import scheduler_of
+from clusterctl.platform import cloud_of, only_on, scheduler_of
 from clusterctl.spec.catalog import Catalog
 from clusterctl.spec.kubernetes import AKS_INFINIBAND_FEATURE, FALLBACK_NCCL_TESTS_IMAGE, nccl_image
 from clusterctl.spec.model import ClusterSpec, field_path
@@ -19,14 +19,9 @@ from clusterctl.spec.rules import Rule
 AKS_POOL_NAME_MAX = 12
 
 
-def _kubernetes(spec: ClusterSpec) -> bool:
-    return not scheduler_of(spec.scheduler).head_node
-
-
+@only_on(cloud="aws", scheduler="kubernetes")
 def node_group_single_zone(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
     """Every EKS GPU node group sits in one subnet; EFA types are reported by aws_placement."""
-    if not _kubernetes(spec) or spec.cloud != "aws":
-        return
     for i, part in enumerate(spec.partitions):
         sku = cat.get(part.sku, "aws")
         if sku is None or sku.fabric.kind == "efa" or len(part.zones) <= 1:
@@ -39,9 +34,10 @@ def node_group_single_zone(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]
         )
 
 
+@only_on(cloud="aws")
 def capacity_reservation_size(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
     for i, part in enumerate(spec.partitions):
-        if spec.cloud != "aws" or not part.capacity_reservation_id:
+        if not part.capacity_reservation_id:
             continue
         size = getattr(part, "capacity_reservation_size", None)
         if size is None:
@@ -60,10 +56,11 @@ def capacity_reservation_size(spec: ClusterSpec, cat: Catalog) -> Iterator[Findi
             )
 
 
+@only_on(cloud="aws")
 def reservation_placement(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
     """An ODCR gets no new placement group (docs/decisions/0004): say where placement comes from."""
     for i, part in enumerate(spec.partitions):
-        if spec.cloud != "aws" or not part.capacity_reservation_id or part.capacity_block:
+        if not part.capacity_reservation_id or part.capacity_block:
             continue
         yield Finding(
             "info",
@@ -74,14 +71,24 @@ def reservation_placement(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
         )
 
 
+@only_on(cloud="azure")
+def no_capacity_blocks(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
+    for i, part in enumerate(spec.partitions):
+        if part.capacity_block:
+            yield Finding(
+                "error",
+                "capacity blocks are an AWS option; remove it",
+                field_path("partitions", i, "capacityBlock"),
+            )
+
+
+@only_on(cloud="aws")
 def capacity_block_options(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
     for i, part in enumerate(spec.partitions):
         if not part.capacity_block:
             continue
         where = field_path("partitions", i, "capacityBlock")
-        if spec.cloud != "aws":
-            yield Finding("error", "capacity blocks are an AWS option; remove it", where)
-        elif part.spot:
+        if part.spot:
             yield Finding(
                 "error",
                 "a capacity block is prepaid capacity, not spot; set spot: false",
@@ -96,9 +103,8 @@ def capacity_block_options(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]
             )
 
 
+@only_on(cloud="azure", scheduler="kubernetes")
 def aks_infiniband_registration(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
-    if not _kubernetes(spec) or spec.cloud != "azure":
-        return
     for i, part in enumerate(spec.partitions):
         sku = cat.get(part.sku, "azure")
         if sku is None or sku.fabric.kind != "infiniband" or part.fabric == "none":
@@ -115,9 +121,8 @@ def aks_infiniband_registration(spec: ClusterSpec, cat: Catalog) -> Iterator[Fin
         return
 
 
+@only_on(cloud="azure", scheduler="kubernetes")
 def aks_pool_names(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
-    if not _kubernetes(spec) or spec.cloud != "azure":
-        return
     for i, part in enumerate(spec.partitions):
         if len(part.name) > AKS_POOL_NAME_MAX or part.name == "system":
             yield Finding(
@@ -128,12 +133,11 @@ def aks_pool_names(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
             )
 
 
+@only_on(scheduler="kubernetes")
 def kubernetes_node_image(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
-    if not _kubernetes(spec):
-        return
     for i, part in enumerate(spec.partitions):
         if part.image:
-            node = "EKS AL2023 NVIDIA AMI" if spec.cloud == "aws" else "AKS Ubuntu node image"
+            node = cloud_of(spec.cloud).kubernetes_node_image
             yield Finding(
                 "error",
                 f"Kubernetes node groups use the {node}; a custom image is not supported yet, "
@@ -142,9 +146,8 @@ def kubernetes_node_image(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
             )
 
 
+@only_on(scheduler="kubernetes")
 def kubernetes_fabricless_multinode(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
-    if not _kubernetes(spec):
-        return
     for i, part in enumerate(spec.partitions):
         sku = cat.get(part.sku, spec.cloud)
         if sku is None or part.nodes < 2:
@@ -158,8 +161,9 @@ def kubernetes_fabricless_multinode(spec: ClusterSpec, cat: Catalog) -> Iterator
             )
 
 
+@only_on(scheduler="kubernetes")
 def nccl_image_pinned(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
-    if not _kubernetes(spec) or spec.validation.nccl.container_image:
+    if spec.validation.nccl.container_image:
         return
     image = nccl_image(spec, cat)
     if image == FALLBACK_NCCL_TESTS_IMAGE[spec.cloud] or image.endswith(":latest"):
@@ -180,7 +184,8 @@ def admin_principals(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
     arns = spec.kubernetes.admin_principal_arns
     if not arns:
         return
-    if not _kubernetes(spec) or spec.cloud != "aws":
+    on_kubernetes = not scheduler_of(spec.scheduler).head_node
+    if not (on_kubernetes and cloud_of(spec.cloud).kubernetes_admin_principals):
         yield Finding(
             "error",
             "EKS access entries only: remove it (AKS admin access comes from the Azure login)",
@@ -218,6 +223,7 @@ RULES: tuple[Rule, ...] = (
     capacity_reservation_size,
     reservation_placement,
     capacity_block_options,
+    no_capacity_blocks,
     aks_infiniband_registration,
     aks_pool_names,
     kubernetes_node_image,
