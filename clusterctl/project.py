@@ -125,7 +125,8 @@ def _project_doc(folder: Path) -> dict[str, Any] | None:
 
 
 def _project(folder: Path, doc: dict[str, Any]) -> Project:
-    backend = doc.get("backend") if isinstance(doc.get("backend"), dict) else {}
+    found = doc.get("backend")
+    backend: dict[str, Any] = found if isinstance(found, dict) else {}
     return Project(
         dir=folder.resolve(),
         stack_config_dir=(folder / str(doc.get("stackConfigDir") or ".")).resolve(),

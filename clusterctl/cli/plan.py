@@ -133,11 +133,12 @@ def _print_plan(result) -> None:
             continue
         out.print(
             f"  {line.item}: {line.count} x {line.sku} at ${line.usd_per_hour_each:,.2f}/h "
-            f"= ${line.usd_per_hour:,.2f}/h"
+            f"= ${line.usd_per_hour:,.2f}/h [dim](catalog price of {line.price_as_of})[/]"
         )
+    left_out = f"; leaves out {', '.join(cost.unpriced)} (no price)" if cost.unpriced else ""
     out.print(
         f"[bold]estimated cost: ${cost.total:,.2f} per hour, ${cost.per_day:,.2f} per day[/] "
-        "(on-demand compute at catalog prices; disks and traffic extra)"
+        f"(on-demand compute at catalog prices; disks and traffic extra{left_out})"
     )
     if scheduler_of(result.spec.scheduler).power_saving:
         from clusterctl.spec.catalog import catalog

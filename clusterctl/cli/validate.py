@@ -6,6 +6,7 @@ job did not start, output not parsable, nothing judged). Each problem is one lin
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated
 
@@ -59,7 +60,7 @@ IGNORED: dict[str, dict[str, str]] = {
 }
 
 
-def refuse_ignored(given: dict[str, object]) -> None:
+def refuse_ignored(given: Mapping[str, object]) -> None:
     """UserError (one line) unless exactly one target is given and no option it would ignore."""
     from clusterctl.validate.targets import TARGETS, which_target
 

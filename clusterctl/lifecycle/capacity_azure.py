@@ -14,7 +14,6 @@ from typing import Any
 from clusterctl.lifecycle.capacity import CapacityUnavailable
 
 SUBSCRIPTION_ENV = ("ARM_SUBSCRIPTION_ID", "AZURE_SUBSCRIPTION_ID")
-BY_HAND = "az vm list-skus -l {region} --size {sku} -o table; az vm list-usage -l {region} -o table"
 
 
 def subscription() -> str:

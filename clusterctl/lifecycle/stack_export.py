@@ -7,8 +7,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from clusterctl.spec.tags import CLUSTER_TAG, STACK_TAG
-
 ROLE_TAG = "gpu-clusters:role"
 STORAGE_ROLE = "storage"
 UNTAGGED_STORAGE_TYPES = {"azure-native:storage:FileShare"}
@@ -137,11 +135,3 @@ def compute_since(resources: list[StateResource]) -> datetime | None:
     """When the oldest cloud resource of the stack was created (None: state has no times)."""
     times = [r.created for r in cloud_resources(resources) if r.created]
     return min(times) if times else None
-
-
-def stack_tags(resources: list[StateResource]) -> dict[str, str]:
-    """The stack and cluster tag values found in state, to ask the cloud with."""
-    for res in resources:
-        if STACK_TAG in res.tags:
-            return {k: res.tags[k] for k in (STACK_TAG, CLUSTER_TAG) if k in res.tags}
-    return {}

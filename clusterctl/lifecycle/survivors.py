@@ -34,8 +34,10 @@ class CheckUnavailable(Exception):
 class SurvivorFinder(Protocol):
     """Lists every resource that carries `gpu-clusters:stack=<stack>`."""
 
-    description: str
-    """The command a person would run to check by hand."""
+    @property
+    def description(self) -> str:
+        """The command a person would run to check by hand."""
+        ...
 
     def tagged(self, stack: str) -> list[CloudResource]: ...
 

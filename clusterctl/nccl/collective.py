@@ -64,20 +64,30 @@ PER_RANK = "reduce_scatter, all_gather or alltoall"
 MIN_ALGBW = 1.0  # GB/s: below this, two-decimal rounding blurs busbw / algbw
 
 
-class _Side(Protocol):
-    algbw_gbps: float
-    busbw_gbps: float
+class _Side(Protocol):  # read-only members: the rows are frozen dataclasses
+    @property
+    def algbw_gbps(self) -> float: ...
+    @property
+    def busbw_gbps(self) -> float: ...
 
 
 class _Row(Protocol):
-    size_bytes: int
-    count: int
-    dtype: str
-    redop: str
-    root: int | None
-    line_no: int
-    out_of_place: _Side
-    in_place: _Side
+    @property
+    def size_bytes(self) -> int: ...
+    @property
+    def count(self) -> int: ...
+    @property
+    def dtype(self) -> str: ...
+    @property
+    def redop(self) -> str: ...
+    @property
+    def root(self) -> int | None: ...
+    @property
+    def line_no(self) -> int: ...
+    @property
+    def out_of_place(self) -> _Side: ...
+    @property
+    def in_place(self) -> _Side: ...
 
 
 @dataclass(frozen=True)

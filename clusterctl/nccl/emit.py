@@ -111,11 +111,11 @@ def format_all_reduce(
         "#",
         "# Using devices",
     ]
-    for r in ranks:
-        bus = r.bus_id or "0000:00:00"
+    for rank in ranks:
+        bus = rank.bus_id or "0000:00:00"
         out.append(
-            f"#  Rank {r.rank:2d} Group {r.group or 0:2d} Pid {r.pid:6d} on {r.host:>10s} "
-            f"device {r.device:2d} [{bus}] {r.gpu_name}"
+            f"#  Rank {rank.rank:2d} Group {rank.group or 0:2d} Pid {rank.pid:6d} on "
+            f"{rank.host:>10s} device {rank.device:2d} [{bus}] {rank.gpu_name}"
         )
     blank = ("", "", "", "", "")
     out += [

@@ -224,6 +224,7 @@ def _report(
         if n in state.trusted:
             continue
         figures = tuple(r for r in results if n in r.pair)
+        status: Literal["bad", "flaky", "unresolved"]
         if n in state.bad:
             status, reason = "bad", f"failed with {state.evidence[n]} known-good partners"
         elif n in state.flaky:

@@ -40,7 +40,12 @@ class RecordedResource:
     """Names of the resources the engine waits for before this one (its dependencies)."""
 
     def as_json(self) -> dict[str, Any]:
-        doc = {"type": self.type, "name": self.name, "parent": self.parent, "inputs": self.inputs}
+        doc: dict[str, Any] = {
+            "type": self.type,
+            "name": self.name,
+            "parent": self.parent,
+            "inputs": self.inputs,
+        }
         if self.protect:  # kept by `pulumi destroy`
             doc["protect"] = True
         if self.ignore_changes:  # the engine leaves these inputs as they were created

@@ -15,6 +15,7 @@ Retry-After itself, bounded, so every wait is logged.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import time
@@ -104,8 +105,8 @@ class AzureBackend:
             try:
                 self._call(
                     f"{verb} {scale_set} {ids}",
-                    lambda b=begin, s=scale_set, i=ids: b(
-                        self.rg, s, {"instanceIds": i}, polling=False
+                    functools.partial(
+                        begin, self.rg, scale_set, {"instanceIds": ids}, polling=False
                     ),
                 )
                 LOG.info("%s %s instances %s: accepted", verb, scale_set, ids)
@@ -120,7 +121,7 @@ class AzureBackend:
                 try:
                     self._call(
                         f"{verb} {r.name}",
-                        lambda o=one, r=r: o(self.rg, r.scale_set, r.instance_id, polling=False),
+                        functools.partial(one, self.rg, r.scale_set, r.instance_id, polling=False),
                     )
                     out[r.name] = None
                 except HttpResponseError as exc:
@@ -143,8 +144,12 @@ class AzureBackend:
             try:
                 self._call(
                     f"delete {scale_set} {ids}",
-                    lambda s=scale_set, i=ids: sets.begin_delete_instances(
-                        self.rg, s, {"instanceIds": i}, polling=False
+                    functools.partial(
+                        sets.begin_delete_instances,
+                        self.rg,
+                        scale_set,
+                        {"instanceIds": ids},
+                        polling=False,
                     ),
                 )
                 LOG.info("delete %s instances %s: accepted", scale_set, ids)

@@ -198,7 +198,7 @@ def _add(a: bytes | bytearray, b: bytes | bytearray) -> bytes:
     return total.to_bytes(n + 1, "little")[:n]
 
 
-def ring_allreduce(ring: Ring, data: bytes) -> bytearray:
+def ring_allreduce(ring: Ring, data: bytes | bytearray) -> bytearray:
     """Sum of every rank's `data` (uint32 lanes): reduce-scatter, then all-gather."""
     n = ring.size
     out = bytearray(data)

@@ -113,6 +113,7 @@ def render_cloud_init(
                 raise ValueError("headNode.accounting needs the database password")
             ctx["slurmdbd_conf"] = render_slurmdbd_conf(spec, site, stack, db_password)
         return render_template("cloud-init/scheduler.yaml.j2", **ctx)
+    assert partition is not None  # sku came from it
     ctx["v"] = {**ctx["v"], "slurm_repo": slurm_repo(cat, sku)}
     return render_template(
         "cloud-init/compute.yaml.j2",

@@ -31,11 +31,6 @@ def v1_hierarchies() -> list[Path]:
     return sorted(found)
 
 
-def subtree(hierarchy: Path, sid: str, node: str | None = None) -> Path:
-    base = hierarchy / f"clusterctl-{sid}"
-    return base / node if node else base
-
-
 def make_dir(path: Path) -> None:
     """mkdir a cgroup; a new cpuset cgroup gets its parent's cpus and mems or no task can join."""
     path.mkdir(exist_ok=True)

@@ -16,8 +16,8 @@ class CostLine:
     sku: str
     count: int
     usd_per_hour_each: float | None
-    price_source: str
     price_as_of: str
+    """When the catalog's price was read (config/skus.yaml names the source)."""
 
     @property
     def usd_per_hour(self) -> float:
@@ -60,9 +60,7 @@ def _line(cat: Catalog, item: str, sku_name: str, count: int) -> CostLine | None
     sku = cat.get(sku_name)
     if sku is None:
         return None
-    return CostLine(
-        item, sku.name, count, sku.price.usd_per_hour, sku.price.source, sku.price.as_of
-    )
+    return CostLine(item, sku.name, count, sku.price.usd_per_hour, sku.price.as_of)
 
 
 def idle_cost_per_hour(spec: ClusterSpec, cat: Catalog) -> float:

@@ -70,7 +70,8 @@ def chart_pins(cat: Catalog) -> dict[str, ChartPin]:
         chart = entry.get("chart", base.chart.rsplit("/", 1)[-1] if base else name)
         repo = entry.get("repo", base.repo if base else None)
         if repo and repo.startswith("oci://"):  # Helm takes an OCI chart as one reference
-            repo, chart = None, f"{repo.rstrip('/')}/{chart}"
+            chart = f"{repo.rstrip('/')}/{chart}"
+            repo = None
         pins[name] = ChartPin(repo=repo, chart=chart, version=str(entry["version"]))
     return pins
 

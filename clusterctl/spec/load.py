@@ -26,20 +26,20 @@ def load_spec(raw: Any, cat: Catalog | None = None) -> tuple[ClusterSpec, list[F
     try:
         spec = ClusterSpec.model_validate(raw)
     except ValidationError as exc:
-        errors = exc.errors(include_url=False)
+        details: list[dict[str, Any]] = [dict(e) for e in exc.errors(include_url=False)]
         # A list whose items failed also reports "too short"; the item errors say it better.
-        errors = [
+        details = [
             e
-            for e in errors
+            for e in details
             if not (
                 e["type"] == "too_short"
                 and any(
                     len(o["loc"]) > len(e["loc"]) and o["loc"][: len(e["loc"])] == e["loc"]
-                    for o in errors
+                    for o in details
                 )
             )
         ]
-        raise SpecError([_explain(e, raw) for e in errors]) from None
+        raise SpecError([_explain(e, raw) for e in details]) from None
     findings = check_rules(spec, cat)
     errors = [f for f in findings if f.level == "error"]
     if errors:

@@ -21,7 +21,8 @@ def provider_findings(config: dict[str, Any], spec: ClusterSpec) -> list[Finding
 
     Compared with the cluster as the stack file writes it: a `plan --set region=...` what-if is
     not a contradiction in the file."""
-    raw = config.get(CONFIG_KEY) if isinstance(config.get(CONFIG_KEY), dict) else {}
+    given = config.get(CONFIG_KEY)
+    raw: dict[str, Any] = given if isinstance(given, dict) else {}
     spec = spec.model_copy(
         update={k: raw[k] for k in ("cloud", "region") if isinstance(raw.get(k), str)}
     )

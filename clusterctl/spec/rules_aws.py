@@ -46,7 +46,7 @@ def zones_fit_the_vpc(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
 
 @only_on(cloud="aws")
 def vpc_holds_the_nodes(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
-    space = ipaddress.ip_network(spec.network.address_space)
+    space = ipaddress.IPv4Network(spec.network.address_space)
     zones = _zones(spec) or ["(first zone)"]
     if len(zones) > MAX_ZONES or space.prefixlen > 22:
         return  # zones_fit_the_vpc / network_layout say what is wrong

@@ -7,7 +7,7 @@ thresholds  which floor applies: catalog baseline < stack override < command lin
 transport   the user's own `ssh` as a subprocess
 slurm_launcher / k8s_launcher   run the benchmark and bring back its output
 sweep       2-node pairs in parallel, wired to clusterctl.nccl.localize
-drain       take suspects out of service (Slurm drain, Kubernetes cordon)
+drain       take suspects out of service (Slurm drain)
 hook        the post-deploy check `pulumi up` runs when validation.nccl.onDeploy is true
 """
 

@@ -1,4 +1,4 @@
-"""Take suspect nodes out of service: drain in Slurm, cordon in Kubernetes.
+"""Take suspect nodes out of service: drain in Slurm (Kubernetes cordon is not built yet).
 
 Drains are owned: the health check owns reasons starting with the stack's drain prefix
 (healthChecks.drainPrefix, "gpucl:") and resumes them once its single-node checks pass; a drain
@@ -11,11 +11,8 @@ from __future__ import annotations
 import shlex
 from collections.abc import Sequence
 
-from clusterctl.constants import DRAIN_PREFIX
 from clusterctl.nccl.localize import Suspect
 from clusterctl.validate.transport import Ssh
-
-DEFAULT_PREFIX = DRAIN_PREFIX
 
 
 def validation_prefix(health_prefix: str) -> str:
@@ -46,15 +43,6 @@ def slurm_drain_commands(reasons: dict[str, str], user: str | None = None) -> li
 def drain_slurm(ssh: Ssh, reasons: dict[str, str]) -> list[str]:
     for command in slurm_drain_commands(reasons, ssh.target.user):
         ssh.run(command)
-    return sorted(reasons)
-
-
-def cordon_k8s(client: object, reasons: dict[str, str]) -> list[str]:
-    cordon = getattr(client, "cordon_node", None)
-    if cordon is None:
-        raise TypeError("this Kubernetes client cannot cordon nodes")
-    for node, reason in sorted(reasons.items()):
-        cordon(node, reason)
     return sorted(reasons)
 
 

@@ -49,7 +49,8 @@ def post_deploy_check(
         status = outcome.status
         detail = _summary(outcome)
     if status in ("pass", "warn"):
-        return HookVerdict(status, f"NCCL validation {status}: {detail}", False)
+        passed: Literal["pass", "warn"] = "pass" if status == "pass" else "warn"
+        return HookVerdict(passed, f"NCCL validation {status}: {detail}", False)
     if nccl.on_failure == "fail":
         return HookVerdict("fail", f"NCCL validation {status}: {detail}", True)
     return HookVerdict(

@@ -194,7 +194,3 @@ class KubectlClient:
 
     def delete_mpijob(self, namespace: str, name: str) -> None:
         self._run(["-n", namespace, "delete", "mpijob", name, "--ignore-not-found", "--wait=false"])
-
-    def cordon_node(self, node: str, reason: str) -> None:
-        self._run(["cordon", node])
-        self._run(["annotate", "--overwrite", "node", node, f"gpu-clusters/drain-reason={reason}"])

@@ -155,7 +155,8 @@ def resolve(
         if sku is None or nodes is None:
             raise UserError("--kubeconfig needs --sku and --nodes (or use -s STACK)")
         path = given_kubeconfig(str(kubeconfig))
-        return KubeTarget(path, launcher_for_sku(sku, nodes), label=f"--kubeconfig {kubeconfig}")
+        launcher = dict(launcher_for_sku(sku, nodes))
+        return KubeTarget(path, launcher, label=f"--kubeconfig {kubeconfig}")
     assert stack is not None
     return _deployed_stack_target(stack, nodes, partition, kubeconfig)
 

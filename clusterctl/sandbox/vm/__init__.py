@@ -31,9 +31,6 @@ Public API (what a CLI calls):
   faults.inject(workdir, node, "slow-link"|"fail-health"|"kill-slurmd"|"clear") -> str
   boot.down(workdir, log=print) -> bool
   report.summary(reports) -> str;  report.leftovers(workdir) -> list[str]
-  report.journal_grep(workdir, node, regex) -> list[str]
-  report.slurm_log_errors(workdir, node) -> list[str]
-  report.munge_crosscheck(workdir) -> {"a->b": unmunge verdict}
   substitutions.explain() -> str;  substitutions.write(workdir) -> Path
   image.build(recipe=Recipe(), log=print) -> Image;  repo.prepare(image, log=print) -> Path
 """

@@ -371,13 +371,13 @@ def prepare(image, log=print) -> Path:
         (gh / "READY").write_text("ok\n")
     from . import pypi
 
-    pins = pypi.pins_from_catalog()
-    py = repo_dir / f"pypi-{pypi.digest(pins)}"
+    wheels = pypi.pins_from_catalog()
+    py = repo_dir / f"pypi-{pypi.digest(wheels)}"
     if not (py / "READY").exists():
         for stale in repo_dir.glob("pypi-*"):
             shutil.rmtree(stale)
-        log(f"repo: downloading the wheels pip will install ({', '.join(pins) or 'none'})")
-        pypi.build(py, pins)
+        log(f"repo: downloading the wheels pip will install ({', '.join(wheels) or 'none'})")
+        pypi.build(py, wheels)
         (py / "READY").write_text("ok\n")
     served = repo_dir / "pypi"
     if served.is_symlink() or served.exists():

@@ -193,45 +193,6 @@ def summary(reports: dict[str, dict]) -> str:
     return "\n".join(lines)
 
 
-def journal_grep(workdir: Path, node: str, pattern: str) -> list[str]:
-    """Lines of the node's journal (this boot) that match a regular expression."""
-    state = _state(workdir, node)
-    proc = machine.run_in(
-        state.nodes[node]["init"], ["journalctl", "-b", "--no-pager", "-g", pattern]
-    )
-    return [line for line in proc.stdout.splitlines() if not line.startswith("-- ")]
-
-
-def slurm_log_errors(workdir: Path, node: str) -> list[str]:
-    """`error:`/`fatal:` lines of the node's Slurm daemon logs (file logs and the journal)."""
-    state = _state(workdir, node)
-    cmd = "cat /var/log/slurm/*.log 2>/dev/null; journalctl -b --no-pager -u slurmd -u slurmctld"
-    out = machine.run_in(state.nodes[node]["init"], ["sh", "-c", cmd]).stdout
-    return [line for line in out.splitlines() if " error: " in line or " fatal: " in line]
-
-
-def munge_crosscheck(workdir: Path) -> dict[str, str]:
-    """ "a->b": unmunge's verdict on b for a credential made on a, for every ordered pair."""
-    state = vmstate.load(workdir.resolve())
-    if state is None:
-        return {}
-    out = {}
-    for a, na in state.nodes.items():
-        cred = machine.run_in(na["init"], ["munge", "-n"]).stdout
-        for b, nb in state.nodes.items():
-            if a != b:
-                dec = subprocess.run(
-                    machine.exec_argv(nb["init"], ["unmunge"]),
-                    input=cred,
-                    capture_output=True,
-                    text=True,
-                    timeout=30,
-                )
-                first = (dec.stdout or dec.stderr).splitlines()[:1]
-                out[f"{a}->{b}"] = first[0].strip() if first else f"rc={dec.returncode}"
-    return out
-
-
 def _state(workdir: Path, node: str) -> VmState:
     state = vmstate.load(workdir.resolve())
     if state is None or node not in state.nodes:

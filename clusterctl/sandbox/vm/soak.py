@@ -52,6 +52,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from clusterctl.power.names import node_name
 
@@ -89,6 +90,14 @@ printf "$fmt" \
   > "$0.d/$SLURM_JOB_ID.$SLURMD_NODENAME.${SLURM_RESTART_COUNT:-0}.$(date +%s%N)"
 """
 TERMINAL = ("COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "OUT_OF_MEMORY", "DEADLINE")
+
+
+def _loaded(workdir: Path) -> vmstate.VmState:
+    """The sandbox's state; the soak only runs on a booted sandbox, so none is an error."""
+    state = vmstate.load(workdir)
+    if state is None:
+        raise RuntimeError(f"no VM sandbox in {workdir}")
+    return state
 
 
 @dataclass
@@ -235,7 +244,7 @@ class Soak:
         """Reason prefixes the current step may set on a node outside the ledger."""
         self.ledger: dict[str, Drain] = {}
         self.lock = threading.RLock()
-        self.seen: dict[str, dict] = {}
+        self.seen: dict[str, Any] = {}
         """The last poll: nodes {name: (state, reason)}, jobs, vm power, time."""
         self.first: dict[tuple[str, str], float] = {}
         self.up_since: dict[str, float] = {}
@@ -278,7 +287,7 @@ class Soak:
         return soak
 
     def put_probe(self) -> None:
-        init = str(vmstate.load(self.workdir).nodes[self.sched]["init"])
+        init = str(_loaded(self.workdir).nodes[self.sched]["init"])
         cmd = f"mkdir -p {PROBE_DIR}/probe.sh.d {PROBE_DIR}/out && cat > {PROBE_DIR}/probe.sh"
         put = subprocess.run(["nsenter", "-t", init, "-a", "sh", "-c", cmd], input=PROBE,
                              text=True, capture_output=True)  # fmt: skip
@@ -301,7 +310,7 @@ class Soak:
     def first_boot(self, host: str) -> None:
         """Record a GPU node's first-boot CPU seconds (its container's cgroup, read before any
         power cycle) and whether its pyxis and NHC were built there or came from the cache."""
-        sid = vmstate.load(self.workdir).sid
+        sid = _loaded(self.workdir).sid
         usage = Path(f"/sys/fs/cgroup/cpuacct/gpucl-{sid}/{host}/cpuacct.usage")
         log = self.sh("grep -h '^gpucl-build-cache:' /var/log/cloud-init-output.log", host).stdout
         how = ", ".join(
@@ -346,7 +355,7 @@ class Soak:
             time.sleep(2)
 
     def vm_power(self) -> dict[str, str]:
-        state = vmstate.load(self.workdir)
+        state = _loaded(self.workdir)
         out = {}
         for slurm, vm in self.vms.items():
             node = next((v for v in state.nodes.values() if v.get("vm_name") == vm), None)
@@ -559,7 +568,7 @@ class Soak:
     def check_names(self, seen: dict) -> None:
         """Through the scheduler's own map: every VM that exists has one Slurm name, every
         Slurm node one VM."""
-        state = vmstate.load(self.workdir)
+        state = _loaded(self.workdir)
         gpu_vms = {
             v["vm_name"]: v
             for v in state.nodes.values()
@@ -872,7 +881,7 @@ def resize(s: Soak, nodes: int, drain_only: bool = False) -> str:
         [f"partitions[0].nodes={nodes}", f"partitions[0].maxNodesPerScaleSet={PER_SCALE_SET}"],
     )
     text = render_config_sync(spec, "azure-h100", drain_only=drain_only)
-    root = Path(vmstate.load(s.workdir).nodes[s.sched]["root"])
+    root = Path(_loaded(s.workdir).nodes[s.sched]["root"])
     (root / "root/slurm-config-sync.sh").write_text(
         text if drain_only else substitutions.rewrite_config_sync(text)
     )
@@ -950,7 +959,7 @@ def maintenance_lifted(s: Soak) -> None:
     s.done(job)
 
 
-MONTH: list[tuple[str, Callable[[Soak], None] | str]] = [
+MONTH: list[tuple[str, Callable[[Soak], None]]] = [
     ("week of jobs", week_of_jobs),
     ("idle gap", idle_gap),
     ("maintenance drain", maintenance_drain),
