@@ -26,6 +26,8 @@ BACKEND_ENV = "PULUMI_BACKEND_URL"
 VM_WORKDIR = Path("/var/tmp/clusterctl-vm-sandbox")
 """Where `clusterctl sandbox` keeps its state unless told otherwise."""
 
+SCHEMA_FILE = "stack.schema.json"
+"""The stack-file JSON Schema: in the checkout's config/, and beside an `init` project's stacks/."""
 _PKG = Path(__file__).resolve().parent
 
 
@@ -144,10 +146,12 @@ def init_project(example: str, dest: Path, *, force: bool = False) -> list[Path]
             f"--example {example}: no such example; choose one of {', '.join(example_stacks())}"
         )
     root = data_root()
+    stack_file = dest / "stacks" / f"Pulumi.{example}.yaml"
     copies = {
         root / "Pulumi.yaml": dest / "Pulumi.yaml",
         root / "__main__.py": dest / "__main__.py",
-        examples_dir() / f"Pulumi.{example}.yaml": dest / "stacks" / f"Pulumi.{example}.yaml",
+        examples_dir() / f"Pulumi.{example}.yaml": stack_file,
+        config_dir() / SCHEMA_FILE: dest / SCHEMA_FILE,
     }
     there = [dst for dst in copies.values() if dst.exists() or dst.is_symlink()]
     if there and not force:
@@ -161,6 +165,11 @@ def init_project(example: str, dest: Path, *, force: bool = False) -> list[Path]
     for src, dst in copies.items():
         dst.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(src, dst)
+    # The example's modeline names the checkout's config/; the project has the schema beside it.
+    text = stack_file.read_text()
+    stack_file.write_text(
+        text.replace(f"$schema=../config/{SCHEMA_FILE}", f"$schema=../{SCHEMA_FILE}")
+    )
     ignore = dest / ".gitignore"
     if not ignore.exists():
         ignore.write_text(".pulumi-state/\n.venv/\n")

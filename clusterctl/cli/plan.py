@@ -230,15 +230,16 @@ def schema(
         typer.Option("--out", help="Write the JSON Schema to this file instead of stdout."),
     ] = None,
 ) -> None:
-    """Print the JSON Schema of the `gpu-clusters:cluster` object, for editors to check stacks.
+    """Print the JSON Schema of a stack file (its `gpu-clusters:cluster` object checked), for
+    editors: a stack's first line `# yaml-language-server: $schema=<path>` applies it.
 
-    `clusterctl schema --out config/cluster.schema.json` refreshes the copy in the checkout.
+    `clusterctl schema --out config/stack.schema.json` refreshes the copy in the checkout.
     """
-    from clusterctl.spec.schema import cluster_schema
+    from clusterctl.spec.schema import stack_schema
 
     if out_file is not None:
         writable_file(out_file, "--out")
-    text = json.dumps(cluster_schema(), indent=2) + "\n"
+    text = json.dumps(stack_schema(), indent=2) + "\n"
     if out_file is None:
         sys.stdout.write(text)
         return

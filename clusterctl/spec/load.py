@@ -92,7 +92,7 @@ def _pattern_hint(loc: tuple) -> str:
         "region": "a region name like eastus or us-east-1",
         "adminUser": "a Linux user name like azureuser",
         "drainPrefix": "a short word ending in ':', like gpucl:",
-    }.get(str(last), "see the JSON Schema in config/cluster.schema.json")
+    }.get(str(last), "see the JSON Schema in config/stack.schema.json")
 
 
 def _known_keys(parent: tuple, raw: dict) -> list[str]:
