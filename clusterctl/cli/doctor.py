@@ -1,54 +1,19 @@
 """`clusterctl doctor`: what this machine lacks for the sandbox and the cloud path, as `sky check`.
 
-HOST_TOOLS is the one list of the host programs and the Debian package of each; the README's first
-command and `.ci/run` install every package in it (tests/cli/test_doctor.py holds them to it).
+The host programs come from clusterctl/sandbox/host_tools.py (HOST_TOOLS, the one list, which
+`sandbox up` also checks before it starts); this adds the cloud path's tools.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import sys
-from dataclasses import asdict, dataclass
-from pathlib import Path
+from dataclasses import asdict
 
 import typer
 
 from clusterctl.cli.common import JsonOpt, out
-
-
-@dataclass(frozen=True)
-class HostTool:
-    name: str
-    """A program on PATH (or in /usr/sbin, /sbin), or an absolute path to a file."""
-    package: str
-    """The Debian 12/13 package that brings it."""
-    why: str
-    essential: bool = False
-    """Debian installs its package everywhere (Priority: required): no install line names it."""
-
-
-HOST_TOOLS: tuple[HostTool, ...] = (
-    HostTool("systemd-nspawn", "systemd-container", "the sandbox's nodes run in containers"),
-    HostTool("mmdebstrap", "mmdebstrap", "builds the sandbox's node image"),
-    HostTool(
-        "/usr/share/keyrings/debian-archive-keyring.gpg",
-        "debian-archive-keyring",
-        "mmdebstrap checks the Debian archive with it",
-    ),
-    HostTool("gpg", "gpg", "signs the sandbox's apt archive stand-in"),
-    HostTool("openssl", "openssl", "the github.com stand-in's TLS certificate"),
-    HostTool("git", "git", "the github.com stand-in serves git over smart HTTP"),
-    HostTool("zstd", "zstd", "the apt stand-in's .debs are zstd-compressed, as Ubuntu's"),
-    HostTool("ip", "iproute2", "the sandbox's network namespaces and links"),
-    HostTool("ssh", "openssh-client", "reaches the sandbox's scheduler as the admin user"),
-    HostTool("ssh-keygen", "openssh-client", "the sandbox's admin key"),
-    HostTool("sfdisk", "fdisk", "partitions the sandbox nodes' data disks"),
-    HostTool("tc", "iproute2", "the sandbox's link faults (slow links)"),
-    HostTool("losetup", "mount", "the sandbox nodes' disks are loop devices", essential=True),
-    HostTool("dpkg-deb", "dpkg", "builds the apt stand-in's packages", essential=True),
-)
+from clusterctl.sandbox.host_tools import HOST_TOOLS, found_at
 
 CLOUD_TOOLS: tuple[tuple[str, str], ...] = (
     ("pulumi", "`clusterctl up`/`down` run Pulumi: https://www.pulumi.com/docs/install/"),
@@ -62,21 +27,14 @@ def register(app: typer.Typer) -> None:
     app.command()(doctor)
 
 
-def _found(name: str) -> str | None:
-    if name.startswith("/"):
-        return name if Path(name).is_file() else None
-    path = os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/sbin"])
-    return shutil.which(name, path=path)
-
-
 def doctor(as_json: JsonOpt = False) -> None:
     """Check this machine for the programs the sandbox and the cloud path run.
 
     Exits 1 when a sandbox tool is missing (each named with its Debian package); the cloud tools
     are reported, not required: `plan` needs none of them.
     """
-    host = [(t, _found(t.name)) for t in HOST_TOOLS]
-    cloud = [(name, why, _found(name)) for name, why in CLOUD_TOOLS]
+    host = [(t, found_at(t.name)) for t in HOST_TOOLS]
+    cloud = [(name, why, found_at(name)) for name, why in CLOUD_TOOLS]
     missing = [t for t, at in host if at is None]
     if as_json:
         doc = {

@@ -64,6 +64,11 @@ def up_cmd(
     if refused:
         raise UserError(f"sandbox up -s {stack}: {refused}")
     _need_root()
+    from clusterctl.sandbox import host_tools
+
+    gone = host_tools.missing()
+    if gone:  # before anything is made: nothing to clean up
+        raise UserError([f"sandbox up: {line}" for line in host_tools.missing_lines(gone)])
     from clusterctl.plan.program import make_plan, write_plan
     from clusterctl.spec.topology import scale_sets_of
 

@@ -63,3 +63,29 @@ def test_doctor_passes_when_every_tool_is_there(tmp_path: Path) -> None:
     doc = json.loads(got.stdout)
     assert doc["ok"] is True
     assert all(h["found"] for h in doc["host"])
+
+
+def test_sandbox_up_refuses_before_making_anything_when_a_tool_is_missing(
+    cli, monkeypatch, tmp_path: Path
+) -> None:
+    """Old code: `sandbox up` started and failed deep inside the boot (mkfs.ext4: not found)."""
+    import os
+
+    import pytest
+
+    if os.geteuid() != 0:
+        pytest.fail("run as root (CI does): `sandbox up` checks root before its tools")
+    from clusterctl.sandbox import host_tools
+
+    monkeypatch.setattr(
+        host_tools, "found_at", lambda name: None if name == "mkfs.ext4" else f"/bin/{name}"
+    )
+    got = cli("sandbox", "up", "-s", "azure-h100", "--workdir", str(tmp_path / "vm"))
+    from clusterctl.errors import UserError
+
+    assert isinstance(got.exception, UserError), got.output  # main() prints it, exits 2
+    assert str(got.exception).splitlines() == [
+        "sandbox up: mkfs.ext4 is missing (formats the nodes' disks); it comes with e2fsprogs",
+        "sandbox up: install them: sudo apt-get install e2fsprogs",
+    ]
+    assert not (tmp_path / "vm").exists() and not (tmp_path / "vm-plan").exists()
