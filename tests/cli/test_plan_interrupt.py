@@ -34,8 +34,8 @@ def test_ctrl_c_during_plan_always_exits_130_quietly() -> None:
     seen = []
     for delay in DELAYS:
         got = interrupted_plan(delay)
-        if got is None:
-            continue
+        if got is None or (got.returncode == 0 and "estimated cost" in got.stdout):
+            continue  # the plan finished before the interrupt reached it (seen under load)
         seen.append(delay)
         assert got.returncode == 130, (delay, got.returncode, got.stderr[-800:])
         assert got.stderr.strip() == "", (delay, got.stderr[-800:])
