@@ -112,7 +112,18 @@ def status_cmd(workdir: WorkdirOpt = VM_WORKDIR) -> None:
 
     nodes = boot.status(workdir)
     if not nodes:
-        out.print(f"no VM sandbox in {workdir}")
+        from clusterctl.sandbox.vm import report
+
+        found = report.leftovers(workdir)
+        if found:  # its state file is gone, the sandbox is not
+            out.print(
+                f"no state file in {workdir}, but a sandbox is there: {'; '.join(found)}; "
+                f"`clusterctl sandbox down --workdir {workdir}` releases it by name",
+                highlight=False,
+                soft_wrap=True,
+            )
+        else:
+            out.print(f"no VM sandbox in {workdir}")
         raise typer.Exit(1)
     for name, n in nodes.items():
         state = n["system"] if n["running"] else "[red]stopped[/]"

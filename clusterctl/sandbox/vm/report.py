@@ -131,7 +131,8 @@ def _ancestors(pid: int) -> set[int]:
 
 def found_resources(workdir: Path) -> list[vmstate.Resource]:
     """The sandbox at `workdir` as found on the machine, not as recorded: processes whose command
-    line names the workdir, its namespaces, mounts under it, its cgroups, its loop devices."""
+    line names the workdir, its namespaces, mounts under it, its cgroups, its loop devices, and
+    the nodes' disks (the sparse disks image and the folder it is mounted on)."""
     workdir = workdir.resolve()
     sid = vmstate.sandbox_id(workdir)
     found: list[vmstate.Resource] = []
@@ -165,6 +166,8 @@ def found_resources(workdir: Path) -> list[vmstate.Resource]:
         for p in (netns.iterdir() if netns.is_dir() else [])
         if p.name.startswith(f"gpucl-{sid}-")
     ]
+    disks = [workdir / machine.DISKS_IMAGE, workdir / "nodes"]
+    found += [vmstate.Resource("dir", str(p)) for p in disks if os.path.lexists(p)]
     return found
 
 
