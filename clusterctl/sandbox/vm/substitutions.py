@@ -42,6 +42,8 @@ SUBSTITUTIONS: tuple[Substitution, ...] = (
         "Debian trixie rootfs (systemd 257, cloud-init 25.x) built by mmdebstrap, with "
         "python3, curl, openssh, iproute2, rsync, git, make, gpg, xfsprogs, e2fsprogs, udev "
         "preinstalled; "
+        "systemd-resolved with LLMNR and mDNS off (resolved.conf.d), as Ubuntu builds it and as "
+        "a VNet without multicast behaves, so no Slurm name resolves that Azure DNS would not; "
         "GPU nodes boot it under an overlay layer with what the HPC image adds that the scripts "
         "use (build-essential, jq, m4: azhpc-images install_utils.sh); the scheduler boots it "
         "bare, as its plain Ubuntu image (the GPU stand-ins below are in both); each node's disks "

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from clusterctl.sandbox.vm import boot, substitutions
+from clusterctl.sandbox.vm import boot, substitutions, vmstate
 from tests.e2e.vm.conftest import booted_stack
 
 pytestmark = pytest.mark.sandbox
@@ -80,6 +80,20 @@ def test_node_name_from_imds_stand_in(booted):
     gpu = specs[1]
     name = boot.run(workdir, gpu.name, ["/usr/local/libexec/gpu-clusters/node-name.sh"])
     assert name.stdout.strip() == "gpu-pg0-1", name.stderr
+
+
+def test_slurmctld_reaches_a_node_by_its_registration_address_not_by_dns(booted):
+    """On Azure the Slurm name gpu-pg0-1 has no DNS record (Azure DNS knows the VM's computer
+    name). The sandbox's /etc/hosts names only the VMs, as Azure DNS does, so nothing here resolves
+    a Slurm name; slurmctld must take the node's address from its registration (SchedMD
+    node_mgr.c, for CLOUD nodes: the registering connection's peer address)."""
+    specs, workdir, _ = booted
+    sched, gpu = specs[0], specs[1]
+    lookup = boot.run(workdir, sched.name, ["getent", "hosts", "gpu-pg0-1"])
+    assert lookup.returncode == 2, lookup.stdout  # 2: not found
+    address = vmstate.load(workdir).nodes[gpu.name]["address"]
+    show = boot.run(workdir, sched.name, ["scontrol", "show", "node", "gpu-pg0-1"]).stdout
+    assert f"NodeAddr={address} " in show, show
 
 
 def _unit(workdir, node: str, unit: str) -> dict[str, str]:
