@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 DRAIN_PREFIX = "gpucl:"
@@ -33,6 +34,42 @@ SCHED = Path("/sched")
 NAME_GRACE_S = 900.0
 """How long a VM without a name may run before it is deallocated (> the 10 minutes a booting
 node waits for its name, node-name.sh): time for a growth's config sync to add its name."""
+
+
+def group_name(partition: str, index: int) -> str:
+    """Scale set k of a partition: `<partition>-pg<k>` (pg: placement group, as CycleCloud)."""
+    return f"{partition}-pg{index}"
+
+
+def vm_set_name(cluster: str, group: str) -> str:
+    """The Azure scale set holding a group's VMs: `<cluster>-<group>`."""
+    return f"{cluster}-{group}"
+
+
+def computer_name_prefix(group: str) -> str:
+    """The VMs' hostname prefix (Azure appends 6 base-36 digits: `gpu-pg0-000000`)."""
+    return f"{group}-"
+
+
+def slurm_name(group: str, n: int) -> str:
+    """The Slurm name of node n (1-based) of a group: `<group>-<n>`."""
+    return f"{group}-{n}"
+
+
+def hostlist(group: str, first: int, last: int) -> str:
+    """Nodes first..last of a group in Slurm's hostlist syntax."""
+    return f"{group}-[{first}-{last}]" if last > first else slurm_name(group, first)
+
+
+def vm_name(scale_set: str, instance_id: str | int) -> str:
+    """Azure's name of a scale set's VM: `<scale set>_<instance id>`."""
+    return f"{scale_set}_{instance_id}"
+
+
+def split_vm_name(vm: str) -> tuple[str, str] | None:
+    """`<scale set>_<instance id>` -> (scale set, id); None for any other name."""
+    scale_set, _, instance = vm.rpartition("_")
+    return (scale_set, instance) if scale_set and instance.isdigit() else None
 
 
 def names_dir(cluster: str, root: Path = SCHED) -> Path:
@@ -66,7 +103,7 @@ def node_ref(cluster: str, name: str, names: dict | None = None) -> NodeRef:
     """The VM holding a Slurm name: from the map's `names` section, or, without a map, the old
     rule (instance n - 1). A name the map gives to no VM raises LookupError."""
     group, index = _index(name)
-    scale_set = f"{cluster}-{group}"
+    scale_set = vm_set_name(cluster, group)
     if names is None:
         return NodeRef(name, scale_set, str(index - 1))
     for instance_id, held in names.get(scale_set, {}).items():
@@ -77,12 +114,13 @@ def node_ref(cluster: str, name: str, names: dict | None = None) -> NodeRef:
 
 def node_name(cluster: str, vm_name: str, names: dict | None = None) -> str:
     """Azure's VM name `<scale set>_<instance id>` -> the Slurm node name (map or old rule)."""
-    scale_set, _, instance = vm_name.rpartition("_")
+    parts = split_vm_name(vm_name)
     prefix = f"{cluster}-"
-    if not scale_set.startswith(prefix) or not instance.isdigit():
+    if parts is None or not parts[0].startswith(prefix):
         raise ValueError(f"'{vm_name}' is not a VM of cluster {cluster}")
+    scale_set, instance = parts
     if names is None:
-        return f"{scale_set[len(prefix) :]}-{int(instance) + 1}"
+        return slurm_name(scale_set[len(prefix) :], int(instance) + 1)
     held = names.get(scale_set, {}).get(instance)
     if held is None:
         raise LookupError(f"{vm_name} has no Slurm name in names.json")
@@ -123,7 +161,7 @@ def sizes_from_nodes(cluster: str, nodes: list[str]) -> dict[str, int]:
     sizes: dict[str, int] = {}
     for node in nodes:
         group, index = _index(node)
-        key = f"{cluster}-{group}"
+        key = vm_set_name(cluster, group)
         sizes[key] = max(sizes.get(key, 0), index)
     return sizes
 
@@ -162,7 +200,8 @@ def assign(
             else:
                 out.freed.append((scale_set, instance_id, name))
         lost = {i for s, i, _ in out.freed if s == scale_set and i in ids}
-        free = [f"{group}-{n}" for n in range(1, size + 1) if f"{group}-{n}" not in names.values()]
+        taken = set(names.values())
+        free = [n for n in map(partial(slurm_name, group), range(1, size + 1)) if n not in taken]
         unnamed: dict[str, dict] = {}
         for instance_id in ids:
             if instance_id in names:

@@ -295,9 +295,9 @@ class PowerProgram:
                     LOG.info("names: %s is gone; the names it held are freed", ss)
             requests = set()
             for req in sorted(requests_dir.glob("*")) if requests_dir.is_dir() else []:
-                ss, _, instance = req.name.rpartition("_")
-                if ss and instance.isdigit():
-                    requests.add((ss, instance))
+                parts = naming.split_vm_name(req.name)
+                if parts:
+                    requests.add(parts)
             result = naming.assign(
                 doc, existing, sizes, cluster, requests, self.now(), self.config.names_grace_s
             )
@@ -313,10 +313,10 @@ class PowerProgram:
         for ss, instance in result.waiting:
             LOG.warning("names: %s_%s has no name yet (no free name in slurm.conf)", ss, instance)
         for ss, instance, _ in result.named:
-            (requests_dir / f"{ss}_{instance}").unlink(missing_ok=True)
+            (requests_dir / naming.vm_name(ss, instance)).unlink(missing_ok=True)
         code = EXIT_OK
         if result.deallocate:
-            refs = [NodeRef(f"{ss}_{i}", ss, i) for ss, i in result.deallocate]
+            refs = [NodeRef(naming.vm_name(ss, i), ss, i) for ss, i in result.deallocate]
             for vm, error in sorted(self.backend.stop(refs).items()):
                 if error:
                     LOG.error("names: %s has no Slurm name; deallocate refused: %s", vm, error)

@@ -8,6 +8,8 @@ SCRATCH = "/nvme"
 mounts it at /mnt (its default `ephemeral0` mount, cc_mounts.py, ordered after cloud-init's network
 stage) later at boot than gpucl-scratch.service runs, and that mount would hide a scratch mounted
 below it after every power cycle. /nvme, as Azure CycleCloud's Slurm nodes use."""
+IMEX_DIR = "/etc/nvidia-imex"
+"""nvidia-imex's config.cfg and nodes_config.cfg (NVIDIA's IMEX guide; the HPC image ships both)."""
 
 
 SHARED_MOUNTS = ("/home", "/sched")

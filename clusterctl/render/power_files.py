@@ -8,6 +8,7 @@ import gzip
 import json
 from pathlib import Path
 
+from clusterctl.power.names import slurm_name
 from clusterctl.spec.catalog import Catalog
 from clusterctl.spec.model import ClusterSpec
 from clusterctl.spec.topology import scale_sets_of
@@ -72,7 +73,7 @@ def names_seed(spec: ClusterSpec) -> str:
     later). Where Azure numbered otherwise (a VM re-created after a failed provisioning), that VM
     finds no name and asks; the reconciler frees the names of ids that do not exist and names it."""
     names = {
-        f"{spec.name}-{g.name}": {str(i): f"{g.name}-{i + 1}" for i in range(g.size)}
+        g.vm_set_name(spec.name): {str(i): slurm_name(g.name, i + 1) for i in range(g.size)}
         for p in spec.partitions
         for g in scale_sets_of(p.name, p.nodes, p.max_nodes_per_scale_set)
     }

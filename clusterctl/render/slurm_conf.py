@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 from typing import Any
 
+from clusterctl.power.names import hostlist
 from clusterctl.render.paths import ACCOUNTING_DB, TASK_PROLOG
 from clusterctl.render.site import SlurmSite, cloud_site
 from clusterctl.render.templates import render_template
@@ -78,7 +79,7 @@ def nvlink_blocks(sets: list[ScaleSet], nodes_per_domain: int) -> list[dict[str,
         names = ss.hostnames()
         for i in range(0, len(names), nodes_per_domain):
             first, last = i + 1, min(i + nodes_per_domain, len(names))
-            nodes = f"{ss.name}-[{first}-{last}]" if last > first else f"{ss.name}-{first}"
+            nodes = hostlist(ss.name, first, last)
             blocks.append({"name": f"{ss.name}-nvl{i // nodes_per_domain}", "nodes": nodes})
     return blocks
 

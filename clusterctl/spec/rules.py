@@ -184,12 +184,41 @@ def node_counts(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
                 field_path("partitions", i, "nodes"),
             )
         sku = cat.get(part.sku, spec.cloud)
+        if scale_sets and sku and sku.node and sku.nodes_per_nvlink_domain > 1:
+            yield from _whole_nvlink_domains(
+                part.nodes, limit, sku.nodes_per_nvlink_domain, sku.name, i
+            )
         if sku and sku.fabric.kind != "none" and part.nodes == 1:
             yield Finding(
                 "info",
                 "a single node never uses the fabric: NCCL validation checks NVLink only",
                 field_path("partitions", i, "nodes"),
             )
+
+
+def _whole_nvlink_domains(
+    nodes: int, limit: int, domain: int, sku: str, i: int
+) -> Iterator[Finding]:
+    """Slurm's topology/block takes its base block size from the first block and refuses a smaller
+    one after it (slurmctld 24.11 exits: 'Block configuration (...) children count lower than
+    bblock_node_cnt', topology/block/block_record.c): a partition or a scale set must hold whole
+    NVLink domains."""
+    if nodes % domain:
+        whole = ", ".join(str(domain * k) for k in (1, 2, 3))
+        yield Finding(
+            "error",
+            f"{nodes} nodes: one {sku} NVLink domain is {domain} VMs, and Slurm's topology/block "
+            f"refuses a partial one; use a multiple of {domain} ({whole}, ...)",
+            field_path("partitions", i, "nodes"),
+        )
+    elif nodes > limit and limit % domain:
+        most = limit - limit % domain
+        yield Finding(
+            "error",
+            f"a scale set of {limit} VMs would split an NVLink domain of {domain} VMs; "
+            f"set maxNodesPerScaleSet to a multiple of {domain} (at most {most})",
+            field_path("partitions", i, "maxNodesPerScaleSet"),
+        )
 
 
 def spot_on_fabric(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:

@@ -4,6 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from clusterctl.power.names import (
+    computer_name_prefix,
+    group_name,
+    hostlist,
+    slurm_name,
+    vm_set_name,
+)
+
 SCALE_SET_MAX_VMS = 100
 """A VM Scale Set with singlePlacementGroup=true holds at most 100 VMs (Azure docs,
 "Virtual Machine Scale Sets and placement groups"); its VMs share one InfiniBand fabric."""
@@ -22,14 +30,21 @@ class ScaleSet:
 
     @property
     def name(self) -> str:
-        return f"{self.partition}-pg{self.index}"
+        return group_name(self.partition, self.index)
+
+    def vm_set_name(self, cluster: str) -> str:
+        return vm_set_name(cluster, self.name)
+
+    @property
+    def computer_name_prefix(self) -> str:
+        return computer_name_prefix(self.name)
 
     def hostnames(self) -> list[str]:
-        return [f"{self.name}-{i}" for i in range(1, self.size + 1)]
+        return [slurm_name(self.name, i) for i in range(1, self.size + 1)]
 
     @property
     def hostlist(self) -> str:
-        return f"{self.name}-[1-{self.size}]" if self.size > 1 else f"{self.name}-1"
+        return hostlist(self.name, 1, self.size)
 
 
 def scale_sets_of(partition: str, nodes: int, limit: int = SCALE_SET_MAX_VMS) -> list[ScaleSet]:

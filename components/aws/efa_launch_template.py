@@ -25,6 +25,7 @@ def network_interfaces(
     efa_count: int, security_group_ids: list[pulumi.Input[str]]
 ) -> list[aws.ec2.LaunchTemplateNetworkInterfaceArgs]:
     """No public IPs: multi-card instances cannot take one, and GPU nodes sit in private subnets."""
+    layout_args: list[dict[str, int | str | None]]
     if efa_count == 0:
         layout_args = [{"network_card_index": 0, "device_index": 0, "interface_type": None}]
     else:

@@ -36,3 +36,41 @@ def test_no_module_spells_the_values_again() -> None:
             if '= "gpucl:"' in code or 'default="gpucl:"' in code or '"16G"' in code:
                 spelled.append(f"{path.relative_to(ROOT)}:{n}")
     assert not spelled, spelled
+
+
+def test_node_and_scale_set_names_are_spelled_only_in_power_names() -> None:
+    """Old code: `-pg<k>`, `<cluster>-<group>`, `<group>-<n>` and `<set>_<id>` spelled in 6
+    modules (spec/topology, render/slurm_conf, render/power_files, components, sandbox, the power
+    program). Now one home, clusterctl/power/names.py; every other module calls it."""
+    patterns = (
+        "-pg{",
+        "{spec.name}-{g.name}",
+        "{spec.name}-{scale_set.name}",
+        "{cluster}-{group}",
+        "{ss.name}-[",
+        "{ss}_{",
+        "{vmss}_{",
+    )
+    patterns += ('f"{ref.scale_set}_', "{g.name}-{i", "{group}-{n}", "{self.name}-{i}")
+    spelled = []
+    for path in sorted((ROOT / "clusterctl").rglob("*.py")) + sorted(
+        (ROOT / "components").rglob("*.py")
+    ):
+        if path == ROOT / "clusterctl/power/names.py":
+            continue
+        for n, line in enumerate(path.read_text().splitlines(), 1):
+            if any(p in line for p in patterns):
+                spelled.append(f"{path.relative_to(ROOT)}:{n}")
+    assert not spelled, spelled
+
+
+def test_the_names_round_trip() -> None:
+    group = names.group_name("gpu", 1)
+    vm = names.vm_name(names.vm_set_name("c", group), 4)
+    assert (group, vm) == ("gpu-pg1", "c-gpu-pg1_4")
+    assert names.split_vm_name(vm) == ("c-gpu-pg1", "4")
+    assert names.split_vm_name("c-scheduler") is None
+    assert names.node_name("c", vm) == names.slurm_name(group, 5)  # without a map: id + 1
+    assert names.node_ref("c", "gpu-pg1-5").instance_id == "4"
+    assert names.hostlist(group, 1, 1) == "gpu-pg1-1"
+    assert names.hostlist(group, 2, 9) == "gpu-pg1-[2-9]"

@@ -83,3 +83,37 @@ def test_sandbox_up_refuses_it_with_one_line_and_exit_2() -> None:
     explain = subprocess.run([*cmd, "--explain"], cwd=ROOT, capture_output=True, text=True)
     assert explain.returncode == 0
     assert "stack azure-gb200: cannot boot here: " in explain.stdout
+
+
+@pytest.mark.parametrize(
+    ("overrides", "field", "fix"),
+    [
+        (["partitions[0].nodes=20"], "partitions[0].nodes", "use a multiple of 18"),
+        (["partitions[0].nodes=108"], "partitions[0].maxNodesPerScaleSet", "(at most 90)"),
+    ],
+)
+def test_a_partial_nvl72_block_is_refused(overrides: list[str], field: str, fix: str) -> None:
+    """slurmctld 24.11 exits on a block smaller than the first ('children count lower than
+    bblock_node_cnt'): seen with 20 nodes (blocks of 18 and 2) before this rule."""
+    with pytest.raises(UserError) as err:
+        load_stack_spec("azure-gb200", overrides)
+    assert field in str(err.value) and fix in str(err.value)
+
+
+def test_whole_blocks_in_whole_scale_sets_render() -> None:
+    spec, _ = load_stack_spec(
+        "azure-gb200", ["partitions[0].nodes=108", "partitions[0].maxNodesPerScaleSet=54"]
+    )
+    topology = render_bundle(spec, "azure-gb200")["slurm/topology.conf"]
+    blocks = [x for x in topology.splitlines() if x.startswith("BlockName=")]
+    assert len(blocks) == 6 and "BlockName=gpu-pg1-nvl2 Nodes=gpu-pg1-[37-54]" in topology
+
+
+def test_the_prolog_gives_imex_its_peers_and_the_epilog_ends_them() -> None:
+    spec, _ = load_stack_spec("azure-gb200", [])
+    files = render_bundle(spec, "azure-gb200")
+    prolog, epilog = files["scripts/prolog.sh"], files["scripts/epilog.sh"]
+    assert "/etc/nvidia-imex/nodes_config.cfg" in prolog and "NodeAddr=" in prolog
+    assert "systemctl stop nvidia-imex.service" in epilog
+    h100 = render_bundle(load_stack_spec("azure-h100", [])[0], "azure-h100")
+    assert "imex" not in h100["scripts/prolog.sh"] + h100["scripts/epilog.sh"]

@@ -17,6 +17,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from clusterctl.power.names import vm_name
+
 from . import github, machine, repo, substitutions, vmstate
 from . import image as image_mod
 from . import lab as lab_mod
@@ -110,7 +112,7 @@ def cluster_from_plan(
                         f"{prefix}{_base36(i, 6)}",
                         "gpu",
                         yaml.read_text(),
-                        vm_name=f"{vmss}_{i}",
+                        vm_name=vm_name(vmss, i),
                         scale_set=vmss,
                         vm_size=inputs["sku"]["name"],
                         gpus=gpus,

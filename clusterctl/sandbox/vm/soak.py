@@ -54,7 +54,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from clusterctl.power.names import node_name
+from clusterctl.power.names import (
+    computer_name_prefix,
+    group_name,
+    node_name,
+    vm_name,
+    vm_set_name,
+)
 
 from . import boot, faults, power, substitutions, vmstate
 
@@ -901,11 +907,12 @@ def resize_across_scale_sets(s: Soak) -> None:
     config sync takes it out of slurm.conf and the map frees its name."""
     before = dict(s.vms)
     resize(s, NODES + 1)
-    vmss = f"{s.cluster}-gpu-pg{NODES // PER_SCALE_SET}"
+    group = group_name("gpu", NODES // PER_SCALE_SET)
+    vmss = vm_set_name(s.cluster, group)
     new = dataclasses.replace(
         next(x for x in s.specs if x.role == "gpu"),
-        name=f"gpu-pg{NODES // PER_SCALE_SET}-000000",
-        vm_name=f"{vmss}_0",
+        name=f"{computer_name_prefix(group)}000000",
+        vm_name=vm_name(vmss, 0),
         scale_set=vmss,
     )
     report = boot.add_node(s.workdir, new, log=lambda _m: None)

@@ -62,7 +62,7 @@ class GpuPartition(pulumi.ComponentResource):
             )
             vmss = azure.compute.VirtualMachineScaleSet(
                 f"{name}-{scale_set.name}",
-                vm_scale_set_name=f"{spec.name}-{scale_set.name}",
+                vm_scale_set_name=scale_set.vm_set_name(spec.name),
                 resource_group_name=network.resource_group.name,
                 location=spec.region,
                 sku={"name": sku.name, "tier": "Standard", "capacity": scale_set.size},
@@ -104,7 +104,7 @@ def vm_profile(spec, partition, scale_set, network, secrets, custom_data, image)
         "os_profile": linux_os_profile(
             spec,
             secrets.public_key,
-            computer_name_prefix=f"{scale_set.name}-",
+            computer_name_prefix=scale_set.computer_name_prefix,
             custom_data=custom_data,
         ),
         "storage_profile": {

@@ -114,7 +114,7 @@ class AzureSlurmCluster(pulumi.ComponentResource):
             opts=child,
         )
         scale_sets = {
-            p.name: [f"{spec.name}-{g.name}" for g, _ in gp.scale_sets]
+            p.name: [g.vm_set_name(spec.name) for g, _ in gp.scale_sets]
             for p, gp in zip(spec.partitions, self.partitions, strict=True)
         }
         self.outputs: dict[str, Any] = {
@@ -169,12 +169,12 @@ def partition_outputs(
 ) -> list[out.PartitionOutput]:
     """The `partitions` output: one entry per spec partition, in the spec's order."""
     rows: list[out.PartitionOutput] = []
-    for p in spec.partitions:
+    for i, p in enumerate(spec.partitions):
         row: out.PartitionOutput = {
             "name": p.name,
             "sku": p.sku,
             "nodes": p.nodes,
-            "gpusPerNode": cat.get(p.sku).gpus,
+            "gpusPerNode": cat.require(p.sku, field=f"partitions[{i}].sku").gpus,
         }
         if scale_sets is not None:
             row["scaleSets"] = scale_sets[p.name]

@@ -4,7 +4,12 @@ The GB200 nodes are arm64 and cannot boot here (substitutions.cannot_boot says w
 controller's side of the cluster can be checked by the program that consumes it: slurmctld reads
 topology/block's NVL72 block and the 4 gb200 GPUs per node, and runs as the primary controller.
 The daemon runs in a chroot of the node image (an overlay, so the cache is untouched) for as long
-as it takes to say so; root only."""
+as it takes to say so; root only.
+
+Then the GPU nodes' rendered prolog and epilog run in that chroot against it, with Debian's
+scontrol 24.11: a job's IMEX peers are its nodes in this node's NVL72 block, by the address
+slurmctld holds. What stands in: nvidia-smi (the image's, over four /dev/nvidiaN files) and
+systemctl (a recorder: no systemd in a chroot)."""
 
 from __future__ import annotations
 
@@ -23,7 +28,13 @@ from tests.e2e.vm.conftest import need_sandbox
 pytestmark = pytest.mark.sandbox
 
 ROOT = Path(__file__).resolve().parents[3]
-DEBS = ("slurmctld", "libslurm42t64", "slurm-wlm-basic-plugins", "libmunge2", "munge")
+DEBS = ("slurmctld", "slurm-client", "libslurm42t64", "slurm-wlm-basic-plugins", "libmunge2",
+        "munge")  # fmt: skip
+NODES = 36  # two NVL72 blocks: gpu-pg0-[1-18] and gpu-pg0-[19-36]
+ADDRESSES = {f"gpu-pg0-{n}": f"10.40.128.{n + 10}" for n in range(1, NODES + 1)}
+SYSTEMCTL = """#!/bin/sh
+echo "$*" >> /tmp/systemctl.calls
+"""
 SLURM_UID, MUNGE_UID = 11100, 11101  # render/paths.py SERVICE_IDS
 # What this chroot lacks and the scheduler VM has, said by slurmctld as errors: the PMIx plugin's
 # hwloc library (not in these debs), state files (a first start), the power programs (cloud-init
@@ -52,7 +63,8 @@ def test_slurmctld_24_11_runs_the_gb200_cluster_with_its_nvl72_block(tmp_path: P
     img = image.build(log=lambda _m: None)
     plan = tmp_path / "plan"
     subprocess.run(
-        [sys.executable, "-m", "clusterctl", "plan", "-s", "azure-gb200", "--out", str(plan)],
+        [sys.executable, "-m", "clusterctl", "plan", "-s", "azure-gb200", "--out", str(plan),
+         "--set", f"partitions[0].nodes={NODES}"],
         cwd=ROOT, check=True, capture_output=True,
     )  # fmt: skip
     upper, work, root = tmp_path / "upper", tmp_path / "work", tmp_path / "root"
@@ -98,6 +110,10 @@ def test_slurmctld_24_11_runs_the_gb200_cluster_with_its_nvl72_block(tmp_path: P
                 break
             time.sleep(0.5)
         text = log.read_text() if log.exists() else (tmp_path / "slurmctld.out").read_text()
+        if "Running as primary controller" in text:
+            with (root / "etc/hosts").open("a") as f:
+                f.write(f"127.0.0.1 {host}\n")
+            imex = _run_the_imex_prolog(root)
     finally:
         for proc in reversed(procs):
             _stop(proc)
@@ -109,3 +125,56 @@ def test_slurmctld_24_11_runs_the_gb200_cluster_with_its_nvl72_block(tmp_path: P
     errors = [x for x in text.splitlines() if " error: " in x or " fatal: " in x]
     unexpected = [x for x in errors if not any(e in x for e in EXPECTED)]
     assert unexpected == [], unexpected
+    assert imex["peers 2 of block 0 + 1 of block 1, on gpu-pg0-2"] == (
+        0,
+        f"{ADDRESSES['gpu-pg0-1']}\n{ADDRESSES['gpu-pg0-2']}\n",
+        "SERVER_PORT=39026",
+    )
+    assert imex["peers on gpu-pg0-19"] == (0, f"{ADDRESSES['gpu-pg0-19']}\n", "SERVER_PORT=39026")
+    assert imex["systemctl"] == (
+        "restart nvidia-imex.service\nrestart nvidia-imex.service\nstop nvidia-imex.service\n"
+    )
+    assert imex["after the epilog"] == (0, "", "SERVER_PORT=39026")
+
+
+def _run_the_imex_prolog(root: Path) -> dict:
+    """Render the GPU nodes' prolog and epilog, run them in the chroot for job 5234 on
+    gpu-pg0-[1-2],gpu-pg0-19 (two NVLink domains), and read what they leave."""
+    from clusterctl.render.scripts import node_scripts
+    from clusterctl.render.site import cloud_site
+    from clusterctl.spec.catalog import catalog
+    from clusterctl.spec.load import load_stack_spec
+
+    spec, _ = load_stack_spec("azure-gb200", [f"partitions[0].nodes={NODES}"])
+    sku = catalog().require(spec.partitions[0].sku)
+    scripts = node_scripts(spec, cloud_site(spec), sku)
+    for name in ("prolog.sh", "epilog.sh"):
+        (root / "tmp" / name).write_text(scripts[name])
+    for i in range(sku.gpus):
+        (root / f"dev/nvidia{i}").touch()
+    systemctl = root / "usr/local/sbin/systemctl"
+    systemctl.write_text(SYSTEMCTL)
+    systemctl.chmod(0o755)
+    imex = root / "etc/nvidia-imex"
+    imex.mkdir()
+    (imex / "config.cfg").write_text("SERVER_PORT=50000\nIMEX_CMD_ENABLED=0\n")
+    scontrol = ["chroot", str(root), "scontrol"]
+    for node, address in ADDRESSES.items():
+        subprocess.run([*scontrol, "update", f"nodename={node}", f"nodeaddr={address}"],
+                       check=True, capture_output=True, timeout=30)  # fmt: skip
+    path = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+    def run(script: str, node: str) -> tuple[int | str, str, str]:
+        env = [path, f"SLURMD_NODENAME={node}", "SLURM_JOB_ID=5234",
+               "SLURM_JOB_NODELIST=gpu-pg0-[1-2],gpu-pg0-19"]  # fmt: skip
+        done = subprocess.run(["chroot", str(root), "env", "-i", *env, "bash", f"/tmp/{script}"],
+                              capture_output=True, text=True, timeout=60)  # fmt: skip
+        port = [x for x in (imex / "config.cfg").read_text().splitlines() if "SERVER_PORT" in x]
+        status = f"{done.returncode}: {done.stderr[-800:]}" if done.returncode or done.stderr else 0
+        return status, (imex / "nodes_config.cfg").read_text(), port[0]
+
+    out = {"peers 2 of block 0 + 1 of block 1, on gpu-pg0-2": run("prolog.sh", "gpu-pg0-2")}
+    out["peers on gpu-pg0-19"] = run("prolog.sh", "gpu-pg0-19")
+    out["after the epilog"] = run("epilog.sh", "gpu-pg0-19")
+    out["systemctl"] = (root / "tmp/systemctl.calls").read_text()
+    return out

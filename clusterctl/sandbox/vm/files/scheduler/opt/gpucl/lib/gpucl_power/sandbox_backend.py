@@ -16,12 +16,13 @@ from collections.abc import Sequence
 
 from .backend import NodeState
 from .names import NodeRef
+from .names import vm_name as azure_vm_name
 
 TIMEOUT_S = 300.0
 
 
 def vm_name(ref: NodeRef) -> str:
-    return f"{ref.scale_set}_{ref.instance_id}"
+    return azure_vm_name(ref.scale_set, ref.instance_id)
 
 
 class SandboxBackend:
