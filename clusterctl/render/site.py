@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from clusterctl.spec.model import ClusterSpec
+from clusterctl.spec.model import ClusterSpec, HealthChecksSpec, default_of
 
 
 @dataclass(frozen=True)
@@ -24,7 +24,7 @@ class SlurmSite:
     log_dir: str = "/var/log/slurm"
     run_dir: str = "/run/slurm"
     health_check_program: str = "/usr/sbin/nhc"
-    health_check_interval_s: int = 300
+    health_check_interval_s: int = default_of(HealthChecksSpec, "interval_seconds")
     libexec_dir: str = "/usr/local/libexec/gpu-clusters"
     """Where our prolog/epilog/resume scripts live."""
     slurmctld_port: int = 6817

@@ -7,7 +7,7 @@ clusterctl/spec/rules*.py, so each can report the field as the user wrote it.
 from __future__ import annotations
 
 import ipaddress
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
@@ -202,3 +202,9 @@ def field_path(*parts: str | int) -> str:
     for part in parts:
         out += f"[{part}]" if isinstance(part, int) else f".{part}"
     return out
+
+
+def default_of(model: type[BaseModel], name: str) -> Any:
+    """A field's default as the model declares it: code that needs it reads it here, never again
+    as a literal."""
+    return model.model_fields[name].get_default(call_default_factory=True)

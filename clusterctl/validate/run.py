@@ -13,6 +13,7 @@ from clusterctl.constants import NCCL_MAX_BYTES
 from clusterctl.nccl.judge import GIB, Thresholds, Verdict, judge, overall_status
 from clusterctl.nccl.parse import NcclParseError, NcclRun, NotAllReduce, parse_all_reduce
 from clusterctl.nccl.units import SizeError, parse_size
+from clusterctl.spec.model import NcclValidationSpec, default_of
 from clusterctl.validate import CouldNotRun
 from clusterctl.validate.sweep import SweepResult, run_sweep
 from clusterctl.validate.targets import KubeTarget, LogTarget, SlurmTarget, Target
@@ -39,7 +40,7 @@ class Options:
     max_bytes: str | None = None
     stack: Overrides | None = None
     container_image: str | None = None
-    timeout_minutes: int = 30
+    timeout_minutes: int = default_of(NcclValidationSpec, "timeout_minutes")
     say: Callable[[str], None] = lambda _: None
 
 

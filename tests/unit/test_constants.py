@@ -18,6 +18,15 @@ def test_the_models_defaults_are_the_one_home() -> None:
     assert (v.min_bytes, v.max_bytes) == (constants.NCCL_MIN_BYTES, constants.NCCL_MAX_BYTES)
 
 
+def test_code_that_needs_a_spec_default_reads_the_models() -> None:
+    from clusterctl.render.site import SlurmSite
+    from clusterctl.spec.model import HealthChecksSpec as H
+    from clusterctl.validate.run import Options
+
+    assert SlurmSite().health_check_interval_s == H().interval_seconds
+    assert Options().timeout_minutes == NcclValidationSpec().timeout_minutes
+
+
 def test_the_power_programs_copy_equals_the_one_home() -> None:
     assert names.DRAIN_PREFIX == constants.DRAIN_PREFIX
     assert program.Config(cluster="c").reason_prefix == constants.DRAIN_PREFIX
