@@ -74,6 +74,7 @@ adminUser  # unused variable (clusterctl/outputs.py:95)
 sshCommand  # unused variable (clusterctl/outputs.py:96)
 jumpHostAddress  # unused variable (clusterctl/outputs.py:98)
 sshPrivateKey  # unused variable (clusterctl/outputs.py:99)
+egressAddress  # unused variable (clusterctl/outputs.py:101)
 
 # typer commands and callbacks: typer calls them (registered by decorator)
 _root  # unused function (clusterctl/cli/__init__.py:52)

@@ -73,6 +73,15 @@ CLOUDS = {
         kubernetes_driver_in_image=True,
     ),
 }
+NAT_EGRESS = {("azure", "slurm"), ("aws", "kubernetes")}
+"""The cluster kinds whose stack gives the nodes' subnets one NAT gateway with one static public
+IP as their only way out (components/azure/slurm/network.py, components/aws/vpc.py)."""
+
+
+def nat_egress(cloud: str, scheduler: str) -> bool:
+    return (cloud, scheduler) in NAT_EGRESS
+
+
 SCHEDULERS = {
     "slurm": Scheduler("slurm", "Slurm", True, "scheduler", True),
     "kubernetes": Scheduler("kubernetes", "Kubernetes", False, "system", False),

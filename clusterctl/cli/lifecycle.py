@@ -384,6 +384,12 @@ def _status(stack: str, as_json: bool, d: Deps) -> None:
     out.print(table)
     if report.access:
         out.print(f"reach it: {escape(report.access)}", highlight=False)
+    if report.egress:
+        out.print(
+            f"its nodes reach the Internet from {report.egress} (the NAT gateway's address: "
+            "allow it in a registry's or a license server's firewall)",
+            highlight=False,
+        )
     if last is not None:
         out.print(f"last update: {last.kind} {last.result} at {last.ended or last.started}")
     out.print(

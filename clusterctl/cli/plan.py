@@ -131,6 +131,14 @@ def _print_plan(result) -> None:
         if line.usd_per_hour_each is None:
             out.print(f"  {line.item}: {line.count} x {line.sku}: no published on-demand price")
             continue
+        if line.service:
+            per_gb = line.usd_per_gb_processed
+            traffic = f" + ${per_gb:,.3f} per GB it carries" if per_gb else ""
+            out.print(
+                f"  {line.item}: ${line.usd_per_hour_each:,.3f}/h{traffic} "
+                f"[dim](catalog price of {line.price_as_of})[/]"
+            )
+            continue
         out.print(
             f"  {line.item}: {line.count} x {line.sku} at ${line.usd_per_hour_each:,.2f}/h "
             f"= ${line.usd_per_hour:,.2f}/h [dim](catalog price of {line.price_as_of})[/]"
@@ -138,7 +146,8 @@ def _print_plan(result) -> None:
     left_out = f"; leaves out {', '.join(cost.unpriced)} (no price)" if cost.unpriced else ""
     out.print(
         f"[bold]estimated cost: ${cost.total:,.2f} per hour, ${cost.per_day:,.2f} per day[/] "
-        f"(on-demand compute at catalog prices; disks and traffic extra{left_out})"
+        f"(on-demand compute and hourly services at catalog prices; disks and traffic "
+        f"extra{left_out})"
     )
     if scheduler_of(result.spec.scheduler).power_saving:
         from clusterctl.spec.catalog import catalog
@@ -146,7 +155,8 @@ def _print_plan(result) -> None:
 
         idle = idle_cost_per_hour(result.spec, catalog())
         out.print(
-            f"idle, with Slurm power saving: ${idle:,.2f} per hour (head node and minNodes; "
+            f"idle, with Slurm power saving: ${idle:,.2f} per hour (head node, hourly services "
+            "and minNodes; "
             "idle GPU nodes are deallocated after idleMinutes)"
         )
     for f in result.findings:

@@ -57,6 +57,8 @@ class Status:
     outputs: dict[str, Any]
     access: str | None = None
     """How to reach the cluster, from the outputs READS["status"] declares."""
+    egress: str | None = None
+    """The one public address the nodes reach the Internet from (the NAT gateway's)."""
     kept: tuple[StateResource, ...] = ()
     """What `down` kept on purpose (protected storage and what it needs) while nothing else
     runs: the cluster is down, and these bill as storage, not at the cluster's rate."""
@@ -96,6 +98,7 @@ class Status:
             },
             "outputs": self.outputs,
             "access": self.access,
+            "egressAddress": self.egress,
             "kept": [r.as_json() for r in self.kept],
         }
 
@@ -134,6 +137,12 @@ def access(outputs: dict[str, Any]) -> str | None:
         if version
         else None
     )
+
+
+def egress(outputs: dict[str, Any]) -> str | None:
+    got = out.reader("status", outputs)
+    address = got.get(out.EGRESS_ADDRESS) if got.kind == out.SLURM else None
+    return str(address) if address else None
 
 
 def node_groups(spec: ClusterSpec) -> tuple[NodeGroup, ...]:
@@ -179,5 +188,6 @@ def build_status(
         now=now,
         outputs=outputs,
         access=access(outputs) if live else None,
+        egress=egress(outputs) if live else None,
         kept=tuple(kept),
     )

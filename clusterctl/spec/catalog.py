@@ -101,6 +101,19 @@ class Price(_Entry):
     _check_source = field_validator("source")(_sourced)
 
 
+class ServicePrice(_Entry):
+    """A billed service that is not a VM (config/services.yaml)."""
+
+    title: str
+    usd_per_hour: float = Field(gt=0)
+    usd_per_gb_processed: float | None = Field(default=None, alias="usdPerGbProcessed", gt=0)
+    region: str
+    as_of: str
+    source: str
+
+    _check_source = field_validator("source")(_sourced)
+
+
 class GuestMemory(_Entry):
     """What the guest OS sees (/proc/meminfo MemTotal), which is less than the size page says."""
 
@@ -244,6 +257,7 @@ class Catalog(_Entry):
     images: dict = Field(default_factory=dict)
     versions: dict = Field(default_factory=dict)
     regions: dict[str, Regions] = Field(default_factory=dict)
+    services: dict[str, dict[str, ServicePrice]] = Field(default_factory=dict)
 
     def get(self, name: str, cloud: str | None = None) -> Sku | None:
         for sku in self.skus:
@@ -322,6 +336,7 @@ def load_catalog(root: Path | None = None) -> Catalog:
         "images": _read_yaml(root / "images.yaml"),
         "versions": _read_yaml(root / "versions.yaml"),
         "regions": _read_yaml(root / "regions.yaml"),
+        "services": _read_yaml(root / "services.yaml"),
     }
     try:
         catalog = Catalog.model_validate(raw)
@@ -360,7 +375,14 @@ def _loc(loc: tuple) -> str:
     return out
 
 
-CATALOG_FILES = ("skus.yaml", "nccl_profiles.yaml", "images.yaml", "versions.yaml", "regions.yaml")
+CATALOG_FILES = (
+    "skus.yaml",
+    "nccl_profiles.yaml",
+    "images.yaml",
+    "versions.yaml",
+    "regions.yaml",
+    "services.yaml",
+)
 
 
 def _cache_file(root: Path) -> Path | None:
@@ -372,6 +394,7 @@ def _cache_file(root: Path) -> Path | None:
     from clusterctl import __version__
 
     digest = hashlib.sha256(f"{__version__} {pydantic.VERSION}".encode())
+    digest.update(Path(__file__).read_bytes())  # the models the pickle holds, as this code has them
     for name in CATALOG_FILES:
         try:
             digest.update(name.encode() + b"\0" + (root / name).read_bytes())

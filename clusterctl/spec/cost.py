@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from clusterctl.platform import scheduler_of
+from clusterctl.platform import nat_egress, scheduler_of
 from clusterctl.spec.catalog import Catalog
 from clusterctl.spec.defaults import JUMP_HOST_SKU, head_sku
 from clusterctl.spec.model import ClusterSpec
@@ -18,6 +18,9 @@ class CostLine:
     usd_per_hour_each: float | None
     price_as_of: str
     """When the catalog's price was read (config/skus.yaml names the source)."""
+    service: bool = False
+    """Not a VM: a service billed by the hour (config/services.yaml)."""
+    usd_per_gb_processed: float | None = None
 
     @property
     def usd_per_hour(self) -> float:
@@ -43,7 +46,8 @@ class Cost:
 
 
 def cost_per_hour(spec: ClusterSpec, cat: Catalog) -> Cost:
-    """On-demand compute only (no disks, egress or spot discounts): an upper bound to plan with."""
+    """On-demand compute and the NAT gateway's hours (no disks, traffic or spot discounts): an
+    upper bound to plan with."""
     lines = []
     if scheduler_of(spec.scheduler).head_node:
         lines.append(_line(cat, "head node", head_sku(spec), 1))
@@ -53,7 +57,25 @@ def cost_per_hour(spec: ClusterSpec, cat: Catalog) -> Cost:
         lines.append(_line(cat, "system nodes", head_sku(spec), spec.kubernetes.system_nodes))
     for part in spec.partitions:
         lines.append(_line(cat, f"partition {part.name}", part.sku, part.nodes))
+    if nat_egress(spec.cloud, spec.scheduler):
+        lines += [_service(cat, spec.cloud, key) for key in ("natGateway", "publicIp")]
     return Cost(tuple(line for line in lines if line))
+
+
+def _service(cat: Catalog, cloud: str, key: str) -> CostLine:
+    """A non-VM line; a service missing from config/services.yaml is an unpriced line."""
+    price = cat.services.get(cloud, {}).get(key)
+    if price is None:
+        return CostLine(key, key, 1, None, "", service=True)
+    return CostLine(
+        price.title,
+        key,
+        1,
+        price.usd_per_hour,
+        price.as_of,
+        service=True,
+        usd_per_gb_processed=price.usd_per_gb_processed,
+    )
 
 
 def _line(cat: Catalog, item: str, sku_name: str, count: int) -> CostLine | None:

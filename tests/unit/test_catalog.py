@@ -7,7 +7,7 @@ import yaml
 
 from clusterctl.errors import UserError
 from clusterctl.project import config_dir
-from clusterctl.spec.catalog import catalog, load_catalog
+from clusterctl.spec.catalog import CATALOG_FILES, catalog, load_catalog
 
 FACTS = {  # type: (cloud, gpus, gpu model, fabric kind, fabric NICs)
     "Standard_ND96asr_v4": ("azure", 8, "A100", "infiniband", 8),
@@ -60,7 +60,7 @@ def test_h100_thresholds_follow_the_health_check_config() -> None:
 
 
 def test_a_baseline_without_source_is_refused(tmp_path) -> None:
-    for name in ("skus.yaml", "nccl_profiles.yaml", "images.yaml", "versions.yaml", "regions.yaml"):
+    for name in CATALOG_FILES:
         (tmp_path / name).write_text((config_dir() / name).read_text())
     doc = yaml.safe_load((tmp_path / "skus.yaml").read_text())
     doc["skus"][0]["nccl"]["singleNode"]["source"] = " "

@@ -11,7 +11,7 @@ from clusterctl.project import config_dir
 from clusterctl.render.scripts import node_scripts
 from clusterctl.render.site import cloud_site
 from clusterctl.render.slurm_conf import render_slurm
-from clusterctl.spec.catalog import NodeShape, catalog, load_catalog
+from clusterctl.spec.catalog import CATALOG_FILES, NodeShape, catalog, load_catalog
 from clusterctl.spec.load import load_stack_spec
 
 
@@ -39,7 +39,7 @@ def test_every_gpu_size_has_a_sourced_shape() -> None:
 
 
 def test_a_gpu_size_without_a_shape_is_refused(tmp_path) -> None:
-    for name in ("nccl_profiles.yaml", "images.yaml", "versions.yaml", "regions.yaml"):
+    for name in set(CATALOG_FILES) - {"skus.yaml"}:
         (tmp_path / name).write_text((config_dir() / name).read_text())
     raw = yaml.safe_load((config_dir() / "skus.yaml").read_text())
     del raw["skus"][0]["node"]
@@ -94,7 +94,7 @@ def test_an_nvlink_domain_across_vms_becomes_slurm_blocks() -> None:
 
 
 def test_a_shape_whose_image_family_is_missing_or_of_another_arch_is_refused(tmp_path) -> None:
-    for name in ("nccl_profiles.yaml", "images.yaml", "versions.yaml", "regions.yaml"):
+    for name in set(CATALOG_FILES) - {"skus.yaml"}:
         (tmp_path / name).write_text((config_dir() / name).read_text())
     raw = yaml.safe_load((config_dir() / "skus.yaml").read_text())
     raw["skus"][0]["node"]["imageFamily"] = "nope"

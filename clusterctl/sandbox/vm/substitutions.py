@@ -121,6 +121,17 @@ SUBSTITUTIONS: tuple[Substitution, ...] = (
         "lab",
     ),
     Substitution(
+        "nat-egress",
+        "the subnets' NAT gateway (one static public IP, defaultOutboundAccess false) is the "
+        "nodes' only way to the Internet: packages.microsoft.com, the Ubuntu archive, "
+        "github.com, PyPI, container registries",
+        "no way out at all: the lab's bridge has no route beyond the lab server, which answers "
+        "every download the user-data makes (apt-archive, pypi, github-downloads)",
+        "the sandbox must not reach the Internet; a node that tried to fetch anything else "
+        "fails here, where on Azure it would pass through the NAT",
+        "lab",
+    ),
+    Substitution(
         "datasource",
         "cloud-init Azure datasource (customData, osProfile)",
         "NoCloud seed /var/lib/cloud/seed/nocloud/{user-data,meta-data,network-config}; "

@@ -1,4 +1,11 @@
-"""AzureNetwork: resource group, VNet, subnets, and NSGs that admit SSH only from allowed CIDRs."""
+"""AzureNetwork: resource group, VNet, subnets, NSGs that admit SSH only from allowed CIDRs, and a
+NAT gateway with one static public IP as the subnets' only way out.
+
+Azure's implicit default outbound access is not used: Microsoft does not recommend it, the
+"Subnets should be private" policy of many landing zones forbids it, and VNets made with network
+API 2025-07-01 or later do not get it (subnets default to defaultOutboundAccess false). As
+cyclecloud-slurm-workspace and az-hop do, a NAT gateway on both subnets gives every node the same
+address out (`egressAddress`, the one to allow in a registry's firewall)."""
 
 from __future__ import annotations
 
@@ -44,6 +51,30 @@ class AzureNetwork(pulumi.ComponentResource):
             tags=tags,
             opts=child,
         )
+        self.egress_ip = azure.network.PublicIPAddress(
+            f"{name}-egress-ip",
+            resource_group_name=rg,
+            location=spec.region,
+            sku={"name": "Standard", "tier": "Regional"},
+            public_ip_allocation_method="Static",
+            public_ip_address_version="IPv4",
+            tags=tags,
+            opts=child,
+        )
+        self.nat = azure.network.NatGateway(
+            f"{name}-nat",
+            resource_group_name=rg,
+            location=spec.region,
+            sku={"name": "Standard"},
+            public_ip_addresses=[{"id": self.egress_ip.id}],
+            idle_timeout_in_minutes=4,
+            tags=tags,
+            opts=child,
+        )
+        egress = {
+            "nat_gateway": azure.network.SubResourceArgs(id=self.nat.id),
+            "default_outbound_access": False,
+        }
         self.vnet = azure.network.VirtualNetwork(
             f"{name}-vnet",
             resource_group_name=rg,
@@ -62,6 +93,7 @@ class AzureNetwork(pulumi.ComponentResource):
             virtual_network_name=self.vnet.name,
             address_prefix=plan["scheduler"],
             network_security_group=azure.network.NetworkSecurityGroupArgs(id=self.scheduler_nsg.id),
+            **egress,
             opts=child,
         )
         self.compute_subnet = azure.network.Subnet(
@@ -70,6 +102,7 @@ class AzureNetwork(pulumi.ComponentResource):
             virtual_network_name=self.vnet.name,
             address_prefix=plan["compute"],
             network_security_group=azure.network.NetworkSecurityGroupArgs(id=self.compute_nsg.id),
+            **egress,
             # One subnet after another: Azure rejects concurrent subnet writes on one VNet.
             opts=pulumi.ResourceOptions(parent=self, depends_on=[self.scheduler_subnet]),
         )
@@ -79,6 +112,7 @@ class AzureNetwork(pulumi.ComponentResource):
                 "vnetId": self.vnet.id,
                 "schedulerSubnetId": self.scheduler_subnet.id,
                 "computeSubnetId": self.compute_subnet.id,
+                "egressAddress": self.egress_ip.ip_address,
             }
         )
 

@@ -119,6 +119,7 @@ class AzureSlurmCluster(pulumi.ComponentResource):
         }
         self.outputs: dict[str, Any] = {
             out.RESOURCE_GROUP: self.network.resource_group.name,
+            out.EGRESS_ADDRESS: self.network.egress_ip.ip_address,
             out.SCHEDULER_HOST: scheduler_host(spec),
             out.SCHEDULER_ADDRESS: address,
             out.ADMIN_USER: spec.ssh.admin_user,
