@@ -121,6 +121,9 @@ class PartitionSpec(Model):
 class HeadNodeSpec(Model):
     sku: str | None = None
     """Default: Standard_D8s_v5 on Azure, m6i.2xlarge on AWS."""
+    image: str | None = None
+    """Slurm on Azure: the scheduler's (and jump host's) image, an Azure URN with its version
+    pinned; default: config/images.yaml azure.scheduler (version `latest`)."""
     accounting: Annotated[bool, Strict()] = False
     """Run slurmdbd (+ MariaDB) for job accounting."""
 

@@ -15,7 +15,7 @@ import struct
 from collections.abc import Iterator
 
 from clusterctl.errors import Finding
-from clusterctl.platform import cloud_of, only_on
+from clusterctl.platform import cloud_of, only_on, scheduler_of
 from clusterctl.spec.addressing import subnet_plan
 from clusterctl.spec.catalog import Catalog
 from clusterctl.spec.model import ClusterSpec, field_path
@@ -232,6 +232,54 @@ def image_ids(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
                 )
 
 
+def head_image(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
+    image = spec.head_node.image
+    if image is None:
+        return
+    where = field_path("headNode", "image")
+    cloud = cloud_of(spec.cloud)
+    if not scheduler_of(spec.scheduler).head_node or not cloud.gpu_scale_sets:
+        yield Finding(
+            "error",
+            f"only a Slurm cluster on Azure has a scheduler VM whose image you choose; remove "
+            f"it ({cloud.kubernetes_node_image} boots the system nodes)",
+            where,
+        )
+    elif not IMAGE_FORM[cloud.name].match(image):
+        yield Finding(
+            "error", f"'{image}' is not an image {cloud.image_word} ({cloud.image_example})", where
+        )
+
+
+def image_pins(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
+    """An Azure image at version `latest` is resolved when each VM is created: a node added or
+    re-created later boots a newer image than its neighbours (another driver, NCCL, kernel)."""
+    cloud = cloud_of(spec.cloud)
+    if not (scheduler_of(spec.scheduler).head_node and cloud.gpu_scale_sets):
+        return
+    azure = cat.images.get(cloud.name, {})
+    urns = [(field_path("headNode", "image"), spec.head_node.image or azure["scheduler"]["urn"])]
+    for i, part in enumerate(spec.partitions):
+        sku = cat.get(part.sku, spec.cloud)
+        if part.image or (sku and sku.node):
+            default = cat.gpu_image(sku)["urn"] if sku and sku.node else None
+            urns.append((field_path("partitions", i, "image"), part.image or default))
+    for where, urn in urns:
+        if not urn or not IMAGE_FORM[cloud.name].match(urn):
+            continue
+        publisher, offer, image_sku, version = urn.split(":")
+        if version.lower() != "latest":
+            continue
+        yield Finding(
+            "warning",
+            f"{urn} is not pinned: a VM created later (a resize, a replace, a re-created "
+            "scheduler) boots the newest version then, unlike its neighbours; pin one of `az vm "
+            f"image list -l {spec.region} -p {publisher} -f {offer} -s {image_sku} --all -o "
+            f"table` here as {publisher}:{offer}:{image_sku}:<version>",
+            where,
+        )
+
+
 def ssh_key_parses(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
     key = spec.ssh.public_key
     if key is None:
@@ -361,6 +409,8 @@ RULES: tuple[Rule, ...] = (
     partition_names_allowed,
     reservation_ids,
     image_ids,
+    head_image,
+    image_pins,
     ssh_key_parses,
     option_pairs,
     no_kubernetes_keys,

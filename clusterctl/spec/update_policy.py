@@ -54,6 +54,7 @@ RULES: Final[dict[str, Rule]] = {
     "network.schedulerSubnet": NETWORK,
     "network.computeSubnet": NETWORK,
     "headNode.sku": SCHEDULER_VM,
+    "headNode.image": SCHEDULER_VM,
     "headNode.accounting": Rule("refused", "the scheduler's first-boot setup, never re-run"),
     "storage.kind": Rule("replaces", "/home's disk or share, and the data on it", loses=True),
     "storage.sizeGib": Rule("in place", "the data disk grows (Azure cannot shrink one)"),

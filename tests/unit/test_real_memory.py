@@ -26,7 +26,8 @@ def test_real_memory_is_at_most_what_the_guest_sees(sku_name: str) -> None:
         # unpublished (the catalog's note says why): then plan must say RealMemory is a guess
         from clusterctl.spec.rules import node_shape_fits
 
-        spec, _ = load_stack_spec("azure-h100", [f"partitions[0].sku={sku_name}"])
+        nodes = f"partitions[0].nodes={max(2, sku.nodes_per_nvlink_domain)}"  # whole NVL blocks
+        spec, _ = load_stack_spec("azure-h100", [f"partitions[0].sku={sku_name}", nodes])
         found = [f.message for f in node_shape_fits(spec, catalog()) if f.level == "warning"]
         assert any("RealMemory is 95%" in m for m in found), found
         assert sku.note and "guestMemory" in sku.note

@@ -58,7 +58,7 @@ class JumpHost(pulumi.ComponentResource):
                 spec, secrets.public_key, computer_name=f"{spec.name}-jump"
             ),
             storage_profile={
-                "image_reference": image_reference("scheduler"),
+                "image_reference": image_reference("scheduler", spec.head_node.image),
                 "os_disk": {"create_option": "FromImage", "delete_option": "Delete"},
             },
             network_profile={

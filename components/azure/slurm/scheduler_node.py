@@ -119,7 +119,7 @@ class SchedulerNode(pulumi.ComponentResource):
                 custom_data=custom_data,
             ),
             storage_profile={
-                "image_reference": image_reference("scheduler"),
+                "image_reference": image_reference("scheduler", spec.head_node.image),
                 "os_disk": {
                     "create_option": "FromImage",
                     "caching": "ReadWrite",
