@@ -15,7 +15,8 @@ def _readme_install_line() -> str:
     (line,) = [x for x in (ROOT / "README.md").read_text().splitlines() if "apt-get install" in x][
         :1
     ]
-    return line.split("&&", 1)[0]
+    (install,) = [part for part in line.split("&&") if "apt-get install" in part]
+    return install
 
 
 def _ci_install_packages() -> set[str]:

@@ -170,3 +170,28 @@ def test_only_root_and_slurm_reach_the_power_identity_before_and_after_a_reboot(
         assert rules.count("169.254.169.254") == 1, rules
         boot.reboot(workdir, scheduler.name, log=lambda _m: None)
     assert _imds_as(workdir, gpu.name, "root") == "400"  # a GPU node holds no identity
+
+
+def test_no_user_on_a_node_can_read_the_munge_key(booted):
+    """Issue 29 item 11: the munge key travels in customData (README: why not Key Vault). Azure
+    serves customData neither from IMDS nor from a GET of the VM (unlike userData); on the node,
+    where cloud-init saves it, nothing readable by a user may hold it. The needle is the key as
+    the user-data carries it (base64); root finds it in cloud-init's copy, so the search can
+    succeed, and an unprivileged user must find it nowhere."""
+    specs, workdir, _ = booted
+    for spec in specs:
+        node = spec.name
+        needle = boot.run(
+            workdir, node, ["sh", "-c", "head -c 30 /etc/munge/munge.key | base64 -w0"]
+        )
+        assert len(needle.stdout) == 40, needle
+        where = "/var/lib/cloud /var/lib/waagent /run /etc /var/log /var/tmp /tmp /home /sched /opt"
+        as_root = boot.run(
+            workdir, node, ["sh", "-c", f"grep -rlF {needle.stdout} {where} 2>/dev/null"]
+        )
+        assert "/var/lib/cloud/instance/user-data.txt" in as_root.stdout, as_root
+        boot.run(workdir, node, ["useradd", "-m", "gpucl-eve"])
+        search = f"grep -rlF {needle.stdout} {where} 2>/dev/null; cat /etc/munge/munge.key"
+        as_user = boot.run(workdir, node, ["runuser", "-u", "gpucl-eve", "--", "sh", "-c", search])
+        assert as_user.stdout.strip() == "", f"{node}: a user reads the key in {as_user.stdout!r}"
+        assert "Permission denied" in as_user.stderr, as_user.stderr
