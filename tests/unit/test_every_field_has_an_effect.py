@@ -36,6 +36,10 @@ FLIPS: dict[str, tuple[str, str]] = {
     "network.computeSubnet": (SLURM, "10.40.64.0/18"),
     "headNode.sku": (SLURM, "Standard_D4s_v5"),
     "headNode.accounting": (SLURM, "true"),
+    "headNode.image": (
+        SLURM,
+        "Canonical:0001-com-ubuntu-server-jammy:22_04-lts-gen2:22.04.202611010",
+    ),
     "partitions[0].name": (SLURM, "train"),
     "partitions[0].sku": (SLURM, "Standard_ND96amsr_A100_v4"),
     "partitions[0].nodes": (SLURM, "3"),
