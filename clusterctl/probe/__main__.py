@@ -8,8 +8,11 @@ the ring could not be formed or a peer stopped answering within --timeout.
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import os
+import re
 import socket
+import subprocess
 import sys
 import time
 from array import array
@@ -74,13 +77,32 @@ def _env_int(*names: str, default: int) -> int:
     return default
 
 
+def address_of(name: str) -> str:
+    """A node's address. For a Slurm node, the one slurmctld holds (NodeAddr, learned from the
+    node's registration): on Azure a Slurm name (gpu-pg0-1) has no DNS record, the VM's
+    computer name has. Anything that is not a Slurm node (--master HOST, no Slurm here) is
+    resolved as usual."""
+    try:
+        return str(ipaddress.ip_address(name))
+    except ValueError:
+        pass
+    try:
+        shown = subprocess.run(
+            ["scontrol", "show", "node", "-o", name], capture_output=True, text=True, timeout=30
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        shown = None
+    found = re.search(r"(?:^| )NodeAddr=(\S+)", shown.stdout) if shown else None
+    return socket.gethostbyname(found.group(1) if found else name)
+
+
 def _master(args: argparse.Namespace) -> str:
     if args.master:
-        return socket.gethostbyname(args.master)
+        return address_of(args.master)
     nodelist = os.environ.get("SLURM_JOB_NODELIST") or os.environ.get("SLURM_NODELIST")
     if not nodelist:
         raise RingError("no --master and no SLURM_JOB_NODELIST: cannot find rank 0")
-    return socket.gethostbyname(expand_hostlist(nodelist)[0])
+    return address_of(expand_hostlist(nodelist)[0])
 
 
 def _time_us(ring: Ring, data: bytes, iters: int, *, in_place: bool) -> float:
@@ -108,7 +130,7 @@ def run(args: argparse.Namespace) -> int:
     port = args.port or 29500 + _env_int("SLURM_JOB_ID", default=0) % 1000
     bind = args.bind
     me = os.environ.get("SLURMD_NODENAME") or socket.gethostname()
-    addr = bind if bind != "0.0.0.0" else socket.gethostbyname(me)
+    addr = bind if bind != "0.0.0.0" else address_of(me)
     master = _master(args) if size > 1 else addr
     started = time.monotonic()
     ring = Ring.connect(rank, size, master, port, bind=addr, timeout=args.timeout, host=me)

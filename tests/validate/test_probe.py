@@ -122,3 +122,23 @@ def test_hostlist_expansion() -> None:
         "gpu-a02",
         "solo",
     ]
+
+
+def test_a_slurm_node_is_reached_at_the_address_slurmctld_holds(tmp_path, monkeypatch) -> None:
+    """On Azure a Slurm name has no DNS record; the probe asked DNS for it, and worked in the
+    sandbox only while the sandbox resolved single-label names over LLMNR (now off, as on
+    Azure). It now takes the address slurmctld learned from the node's registration."""
+    from clusterctl.probe.__main__ import address_of
+
+    scontrol = tmp_path / "scontrol"
+    scontrol.write_text(
+        "#!/bin/sh\n"
+        '[ "$4" = gpu-pg0-1 ] || exit 1\n'
+        "echo 'NodeName=gpu-pg0-1 Arch=x86_64 CoresPerSocket=48 NodeAddr=10.9.8.7 "
+        "NodeHostName=gpu-pg0-000000 Version=24.11.5'\n"
+    )
+    scontrol.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
+    assert address_of("gpu-pg0-1") == "10.9.8.7"
+    assert address_of("localhost") == "127.0.0.1"  # not a Slurm node: resolved as usual
+    assert address_of("10.1.2.3") == "10.1.2.3"  # an address is itself, no scontrol asked
