@@ -11,7 +11,7 @@ import pytest
 from tests.cli.conftest import error_lines, run_cli
 
 
-def one_error(proc, *needles: str) -> str:
+def assert_one_error(proc, *needles: str) -> str:
     assert proc.returncode == 2, (proc.returncode, proc.stderr)
     lines = error_lines(proc.stderr)
     assert len(lines) == 1, proc.stderr
@@ -42,7 +42,7 @@ def test_init_refuses_to_overwrite_each_file_without_force(tmp_path: Path) -> No
 
 def test_init_into_a_file_is_one_line(tmp_path: Path) -> None:
     (tmp_path / "afile").write_text("x")
-    one_error(run_cli("init", "--example", "azure-h100", str(tmp_path / "afile" / "p"),
+    assert_one_error(run_cli("init", "--example", "azure-h100", str(tmp_path / "afile" / "p"),
                       cwd=tmp_path), str(tmp_path / "afile"), "not a folder")  # fmt: skip
 
 
@@ -51,12 +51,12 @@ def test_plan_out_is_checked_before_planning(tmp_path: Path, where: str) -> None
     (tmp_path / "afile").write_text("x")
     out = tmp_path / "afile" if where == "file" else tmp_path / "afile" / "sub"
     # an unknown stack would be the error if the plan ran first
-    line = one_error(run_cli("plan", "-s", "no-such-stack", "--out", str(out)), "--out")
+    line = assert_one_error(run_cli("plan", "-s", "no-such-stack", "--out", str(out)), "--out")
     assert str(tmp_path / "afile") in line
 
 
 def test_schema_out_to_a_folder_is_one_line(tmp_path: Path) -> None:
-    one_error(run_cli("schema", "--out", str(tmp_path)), "--out", str(tmp_path), "folder")
+    assert_one_error(run_cli("schema", "--out", str(tmp_path)), "--out", str(tmp_path), "folder")
 
 
 def test_a_non_utf8_stack_file_is_one_line(tmp_path: Path) -> None:
@@ -64,14 +64,16 @@ def test_a_non_utf8_stack_file_is_one_line(tmp_path: Path) -> None:
     (tmp_path / "p" / "stacks" / "Pulumi.latin1.yaml").write_bytes(
         b"# caf\xe9\nconfig:\n  gpu-clusters:cluster: {}\n"
     )
-    one_error(run_cli("plan", "-s", "latin1", cwd=tmp_path / "p"), "Pulumi.latin1.yaml", "UTF-8")
+    assert_one_error(
+        run_cli("plan", "-s", "latin1", cwd=tmp_path / "p"), "Pulumi.latin1.yaml", "UTF-8"
+    )
 
 
 def test_an_unexpected_path_error_is_one_line_not_an_internal_error(tmp_path: Path) -> None:
     # GPU_CLUSTERS_CONFIG_DIR naming a file: the catalog read fails with NotADirectoryError
     (tmp_path / "afile").write_text("x")
     got = run_cli("catalog", GPU_CLUSTERS_CONFIG_DIR=str(tmp_path / "afile"))
-    one_error(got, str(tmp_path / "afile"))
+    assert_one_error(got, str(tmp_path / "afile"))
 
 
 def test_a_bad_junit_path_is_refused_before_the_run(tmp_path: Path) -> None:
@@ -79,7 +81,7 @@ def test_a_bad_junit_path_is_refused_before_the_run(tmp_path: Path) -> None:
 
     got = run_cli("validate", "--nccl", "--from-log", str(H100_LOG), "--sku",
                   "Standard_ND96isr_H100_v5", "--junit", str(tmp_path))  # fmt: skip
-    one_error(got, "--junit", str(tmp_path))
+    assert_one_error(got, "--junit", str(tmp_path))
 
 
 def test_a_junit_file_that_cannot_be_written_keeps_the_verdict(tmp_path: Path, capsys) -> None:

@@ -15,6 +15,7 @@ import pulumi_azure_native as azure
 from clusterctl.spec.addressing import subnet_plan
 from clusterctl.spec.model import ClusterSpec
 from clusterctl.spec.tags import cloud_tags
+from components.azure.slurm.public_ip import static_public_ip
 
 
 class AzureNetwork(pulumi.ComponentResource):
@@ -51,16 +52,7 @@ class AzureNetwork(pulumi.ComponentResource):
             tags=tags,
             opts=child,
         )
-        self.egress_ip = azure.network.PublicIPAddress(
-            f"{name}-egress-ip",
-            resource_group_name=rg,
-            location=spec.region,
-            sku={"name": "Standard", "tier": "Regional"},
-            public_ip_allocation_method="Static",
-            public_ip_address_version="IPv4",
-            tags=tags,
-            opts=child,
-        )
+        self.egress_ip = static_public_ip(f"{name}-egress-ip", spec, rg, tags, self)
         self.nat = azure.network.NatGateway(
             f"{name}-nat",
             resource_group_name=rg,
