@@ -19,6 +19,23 @@ from clusterctl.spec.rules import Rule
 AKS_POOL_NAME_MAX = 12
 
 
+@only_on(scheduler="kubernetes")
+def api_server_reach(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
+    """ssh.allowedCidrs is who may reach the Kubernetes API server. EKS and AKS both read an
+    unset list as "anywhere" (EKS publicAccessCidrs defaults to 0.0.0.0/0; AKS without
+    authorizedIPRanges has no filter), so an empty list is refused, not passed on."""
+    if spec.ssh.allowed_cidrs:
+        return
+    service = cloud_of(spec.cloud).kubernetes_service.upper()
+    yield Finding(
+        "error",
+        f"empty: the {service} API server would be reachable from the whole "
+        "internet; list your office or VPN range (e.g. [198.51.100.0/24]), or 0.0.0.0/0 with "
+        "ssh.allowWorldOpen: true if you really mean it",
+        field_path("ssh", "allowedCidrs"),
+    )
+
+
 @only_on(cloud="aws", scheduler="kubernetes")
 def node_group_single_zone(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
     """Every EKS GPU node group sits in one subnet; EFA types are reported by aws_placement."""
@@ -218,6 +235,7 @@ def admin_principals(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
 
 
 RULES: tuple[Rule, ...] = (
+    api_server_reach,
     admin_principals,
     node_group_single_zone,
     capacity_reservation_size,

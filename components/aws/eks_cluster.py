@@ -64,8 +64,9 @@ class EksGpuCluster(pulumi.ComponentResource):
                 subnet_ids=private_ids,
                 endpoint_private_access=True,
                 endpoint_public_access=True,
-                # Who may reach the API server; unset = anywhere (authentication still applies).
-                public_access_cidrs=list(spec.ssh.allowed_cidrs) or None,
+                # Who may reach the API server. Never empty: AWS reads that as 0.0.0.0/0, and
+                # rules_k8s.api_server_reach refuses it before this runs.
+                public_access_cidrs=list(spec.ssh.allowed_cidrs),
             ),
             access_config=aws.eks.ClusterAccessConfigArgs(
                 authentication_mode="API",

@@ -103,12 +103,9 @@ class AksGpuCluster(pulumi.ComponentResource):
                 network_plugin="azure",
                 network_plugin_mode="overlay",
             ),
-            api_server_access_profile=(
-                azure.containerservice.ManagedClusterAPIServerAccessProfileArgs(
-                    authorized_ip_ranges=list(spec.ssh.allowed_cidrs)
-                )
-                if spec.ssh.allowed_cidrs
-                else None
+            # Never without ranges: AKS reads none as "anywhere" (rules_k8s.api_server_reach).
+            api_server_access_profile=azure.containerservice.ManagedClusterAPIServerAccessProfileArgs(
+                authorized_ip_ranges=list(spec.ssh.allowed_cidrs)
             ),
             enable_rbac=True,
             tags=tags,

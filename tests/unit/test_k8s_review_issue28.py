@@ -1,0 +1,37 @@
+"""Issue 28: the review findings on the EKS (aws-p5) and AKS (aks-h100) stacks, as spec rules
+and `clusterctl plan` behaviour (the component side: tests/component/test_k8s_review_issue28.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from clusterctl.project import config_dir
+from tests.unit.test_rules_kubernetes import errors_of, load_stack_spec, plan_cli
+
+STACKS = ("aws-p5", "aks-h100")
+
+
+@pytest.mark.parametrize(("stack", "api"), [("aws-p5", "EKS"), ("aks-h100", "AKS")])
+def test_finding1_empty_api_server_cidrs_are_refused(stack: str, api: str) -> None:
+    (line,) = errors_of(stack, "ssh.allowedCidrs=[]")
+    assert line.startswith("gpu-clusters:cluster.ssh.allowedCidrs: ")
+    assert f"the {api} API server" in line and "whole internet" in line
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_finding1_plan_exits_2_with_one_line(stack: str) -> None:
+    proc = plan_cli(config_dir(), "-s", stack, "--set", "ssh.allowedCidrs=[]")
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    (line,) = [x for x in proc.stderr.splitlines() if x.strip()]
+    assert line.startswith("error: gpu-clusters:cluster.ssh.allowedCidrs: ")
+    assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_finding1_world_open_needs_the_explicit_flag(stack: str) -> None:
+    (line,) = errors_of(stack, "ssh.allowedCidrs=[0.0.0.0/0]")
+    assert line.startswith("gpu-clusters:cluster.ssh.allowedCidrs[0]: ")
+    _, findings = load_stack_spec(
+        stack, ["ssh.allowedCidrs=[0.0.0.0/0]", "ssh.allowWorldOpen=true"]
+    )
+    assert not [f for f in findings if f.level == "error"]
