@@ -86,17 +86,19 @@ class VmTopology:
 
 # The PCI layout of the ND VMs as NCCL needs it (which GPU and HCA share a PCIe switch, under which
 # NUMA node), facts read from Azure/azhpc-images topology/ndv5-topo.xml and ndv4-topo.xml (the files
-# the HPC image installs under /opt/microsoft). nccl_topology_xml() writes NCCL's topology XML from
-# it for the ConfigMap the AKS workers mount. GPUs are PCI class 0x0302, HCAs 0x0207 (the VFs
+# the HPC image installs under /opt/microsoft; tests/unit/test_nccl_topology_reference.py checks
+# them against copies in tests/data/azhpc-topology). nccl_topology_xml() writes NCCL's topology XML
+# from it for the ConfigMap the AKS workers mount. GPUs are PCI class 0x0302, HCAs 0x0207 (the VFs
 # 15b3:101e on ND H100 v5, 15b3:101c on ND A100 v4).
 NCCL_TOPOLOGY: dict[str, VmTopology] = {
     "ndv5": VmTopology(
         "GenuineIntel", 6, 143, "32.0 GT/s PCIe",
         (
-            NumaTopology("ffffffff,ffff0000,00000000", (
+            # NUMA 0 = CPUs 0-47: azhpc-images commit 992d775 corrected the masks once swapped
+            NumaTopology("00000000,0000ffff,ffffffff", (
                 (("0001", "0101"),), (("0002", "0102"),), (("0003", "0103"),), (("0008", "0104"),),
             )),
-            NumaTopology("00000000,0000ffff,ffffffff", (
+            NumaTopology("ffffffff,ffff0000,00000000", (
                 (("0009", "0105"),), (("000a", "0106"),), (("000b", "0107"),), (("000c", "0108"),),
             )),
         ),
