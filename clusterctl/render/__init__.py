@@ -15,5 +15,6 @@ The only user of jinja2; pure functions, no Pulumi.
   power_files  the power program as cloud-init installs it (its modules, config, venv pins)
   apt_key      the Microsoft apt key carried in the user-data
   kubernetes   the Kubernetes objects: manifests, the NCCL MPIJob, Helm values
+  vendored     files applied as shipped in config/ (the MPI operator manifest), sha256-checked
   bundle       every file, as `{path: text}`: what `plan --out` writes
 """

@@ -17,8 +17,6 @@ from clusterctl.constants import NCCL_MAX_BYTES, NCCL_MIN_BYTES
 from clusterctl.render.templates import render_template
 from clusterctl.spec.catalog import Catalog, catalog
 from clusterctl.spec.kubernetes import (
-    FALLBACK_DOCA_DRIVER,
-    FALLBACK_SRIOV_DEVICE_PLUGIN,
     GPU_TOLERATION,
     IB_RESOURCE,
     IB_VF_DEVICE_IDS,
@@ -37,7 +35,7 @@ from clusterctl.spec.kubernetes import (
     topology_file,
     worker_resources,
 )
-from clusterctl.spec.kubernetes_addons import HelmAddon, helm_addons
+from clusterctl.spec.kubernetes_addons import HelmAddon, helm_addons, network_operator_images
 from clusterctl.spec.model import ClusterSpec
 
 MPIJOB_NAME = "nccl-tests"
@@ -77,8 +75,8 @@ def cluster_manifests(spec: ClusterSpec, stack: str, cat: Catalog | None = None)
             labels=labels,
             label=NFD_MELLANOX_LABEL,
             tolerations=[GPU_TOLERATION],
-            doca_version=FALLBACK_DOCA_DRIVER,
-            sriov_version=FALLBACK_SRIOV_DEVICE_PLUGIN,
+            doca_version=network_operator_images(cat)["docaDriver"],
+            sriov_version=network_operator_images(cat)["sriovDevicePlugin"],
             sriov_config=json.dumps(
                 {
                     "resourceList": [

@@ -38,8 +38,9 @@ NCCL_TESTS_BINARY = {
     "azure": "/opt/nccl_tests/build/all_reduce_perf",
 }
 FALLBACK_SRIOV_DEVICE_PLUGIN = "network-operator-v26.4.1"
-FALLBACK_DOCA_DRIVER = "doca3.2.0-25.10-1.2.8.0-2"
-"""nvcr.io/nvidia/mellanox/doca-driver tag Azure/aks-rdma-infiniband runs on AKS Ubuntu nodes."""
+FALLBACK_DOCA_DRIVER = "doca3.4.1-26.04-1.1.0.0-1"
+"""Used only where config/versions.yaml has no helmCharts.networkOperator.components: the
+doca-driver and SR-IOV device plugin tags of network-operator v26.4.1 (its hack/release.yaml)."""
 PEERMEM_LOADER_IMAGE = "mcr.microsoft.com/mirror/docker/library/ubuntu:24.04"
 
 MPIRUN = {

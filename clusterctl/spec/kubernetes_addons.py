@@ -10,7 +10,13 @@ from typing import Any
 
 from clusterctl.platform import cloud_of
 from clusterctl.spec.catalog import Catalog, catalog
-from clusterctl.spec.kubernetes import GPU_TOLERATION, PARTITION_LABEL, fabric_kind
+from clusterctl.spec.kubernetes import (
+    FALLBACK_DOCA_DRIVER,
+    FALLBACK_SRIOV_DEVICE_PLUGIN,
+    GPU_TOLERATION,
+    PARTITION_LABEL,
+    fabric_kind,
+)
 from clusterctl.spec.model import ClusterSpec
 
 
@@ -44,7 +50,8 @@ FALLBACK_CHARTS: dict[str, ChartPin] = {
     ),
 }
 FALLBACK_MPI_OPERATOR = "v0.8.0"
-"""kubeflow/mpi-operator ships no Helm chart; its release manifest (MPIJob v2beta1) is applied."""
+"""kubeflow/mpi-operator ships no Helm chart; its release manifest (MPIJob v2beta1) is applied
+from the sha256-checked copy in config/ (clusterctl/render/vendored.py)."""
 
 
 @dataclass(frozen=True)
@@ -76,6 +83,21 @@ def chart_pins(cat: Catalog) -> dict[str, ChartPin]:
     return pins
 
 
+def network_operator_images(cat: Catalog) -> dict[str, str]:
+    """The NicClusterPolicy's image tags: config/versions.yaml helmCharts.networkOperator
+    .components (the operator release's own matrix), else the fallbacks of the fallback chart."""
+    entry = (cat.versions.get("helmCharts") or {}).get("networkOperator") or {}
+    parts = entry.get("components") or {} if isinstance(entry, dict) else {}
+    fallback = {
+        "docaDriver": FALLBACK_DOCA_DRIVER,
+        "sriovDevicePlugin": FALLBACK_SRIOV_DEVICE_PLUGIN,
+    }
+    return {
+        key: str((parts.get(key) or {}).get("version") or default)
+        for key, default in fallback.items()
+    }
+
+
 def _mpi_operator(cat: Catalog) -> dict[str, Any]:
     entry = (cat.versions.get("manifests") or {}).get("mpiOperator")
     return entry if isinstance(entry, dict) else {}
@@ -83,16 +105,6 @@ def _mpi_operator(cat: Catalog) -> dict[str, Any]:
 
 def mpi_operator_version(cat: Catalog) -> str:
     return str(_mpi_operator(cat).get("version") or FALLBACK_MPI_OPERATOR)
-
-
-def mpi_operator_manifest_url(cat: Catalog) -> str:
-    url = _mpi_operator(cat).get("url")
-    if url:
-        return str(url)
-    return (
-        f"https://raw.githubusercontent.com/kubeflow/mpi-operator/{mpi_operator_version(cat)}"
-        "/deploy/v2beta1/mpi-operator.yaml"
-    )
 
 
 def helm_addons(spec: ClusterSpec, cat: Catalog | None = None) -> list[HelmAddon]:

@@ -11,12 +11,9 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from clusterctl.render.kubernetes import cluster_manifests, load_manifest_docs
+from clusterctl.render.vendored import mpi_operator_manifest
 from clusterctl.spec.catalog import catalog
-from clusterctl.spec.kubernetes_addons import (
-    helm_addons,
-    mpi_operator_manifest_url,
-    mpi_operator_version,
-)
+from clusterctl.spec.kubernetes_addons import helm_addons, mpi_operator_version
 from clusterctl.spec.model import ClusterSpec
 from clusterctl.spec.tags import k8s_labels
 from components.k8s.helm_addon import HelmAddonRelease
@@ -54,7 +51,7 @@ class KubernetesGpuAddons(pulumi.ComponentResource):
 
         self.mpi_operator = MpiOperator(
             f"{name}-mpi-operator",
-            mpi_operator_manifest_url(cat),
+            mpi_operator_manifest(cat),
             pulumi.ResourceOptions(parent=self, providers=[provider]),
         )
 
