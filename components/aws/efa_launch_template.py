@@ -15,8 +15,11 @@ from clusterctl.render.kubernetes import eks_gpu_node_user_data
 from clusterctl.spec.efa import efa_interfaces
 from clusterctl.spec.model import PartitionSpec
 
-IMDS_HOP_LIMIT = 2
-"""2, not 1: pods on the node (one hop further, behind the CNI) still reach IMDSv2."""
+IMDS_HOP_LIMIT = 1
+"""1: IMDSv2 answers the node itself and host-network pods (kubelet, aws-node, the Pod Identity
+agent), not ordinary pods one hop further behind the CNI, so they cannot take the node role's
+credentials (EKS best practices, "Restrict access to the instance profile"). Pods get AWS access
+through EKS Pod Identity instead (components/aws/iam.py POD_ROLES)."""
 ROOT_VOLUME_GIB = 512
 """Container images for CUDA/NCCL run to tens of GiB; the AL2023 default of 20 GiB fills up."""
 

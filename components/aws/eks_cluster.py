@@ -22,14 +22,16 @@ from clusterctl.spec.tags import cloud_tags, k8s_labels
 from components.aws.access import EksAdminAccess, deployer_principal
 from components.aws.efa_security_group import EfaSecurityGroup
 from components.aws.gpu_node_group import EksGpuNodeGroup
-from components.aws.iam import EksIamRoles
+from components.aws.iam import POD_ROLES, EksIamRoles
 from components.aws.kubeconfig import eks_kubeconfig
 from components.aws.system_node_group import EksSystemNodeGroup
 from components.aws.vpc import EksVpc
 from components.k8s.gpu_addons import KubernetesGpuAddons
 
 CONTROL_PLANE_LOGS = ["api", "audit", "authenticator"]
-MANAGED_ADDONS = ("vpc-cni", "coredns", "kube-proxy")
+MANAGED_ADDONS = ("eks-pod-identity-agent", "vpc-cni", "coredns", "kube-proxy")
+"""The Pod Identity agent first: the add-ons with a role in POD_ROLES get their credentials
+through it (IMDS is out of pods' reach)."""
 
 
 class EksGpuCluster(pulumi.ComponentResource):
@@ -88,18 +90,29 @@ class EksGpuCluster(pulumi.ComponentResource):
             for i, arn in enumerate(admins)
         ]  # fmt: skip
         self.admin = self.admins[0]
-        self.addons = [
-            aws.eks.Addon(
-                f"{name}-{addon}",
-                cluster_name=cluster_name,
-                addon_name=addon,
-                resolve_conflicts_on_create="OVERWRITE",
-                resolve_conflicts_on_update="OVERWRITE",
-                tags=tags,
-                opts=child,
+        self.addons: list[aws.eks.Addon] = []
+        for addon in MANAGED_ADDONS:
+            role = self.iam.pod_roles.get(addon)
+            self.addons.append(
+                aws.eks.Addon(
+                    f"{name}-{addon}",
+                    cluster_name=cluster_name,
+                    addon_name=addon,
+                    resolve_conflicts_on_create="OVERWRITE",
+                    resolve_conflicts_on_update="OVERWRITE",
+                    pod_identity_associations=(
+                        [
+                            aws.eks.AddonPodIdentityAssociationArgs(
+                                role_arn=role.arn, service_account=POD_ROLES[addon][1]
+                            )
+                        ]
+                        if role is not None
+                        else None
+                    ),
+                    tags=tags,
+                    opts=pulumi.ResourceOptions(parent=self, depends_on=self.addons[:1]),
+                )
             )
-            for addon in MANAGED_ADDONS
-        ]
         self._private_ids = private_ids
 
     def _node_groups(self, name, spec, stack, cat, tags, labels, child) -> None:

@@ -1,7 +1,10 @@
-"""EksIamRoles: the cluster and node roles, each with only the AWS managed policies EKS needs.
+"""EksIamRoles: the cluster, node and add-on roles, each with only the managed policies it needs.
 
-Cluster: AmazonEKSClusterPolicy. Nodes: AmazonEKSWorkerNodePolicy, AmazonEKS_CNI_Policy (the VPC
-CNI on the node's role) and AmazonEC2ContainerRegistryPullOnly (pull, not the wider ReadOnly).
+Cluster: AmazonEKSClusterPolicy. Nodes: AmazonEKSWorkerNodePolicy and
+AmazonEC2ContainerRegistryPullOnly (pull, not the wider ReadOnly). The VPC CNI's
+AmazonEKS_CNI_Policy (it may create and delete any ENI in the account) is not on the node role,
+where every pod that reaches IMDS could use it, but on a role only the `aws-node` service account
+gets through EKS Pod Identity (EKS best practices, "Restrict access to the instance profile").
 """
 
 from __future__ import annotations
@@ -15,14 +18,17 @@ from clusterctl.spec.model import ClusterSpec
 from clusterctl.spec.tags import cloud_tags
 
 CLUSTER_POLICIES = ("AmazonEKSClusterPolicy",)
-NODE_POLICIES = (
-    "AmazonEKSWorkerNodePolicy",
-    "AmazonEKS_CNI_Policy",
-    "AmazonEC2ContainerRegistryPullOnly",
-)
+NODE_POLICIES = ("AmazonEKSWorkerNodePolicy", "AmazonEC2ContainerRegistryPullOnly")
+POD_IDENTITY_SERVICE = "pods.eks.amazonaws.com"
+POD_ROLES: dict[str, tuple[str, str, tuple[str, ...]]] = {
+    # add-on -> (namespace, service account, managed policies) of the role Pod Identity hands it
+    "vpc-cni": ("kube-system", "aws-node", ("AmazonEKS_CNI_Policy",)),
+}
 
 
 def trust_policy(service: str) -> str:
+    # EKS Pod Identity also tags the session (the cluster, namespace and service account)
+    actions = ["sts:AssumeRole", "sts:TagSession"] if service == POD_IDENTITY_SERVICE else None
     return json.dumps(
         {
             "Version": "2012-10-17",
@@ -30,7 +36,7 @@ def trust_policy(service: str) -> str:
                 {
                     "Effect": "Allow",
                     "Principal": {"Service": service},
-                    "Action": "sts:AssumeRole",
+                    "Action": actions or "sts:AssumeRole",
                 }
             ],
         }
@@ -63,6 +69,17 @@ class EksIamRoles(pulumi.ComponentResource):
             tags=tags,
             opts=child,
         )
+        self.pod_roles = {
+            addon: aws.iam.Role(
+                f"{name}-{addon}-pod",
+                assume_role_policy=trust_policy(POD_IDENTITY_SERVICE),
+                description=f"EKS Pod Identity role of {namespace}/{account} ({addon}) in "
+                f"{spec.name} ({stack})",
+                tags=tags,
+                opts=child,
+            )
+            for addon, (namespace, account, _) in POD_ROLES.items()
+        }
         self.attachments = [
             aws.iam.RolePolicyAttachment(
                 f"{name}-{kind}-{policy}",
@@ -73,9 +90,14 @@ class EksIamRoles(pulumi.ComponentResource):
             for kind, role, policies in (
                 ("cluster", self.cluster_role, CLUSTER_POLICIES),
                 ("node", self.node_role, NODE_POLICIES),
+                *((f"{a}-pod", self.pod_roles[a], p) for a, (_, _, p) in POD_ROLES.items()),
             )
             for policy in policies
         ]
         self.register_outputs(
-            {"clusterRoleArn": self.cluster_role.arn, "nodeRoleArn": self.node_role.arn}
+            {
+                "clusterRoleArn": self.cluster_role.arn,
+                "nodeRoleArn": self.node_role.arn,
+                **{f"{addon}RoleArn": role.arn for addon, role in self.pod_roles.items()},
+            }
         )

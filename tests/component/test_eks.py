@@ -12,7 +12,10 @@ from clusterctl.spec.catalog import catalog
 from clusterctl.spec.kubernetes import MPI_ROOT_ENV
 from clusterctl.spec.kubernetes_addons import FALLBACK_CHARTS, chart_pins
 from clusterctl.spec.tags import STACK_LABEL, STACK_TAG
+from components.aws.iam import POD_ROLES
 from tests.conftest import plan_stack, resources
+
+POD_POLICIES = [p for _, _, policies in POD_ROLES.values() for p in policies]
 
 LT = "aws:ec2/launchTemplate:LaunchTemplate"
 PG = "aws:ec2/placementGroup:PlacementGroup"
@@ -69,11 +72,12 @@ def test_p4d_has_4_efa_interfaces(p4d) -> None:
     assert kinds == ["interface", "efa-only", "efa-only", "efa-only", "efa-only"]
 
 
-def test_imdsv2_required_with_a_hop_for_pods(p5) -> None:
+def test_imdsv2_required_and_out_of_pods_reach(p5) -> None:
     for template in resources(p5, LT, at_least=2):
         meta = template.inputs["metadataOptions"]
         assert meta["httpTokens"] == "required"
-        assert meta["httpPutResponseHopLimit"] == 2
+        # 1: ordinary pods (one hop behind the CNI) cannot read the node role (issue 28)
+        assert meta["httpPutResponseHopLimit"] == 1
         assert meta["httpEndpoint"] == "enabled"
 
 
@@ -143,15 +147,17 @@ def test_iam_roles_carry_only_the_managed_policies_eks_needs(p5) -> None:
         for p in (
             "AmazonEKSClusterPolicy",
             "AmazonEKSWorkerNodePolicy",
-            "AmazonEKS_CNI_Policy",
             "AmazonEC2ContainerRegistryPullOnly",
+            *POD_POLICIES,
         )
     )
     services = sorted(
         json.loads(r.inputs["assumeRolePolicy"])["Statement"][0]["Principal"]["Service"]
         for r in resources(p5, "aws:iam/role:Role", at_least=2)
     )
-    assert services == ["ec2.amazonaws.com", "eks.amazonaws.com"]
+    assert services == sorted(
+        ["ec2.amazonaws.com", "eks.amazonaws.com", *["pods.eks.amazonaws.com"] * len(POD_POLICIES)]
+    )
 
 
 def test_api_authentication_with_an_explicit_admin_access_entry(p5) -> None:
