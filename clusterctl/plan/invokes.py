@@ -63,19 +63,23 @@ MOCK_INVOKES: dict[str, Callable[[dict], dict]] = {
 }
 
 
-def _aks_admin_credentials(args: dict) -> dict:
+def _aks_user_credentials(args: dict) -> dict:
+    """AKS's exec-format user kubeconfig for an Entra ID cluster: kubelogin, no secret."""
     import base64
 
     name = args.get("resourceName", "aks")
     kubeconfig = (
         "apiVersion: v1\nkind: Config\n"
-        f"clusters: [{{name: {name}, cluster: {{server: 'https://{name}.hcp.mock.azmk8s.io:443'}}}}]\n"
-        f"contexts: [{{name: {name}, context: {{cluster: {name}, user: admin}}}}]\n"
-        f"current-context: {name}\nusers: [{{name: admin, user: {{token: mock}}}}]\n"
+        f"clusters: [{{name: {name}, cluster: {{server: 'https://{name}.hcp.mock.azmk8s.io:443', "
+        "certificate-authority-data: bW9jaw==}}]\n"
+        f"contexts: [{{name: {name}, context: {{cluster: {name}, user: clusterUser}}}}]\n"
+        f"current-context: {name}\n"
+        "users: [{name: clusterUser, user: {exec: {command: kubelogin, "
+        "args: [get-token, --login, devicecode]}}}]\n"
     )
     return {
         "kubeconfigs": [
-            {"name": "clusterAdmin", "value": base64.b64encode(kubeconfig.encode()).decode()}
+            {"name": "clusterUser", "value": base64.b64encode(kubeconfig.encode()).decode()}
         ]
     }
 
@@ -89,6 +93,6 @@ def _azure_feature_registration(args: dict) -> dict:
 MOCK_INVOKES["azure-native:features:getSubscriptionFeatureRegistration"] = (
     _azure_feature_registration
 )
-MOCK_INVOKES["azure-native:containerservice:listManagedClusterAdminCredentials"] = (
-    _aks_admin_credentials
+MOCK_INVOKES["azure-native:containerservice:listManagedClusterUserCredentials"] = (
+    _aks_user_credentials
 )

@@ -36,6 +36,17 @@ def api_server_reach(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
     )
 
 
+@only_on(cloud="azure", scheduler="kubernetes")
+def aks_entra_sign_in(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
+    """Say how AKS access works before `up` needs it: Entra ID, no local accounts."""
+    yield Finding(
+        "info",
+        "AKS signs in with Entra ID (local accounts off, no admin certificate): the kubeconfig "
+        "runs `kubelogin get-token --login azurecli`, so `pulumi up`, kubectl and clusterctl "
+        "need kubelogin (`az aks install-cli`) and your `az login`; Azure RBAC decides access",
+    )
+
+
 @only_on(cloud="aws", scheduler="kubernetes")
 def node_group_single_zone(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
     """Every EKS GPU node group sits in one subnet; EFA types are reported by aws_placement."""
@@ -205,7 +216,9 @@ def admin_principals(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
     if not (on_kubernetes and cloud_of(spec.cloud).kubernetes_admin_principals):
         yield Finding(
             "error",
-            "EKS access entries only: remove it (AKS admin access comes from the Azure login)",
+            "EKS access entries only: remove it. On AKS whoever runs `pulumi up` gets the Azure "
+            "role 'Azure Kubernetes Service RBAC Cluster Admin' on the cluster; grant others an "
+            "Azure RBAC role on it (az role assignment create --scope <cluster id>)",
             field_path("kubernetes", "adminPrincipalArns"),
         )
         return
@@ -236,6 +249,7 @@ def admin_principals(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
 
 RULES: tuple[Rule, ...] = (
     api_server_reach,
+    aks_entra_sign_in,
     admin_principals,
     node_group_single_zone,
     capacity_reservation_size,

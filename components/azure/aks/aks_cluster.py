@@ -1,6 +1,7 @@
 """AksGpuCluster: an AKS cluster whose GPU node pools run on InfiniBand, with the GPU add-ons.
 
-Resource group -> AKSInfinibandSupport registration -> AKS (system pool, Azure CNI overlay) ->
+Resource group -> AKSInfinibandSupport registration -> AKS (system pool, Azure CNI overlay, Entra
+ID with Azure RBAC, local accounts off) -> the deployer's cluster-admin role assignment ->
 one GPU node pool per partition -> Kubernetes add-ons (Network Operator + NicClusterPolicy, GPU
 Operator or device plugin, MPI operator, ...) over the cluster's kubeconfig.
 """
@@ -19,6 +20,7 @@ from clusterctl.spec.defaults import head_sku
 from clusterctl.spec.kubernetes import fabric_kind, kubernetes_version, nccl_launcher
 from clusterctl.spec.model import ClusterSpec
 from clusterctl.spec.tags import cloud_tags, k8s_labels
+from components.azure.aks.aks_admin import AksAdminRole
 from components.azure.aks.aks_gpu_node_pool import AksGpuNodePool, agent_pool_name, gpu_driver
 from components.azure.aks.aks_infiniband_feature import AksInfinibandFeature
 from components.azure.aks.aks_kubeconfig import aks_kubeconfig
@@ -45,7 +47,11 @@ class AksGpuCluster(pulumi.ComponentResource):
         )
         infiniband = any(fabric_kind(p, cat) == "infiniband" for p in spec.partitions)
         self.infiniband_feature = AksInfinibandFeature(f"{name}-ib", child) if infiniband else None
+        self._client = azure.authorization.get_client_config()
         self.cluster = self._managed_cluster(name, spec, stack, version, tags, labels, child)
+        self.admin = AksAdminRole(
+            f"{name}-admin", self.cluster.id, self._client.object_id, stack, spec.name, child
+        )
         self.gpu_pools: dict[str, AksGpuNodePool] = {}
         for part in spec.partitions:
             depends = [self.infiniband_feature] if self.infiniband_feature else []
@@ -61,8 +67,11 @@ class AksGpuCluster(pulumi.ComponentResource):
             )
 
         self.kubeconfig = aks_kubeconfig(self.resource_group.name, self.cluster.name)
+        # The Helm releases below run as the deployer: its cluster-admin role must exist first.
         self.provider = k8s.Provider(
-            f"{name}-k8s", kubeconfig=self.kubeconfig, opts=pulumi.ResourceOptions(parent=self)
+            f"{name}-k8s",
+            kubeconfig=self.kubeconfig,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.admin]),
         )
         self.k8s_addons = KubernetesGpuAddons(
             f"{name}-addons",
@@ -108,6 +117,12 @@ class AksGpuCluster(pulumi.ComponentResource):
                 authorized_ip_ranges=list(spec.ssh.allowed_cidrs)
             ),
             enable_rbac=True,
+            # Entra ID sign-in, Kubernetes authorization by Azure RBAC, and no local accounts:
+            # no static admin certificate exists to leak.
+            aad_profile=azure.containerservice.ManagedClusterAADProfileArgs(
+                managed=True, enable_azure_rbac=True, tenant_id=self._client.tenant_id
+            ),
+            disable_local_accounts=True,
             tags=tags,
             opts=child,
         )

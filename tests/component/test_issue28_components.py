@@ -1,11 +1,12 @@
 """Issue 28: the review findings on the EKS (aws-p5) and AKS (aks-h100) stacks, under Pulumi's
-mock engine (the spec rules: tests/unit/test_k8s_review_issue28.py)."""
+mock engine (the spec rules: tests/unit/test_issue28_rules.py)."""
 
 from __future__ import annotations
 
 import json
 
 import pytest
+import yaml
 
 from tests.conftest import plan_stack, resources
 
@@ -85,3 +86,46 @@ def test_finding3_the_vpc_cni_gets_its_policy_through_pod_identity(p5) -> None:
     statement = json.loads(cni_role.inputs["assumeRolePolicy"])["Statement"][0]
     assert sorted(statement["Action"]) == ["sts:AssumeRole", "sts:TagSession"]
     assert _role_policies(p5)[cni_role.name] == ["AmazonEKS_CNI_Policy"]
+
+
+ASSIGN = "azure-native:authorization:RoleAssignment"
+
+
+def test_finding2_aks_signs_in_with_entra_id_and_azure_rbac(h100) -> None:
+    (cluster,) = resources(h100, AKS)
+    assert cluster.inputs["disableLocalAccounts"] is True
+    aad = cluster.inputs["aadProfile"]
+    assert aad["managed"] is True and aad["enableAzureRBAC"] is True
+    assert aad["tenantID"] == "33333333-3333-3333-3333-333333333333"  # the plan's tenant
+
+
+def test_finding2_the_deployer_gets_cluster_admin_on_this_cluster_only(h100) -> None:
+    (assignment,) = resources(h100, ASSIGN)
+    assert assignment.inputs["roleDefinitionId"].endswith(
+        "/roleDefinitions/b1ff04bb-8a4e-4dc4-8eb5-8693973ce19b"  # AKS RBAC Cluster Admin
+    )
+    assert assignment.inputs["principalId"] == "55555555-5555-5555-5555-555555555555"
+    assert assignment.inputs["principalType"] == "User"  # an az CLI login
+    (cluster,) = resources(h100, AKS)
+    scope = assignment.inputs["scope"]  # the cluster's id (the mock engine's form of it)
+    assert "/ManagedCluster/" in scope and scope.endswith(f"/{cluster.name}")
+    (provider,) = resources(h100, "pulumi:providers:kubernetes")
+    assert assignment.name in provider.depends_on  # the Helm releases run as the deployer
+
+
+def test_finding2_the_kubeconfig_is_the_users_own_login(h100) -> None:
+    kubeconfig = yaml.safe_load(h100.run.outputs["kubeconfig"])
+    (user,) = kubeconfig["users"]
+    exec_ = user["user"]["exec"]
+    assert exec_["command"] == "kubelogin"
+    assert exec_["args"][:3] == ["get-token", "--login", "azurecli"]
+    assert "6dae42f8-4368-4678-94ff-3960e28e3630" in exec_["args"]
+    assert not {"token", "client-key-data", "client-certificate-data"} & set(user["user"])
+    (cluster,) = kubeconfig["clusters"]
+    assert cluster["cluster"]["certificate-authority-data"]
+
+
+def test_finding2_a_service_principal_deployer_is_assigned_as_one(monkeypatch) -> None:
+    monkeypatch.setenv("ARM_CLIENT_ID", "44444444-4444-4444-4444-444444444444")
+    (assignment,) = resources(plan_stack("aks-h100"), ASSIGN)
+    assert assignment.inputs["principalType"] == "ServicePrincipal"

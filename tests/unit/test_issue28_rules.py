@@ -1,5 +1,5 @@
 """Issue 28: the review findings on the EKS (aws-p5) and AKS (aks-h100) stacks, as spec rules
-and `clusterctl plan` behaviour (the component side: tests/component/test_k8s_review_issue28.py)."""
+and `clusterctl plan` behaviour (the component side: tests/component/test_issue28_components.py)."""
 
 from __future__ import annotations
 
@@ -35,3 +35,18 @@ def test_finding1_world_open_needs_the_explicit_flag(stack: str) -> None:
         stack, ["ssh.allowedCidrs=[0.0.0.0/0]", "ssh.allowWorldOpen=true"]
     )
     assert not [f for f in findings if f.level == "error"]
+
+
+def test_finding2_admin_principals_on_aks_point_at_azure_rbac() -> None:
+    arn = "arn:aws:iam::123456789012:role/x"
+    (line,) = errors_of("aks-h100", f"kubernetes.adminPrincipalArns=[{arn}]")
+    assert line.startswith("gpu-clusters:cluster.kubernetes.adminPrincipalArns: ")
+    assert "Azure login" not in line
+    assert "Azure Kubernetes Service RBAC Cluster Admin" in line
+
+
+def test_finding2_plan_says_aks_needs_kubelogin() -> None:
+    _, findings = load_stack_spec("aks-h100", [])
+    assert any(f.level == "info" and "kubelogin" in f.message for f in findings)
+    _, eks = load_stack_spec("aws-p5", [])
+    assert not any("kubelogin" in f.message for f in eks)
