@@ -15,7 +15,7 @@ from clusterctl.platform import cloud_of
 from clusterctl.spec.catalog import Catalog, Sku, catalog
 from clusterctl.spec.model import ClusterSpec, PartitionSpec
 
-DEFAULT_KUBERNETES_VERSION = "1.34"
+DEFAULT_KUBERNETES_VERSION = "1.35"
 VALIDATION_NAMESPACE = "nccl-tests"
 PARTITION_LABEL = "gpu-clusters/partition"
 GPU_TAINT = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
@@ -136,6 +136,24 @@ def kubernetes_version(spec: ClusterSpec, cat: Catalog) -> str:
     if isinstance(entry, dict) and entry.get("version"):
         return str(entry["version"])
     return DEFAULT_KUBERNETES_VERSION
+
+
+AKS_UPGRADE_CHANNEL = "patch"
+"""AKS moves the cluster to each new patch of its minor version (security fixes), in the window."""
+AKS_NODE_OS_UPGRADE_CHANNEL = "NodeImage"
+"""AKS's default (a weekly node image with the OS patches), now only inside the window."""
+MAINTENANCE_WINDOW = {"dayOfWeek": "Sunday", "startTime": "00:00", "utcOffset": "+00:00",
+                      "durationHours": 4}  # fmt: skip
+"""The one weekly window AKS may upgrade or reimage nodes in: Sunday 00:00-04:00 UTC (4 hours is
+the shortest AKS accepts for its managed schedules)."""
+EKS_SUPPORT_TYPE = "STANDARD"
+"""Used where config/versions.yaml kubernetes.eks has no supportType: never drift into paid
+extended support; EKS upgrades the control plane at the end of standard support instead."""
+
+
+def eks_support_type(cat: Catalog) -> str:
+    entry = (cat.versions.get("kubernetes") or {}).get("eks") or {}
+    return str(entry.get("supportType") or EKS_SUPPORT_TYPE)
 
 
 def gpu_sku(part: PartitionSpec, cat: Catalog) -> Sku:

@@ -200,7 +200,13 @@ def gpu_operator_values(spec: ClusterSpec, infiniband: bool) -> dict[str, Any]:
     else:
         # AKS node pool made with gpuProfile.driver=None: the operator owns the driver, and
         # with the Network Operator's DOCA driver loads nvidia-peermem for GPUDirect RDMA.
-        values["driver"] = {"enabled": True, "rdma": {"enabled": infiniband}}
+        # No automatic driver upgrade (it evicts GPU pods at any hour): a new driver reaches a
+        # node when AKS reimages it in the maintenance window (components/azure/aks_maintenance).
+        values["driver"] = {
+            "enabled": True,
+            "rdma": {"enabled": infiniband},
+            "upgradePolicy": {"autoUpgrade": False},
+        }
         if infiniband:
             values["nfd"] = {"enabled": False}  # the Network Operator already runs NFD
     return values

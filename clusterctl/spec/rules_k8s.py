@@ -12,7 +12,16 @@ from collections.abc import Iterator
 from clusterctl.errors import Finding
 from clusterctl.platform import cloud_of, only_on, scheduler_of
 from clusterctl.spec.catalog import Catalog
-from clusterctl.spec.kubernetes import AKS_INFINIBAND_FEATURE, FALLBACK_NCCL_TESTS_IMAGE, nccl_image
+from clusterctl.spec.kubernetes import (
+    AKS_INFINIBAND_FEATURE,
+    AKS_NODE_OS_UPGRADE_CHANNEL,
+    AKS_UPGRADE_CHANNEL,
+    FALLBACK_NCCL_TESTS_IMAGE,
+    MAINTENANCE_WINDOW,
+    eks_support_type,
+    kubernetes_version,
+    nccl_image,
+)
 from clusterctl.spec.model import ClusterSpec, field_path
 from clusterctl.spec.rules import Rule
 
@@ -44,6 +53,36 @@ def aks_entra_sign_in(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
         "AKS signs in with Entra ID (local accounts off, no admin certificate): the kubeconfig "
         "runs `kubelogin get-token --login azurecli`, so `pulumi up`, kubectl and clusterctl "
         "need kubelogin (`az aks install-cli`) and your `az login`; Azure RBAC decides access",
+    )
+
+
+@only_on(cloud="aws", scheduler="kubernetes")
+def eks_upgrade_policy(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
+    """Say when EKS may upgrade the cluster, and what that costs."""
+    version = kubernetes_version(spec, cat)
+    pin = (cat.versions.get("kubernetes") or {}).get("eks") or {}
+    until = pin.get("standardSupportUntil") if str(pin.get("version")) == version else None
+    yield Finding(
+        "info",
+        f"EKS {version} with supportType {eks_support_type(cat)}"
+        + (f" (standard support until {until})" if until else "")
+        + ": at the end of standard support EKS upgrades the control plane instead of "
+        "billing extended support; move the node groups (pulumi up) before then",
+        field_path("kubernetes", "version"),
+    )
+
+
+@only_on(cloud="azure", scheduler="kubernetes")
+def aks_upgrade_policy(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
+    """Say when AKS may upgrade and reimage the nodes, and what that drains."""
+    w = MAINTENANCE_WINDOW
+    yield Finding(
+        "info",
+        f"AKS upgrades ({AKS_UPGRADE_CHANNEL} channel) and reimages nodes "
+        f"({AKS_NODE_OS_UPGRADE_CHANNEL}) only {w['dayOfWeek']}s {w['startTime']} UTC for "
+        f"{w['durationHours']} h, draining GPU nodes one at a time then; the GPU and network "
+        "drivers never upgrade themselves, a new one arrives with a node's reimage",
+        field_path("kubernetes", "version"),
     )
 
 
@@ -250,6 +289,8 @@ def admin_principals(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
 RULES: tuple[Rule, ...] = (
     api_server_reach,
     aks_entra_sign_in,
+    eks_upgrade_policy,
+    aks_upgrade_policy,
     admin_principals,
     node_group_single_zone,
     capacity_reservation_size,

@@ -16,7 +16,7 @@ import pulumi_kubernetes as k8s
 from clusterctl import outputs as out
 from clusterctl.spec.catalog import catalog
 from clusterctl.spec.defaults import head_sku
-from clusterctl.spec.kubernetes import kubernetes_version, nccl_launcher
+from clusterctl.spec.kubernetes import eks_support_type, kubernetes_version, nccl_launcher
 from clusterctl.spec.model import ClusterSpec
 from clusterctl.spec.tags import cloud_tags, k8s_labels
 from components.aws.access import EksAdminAccess, deployer_principal
@@ -74,6 +74,7 @@ class EksGpuCluster(pulumi.ComponentResource):
                 authentication_mode="API",
                 bootstrap_cluster_creator_admin_permissions=False,
             ),
+            upgrade_policy=aws.eks.ClusterUpgradePolicyArgs(support_type=eks_support_type(cat)),
             enabled_cluster_log_types=CONTROL_PLANE_LOGS,
             tags=tags,
             opts=pulumi.ResourceOptions(parent=self, depends_on=self.iam.attachments),

@@ -79,7 +79,11 @@ def test_gpu_operator_means_the_pool_skips_the_aks_driver(h100) -> None:
     found = releases(h100)
     assert "gpu-operator" in found and "nvidia-device-plugin" not in found
     values = found["gpu-operator"]["values"]
-    assert values["driver"] == {"enabled": True, "rdma": {"enabled": True}}
+    assert values["driver"] == {
+        "enabled": True,
+        "rdma": {"enabled": True},
+        "upgradePolicy": {"autoUpgrade": False},  # drivers change in the maintenance window
+    }
     assert values["nfd"] == {"enabled": False}, "the Network Operator runs NFD"
 
 

@@ -129,3 +129,39 @@ def test_finding2_a_service_principal_deployer_is_assigned_as_one(monkeypatch) -
     monkeypatch.setenv("ARM_CLIENT_ID", "44444444-4444-4444-4444-444444444444")
     (assignment,) = resources(plan_stack("aks-h100"), ASSIGN)
     assert assignment.inputs["principalType"] == "ServicePrincipal"
+
+
+MAINT = "azure-native:containerservice:MaintenanceConfiguration"
+
+
+def test_finding4_eks_135_on_standard_support_only(p5) -> None:
+    (cluster,) = resources(p5, EKS)
+    assert cluster.inputs["version"] == "1.35"
+    assert cluster.inputs["upgradePolicy"] == {"supportType": "STANDARD"}
+
+
+def test_finding4_aks_upgrades_and_reimages_only_in_a_weekly_window(h100) -> None:
+    (cluster,) = resources(h100, AKS)
+    assert cluster.inputs["autoUpgradeProfile"] == {
+        "upgradeChannel": "patch",
+        "nodeOSUpgradeChannel": "NodeImage",
+    }
+    configs = {m.inputs["configName"]: m.inputs for m in resources(h100, MAINT, at_least=2)}
+    assert set(configs) == {"aksManagedAutoUpgradeSchedule", "aksManagedNodeOSUpgradeSchedule"}
+    for inputs in configs.values():
+        window = inputs["maintenanceWindow"]
+        assert window["schedule"] == {"weekly": {"intervalWeeks": 1, "dayOfWeek": "Sunday"}}
+        assert window["durationHours"] >= 4  # the shortest AKS accepts
+        assert (window["startTime"], window["utcOffset"]) == ("00:00", "+00:00")
+
+
+def test_finding4_no_driver_upgrade_drains_gpu_nodes_by_itself(h100) -> None:
+    (policy,) = resources(h100, "kubernetes:mellanox.com/v1alpha1:NicClusterPolicy")
+    assert policy.inputs["spec"]["ofedDriver"]["upgradePolicy"] == {"autoUpgrade": False}
+    assert '"force": true' not in json.dumps(policy.inputs).lower()
+    (operator,) = [
+        r
+        for r in resources(h100, "kubernetes:helm.sh/v3:Release", at_least=2)
+        if r.inputs["name"] == "gpu-operator"
+    ]
+    assert operator.inputs["values"]["driver"]["upgradePolicy"] == {"autoUpgrade": False}

@@ -50,3 +50,12 @@ def test_finding2_plan_says_aks_needs_kubelogin() -> None:
     assert any(f.level == "info" and "kubelogin" in f.message for f in findings)
     _, eks = load_stack_spec("aws-p5", [])
     assert not any("kubelogin" in f.message for f in eks)
+
+
+def test_finding4_plan_states_each_clouds_upgrade_policy() -> None:
+    _, eks = load_stack_spec("aws-p5", [])
+    (line,) = [f.message for f in eks if "supportType" in f.message]
+    assert "EKS 1.35 with supportType STANDARD (standard support until 2027-03-27)" in line
+    _, aks = load_stack_spec("aks-h100", [])
+    (line,) = [f.message for f in aks if "reimages nodes" in f.message]
+    assert "Sundays 00:00 UTC for 4 h" in line

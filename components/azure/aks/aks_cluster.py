@@ -17,13 +17,20 @@ import pulumi_kubernetes as k8s
 from clusterctl import outputs as out
 from clusterctl.spec.catalog import catalog
 from clusterctl.spec.defaults import head_sku
-from clusterctl.spec.kubernetes import fabric_kind, kubernetes_version, nccl_launcher
+from clusterctl.spec.kubernetes import (
+    AKS_NODE_OS_UPGRADE_CHANNEL,
+    AKS_UPGRADE_CHANNEL,
+    fabric_kind,
+    kubernetes_version,
+    nccl_launcher,
+)
 from clusterctl.spec.model import ClusterSpec
 from clusterctl.spec.tags import cloud_tags, k8s_labels
 from components.azure.aks.aks_admin import AksAdminRole
 from components.azure.aks.aks_gpu_node_pool import AksGpuNodePool, agent_pool_name, gpu_driver
 from components.azure.aks.aks_infiniband_feature import AksInfinibandFeature
 from components.azure.aks.aks_kubeconfig import aks_kubeconfig
+from components.azure.aks.aks_maintenance import AksMaintenance
 from components.k8s.gpu_addons import KubernetesGpuAddons
 
 
@@ -49,6 +56,9 @@ class AksGpuCluster(pulumi.ComponentResource):
         self.infiniband_feature = AksInfinibandFeature(f"{name}-ib", child) if infiniband else None
         self._client = azure.authorization.get_client_config()
         self.cluster = self._managed_cluster(name, spec, stack, version, tags, labels, child)
+        self.maintenance = AksMaintenance(
+            f"{name}-maintenance", self.resource_group.name, self.cluster.name, child
+        )
         self.admin = AksAdminRole(
             f"{name}-admin", self.cluster.id, self._client.object_id, stack, spec.name, child
         )
@@ -123,6 +133,11 @@ class AksGpuCluster(pulumi.ComponentResource):
                 managed=True, enable_azure_rbac=True, tenant_id=self._client.tenant_id
             ),
             disable_local_accounts=True,
+            # Upgrades and node reimages only inside the AksMaintenance window.
+            auto_upgrade_profile=azure.containerservice.ManagedClusterAutoUpgradeProfileArgs(
+                upgrade_channel=AKS_UPGRADE_CHANNEL,
+                node_os_upgrade_channel=AKS_NODE_OS_UPGRADE_CHANNEL,
+            ),
             tags=tags,
             opts=child,
         )
