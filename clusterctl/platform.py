@@ -34,6 +34,9 @@ class Cloud:
     kubernetes_driver_in_image: bool
     """The Kubernetes GPU node image carries the NVIDIA driver and container toolkit (the EKS
     NVIDIA AMI); otherwise the GPU Operator installs them (AKS with gpuProfile.driver None)."""
+    kubernetes_autoscaler_release: bool
+    """The cluster autoscaler is a Helm release of the stack (EKS); otherwise the cloud runs it
+    for each node pool that has autoscaling on (AKS)."""
 
 
 @dataclass(frozen=True)
@@ -59,6 +62,7 @@ CLOUDS = {
         kubernetes_node_image="AKS Ubuntu node image",
         kubernetes_admin_principals=False,
         kubernetes_driver_in_image=False,
+        kubernetes_autoscaler_release=False,
     ),
     "aws": Cloud(
         "aws",
@@ -71,6 +75,7 @@ CLOUDS = {
         kubernetes_node_image="EKS AL2023 NVIDIA AMI",
         kubernetes_admin_principals=True,
         kubernetes_driver_in_image=True,
+        kubernetes_autoscaler_release=True,
     ),
 }
 NAT_EGRESS = {("azure", "slurm"), ("aws", "kubernetes")}

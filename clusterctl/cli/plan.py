@@ -149,15 +149,23 @@ def _print_plan(result) -> None:
         f"(on-demand compute and hourly services at catalog prices; disks and traffic "
         f"extra{left_out})"
     )
-    if scheduler_of(result.spec.scheduler).power_saving:
-        from clusterctl.spec.catalog import catalog
-        from clusterctl.spec.cost import idle_cost_per_hour
+    from clusterctl.spec.catalog import catalog
+    from clusterctl.spec.cost import idle_cost_per_hour
+    from clusterctl.spec.kubernetes import AUTOSCALER_IDLE_MINUTES, NODE_PROVISION_MINUTES
 
-        idle = idle_cost_per_hour(result.spec, catalog())
+    idle = idle_cost_per_hour(result.spec, catalog())
+    if scheduler_of(result.spec.scheduler).power_saving:
         out.print(
             f"idle, with Slurm power saving: ${idle:,.2f} per hour (head node, hourly services "
             "and minNodes; "
             "idle GPU nodes are deallocated after idleMinutes)"
+        )
+    else:
+        out.print(
+            f"idle, with the cluster autoscaler: ${idle:,.2f} per hour (system nodes, hourly "
+            "services and minNodes; a GPU node is removed "
+            f"{AUTOSCALER_IDLE_MINUTES} minutes after its last GPU pod, and takes up to "
+            f"{NODE_PROVISION_MINUTES} minutes to come back)"
         )
     for f in result.findings:
         colour = {"warning": "yellow", "info": "cyan"}.get(f.level, "red")

@@ -103,6 +103,8 @@ def plausible_state(type_: str, name: str, inputs: dict[str, Any]) -> tuple[str,
         if type_ == "aws:eks/cluster:Cluster":  # what the kubeconfig output is built from
             state.setdefault("endpoint", f"https://{rid[-16:].upper()}.gr7.mock.eks.amazonaws.com")
             state.setdefault("certificateAuthority", {"data": "bW9jay1jYQ=="})
+        if type_ == "aws:eks/nodeGroup:NodeGroup":  # its Auto Scaling group, which gets tags
+            state.setdefault("resources", [{"autoscalingGroups": [{"name": f"eks-{name}-asg"}]}])
     elif type_ == "random:index/randomBytes:RandomBytes":
         state["base64"] = "bW9jay1tdW5nZS1rZXk=" * 50
         state["hex"] = "00" * int(inputs.get("length", 32))

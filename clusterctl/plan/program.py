@@ -12,7 +12,7 @@ from clusterctl.plan.invokes import MOCK_INVOKES
 from clusterctl.plan.mockengine import MockRun, run_program
 from clusterctl.project import PROJECT_NAME
 from clusterctl.spec.catalog import catalog
-from clusterctl.spec.cost import Cost, cost_per_hour
+from clusterctl.spec.cost import Cost, cost_per_hour, idle_cost_per_hour
 from clusterctl.spec.load import load_stack_spec
 from clusterctl.spec.model import ClusterSpec
 
@@ -25,6 +25,8 @@ class Plan:
     cost: Cost
     findings: list[Finding]
     files: dict[str, str] = field(default_factory=dict)
+    idle_cost: float = 0.0
+    """What the cluster bills idle (spec.cost.idle_cost_per_hour)."""
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -36,6 +38,7 @@ class Plan:
             },
             "cost_per_hour_usd": self.cost.total,
             "cost_per_day_usd": self.cost.per_day,
+            "idle_cost_per_hour_usd": self.idle_cost,
             "findings": [
                 {"level": f.level, "message": f.message, "field": f.field} for f in self.findings
             ],
@@ -58,6 +61,7 @@ def make_plan(stack: str, overrides: list[str] | None = None) -> Plan:
         cost=cost_per_hour(spec, catalog()),
         findings=findings,
         files=render_bundle(spec, stack),
+        idle_cost=idle_cost_per_hour(spec, catalog()),
     )
 
 

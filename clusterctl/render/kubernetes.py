@@ -298,6 +298,6 @@ def render_k8s_bundle(spec: ClusterSpec, stack: str) -> dict[str, str]:
         f"manifests/{name}": text for name, text in cluster_manifests(spec, stack, cat).items()
     }
     files["validation/nccl-tests-mpijob.yaml"] = nccl_mpijob(spec, stack, cat)
-    for addon in helm_addons(spec, cat):
+    for addon in helm_addons(spec, stack, cat):
         files[f"helm/{addon.release}.values.yaml"] = values_file(addon)
     return files

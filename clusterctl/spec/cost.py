@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from clusterctl.platform import nat_egress, scheduler_of
 from clusterctl.spec.catalog import Catalog
 from clusterctl.spec.defaults import JUMP_HOST_SKU, head_sku
+from clusterctl.spec.kubernetes import autoscaled_min
 from clusterctl.spec.model import ClusterSpec
 
 
@@ -86,15 +87,18 @@ def _line(cat: Catalog, item: str, sku_name: str, count: int) -> CostLine | None
 
 
 def idle_cost_per_hour(spec: ClusterSpec, cat: Catalog) -> float:
-    """What an idle cluster bills per hour with Slurm power saving: the head node (and jump
-    host) plus the minNodes of each partition; a partition with idleMinutes 0 never suspends."""
-    if not scheduler_of(spec.scheduler).power_saving:
-        return cost_per_hour(spec, cat).total
+    """What an idle cluster bills per hour: everything but the GPU nodes, plus the GPU nodes an
+    idle cluster keeps. Slurm power saving keeps each partition's minNodes (all of them with
+    idleMinutes 0); on Kubernetes the cluster autoscaler keeps each node group's minimum."""
     full = cost_per_hour(spec, cat)
     total = sum(line.usd_per_hour for line in full.lines if not line.item.startswith("partition "))
+    power_saving = scheduler_of(spec.scheduler).power_saving
     for part in spec.partitions:
         sku = cat.get(part.sku)
         price = (sku.price.usd_per_hour or 0.0) if sku else 0.0
-        kept = part.nodes if part.idle_minutes == 0 else part.min_nodes
+        if power_saving:
+            kept = part.nodes if part.idle_minutes == 0 else part.min_nodes
+        else:
+            kept = autoscaled_min(part)
         total += kept * price
     return round(total, 2)

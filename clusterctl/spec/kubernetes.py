@@ -156,6 +156,64 @@ def eks_support_type(cat: Catalog) -> str:
     return str(entry.get("supportType") or EKS_SUPPORT_TYPE)
 
 
+def reserved_capacity(part: PartitionSpec) -> bool:
+    """The node group runs in a capacity reservation (ODCR) or a capacity block."""
+    return bool(part.capacity_block or part.capacity_reservation_id)
+
+
+def autoscaled_min(part: PartitionSpec) -> int:
+    """The cluster autoscaler's minimum for a GPU node group: minNodes (default 0), except in
+    reserved capacity, which bills whether used or not (and a block's nodes cannot come back
+    once given up): there the group stays at `nodes`."""
+    return part.nodes if reserved_capacity(part) else part.min_nodes
+
+
+AUTOSCALER_IDLE_MINUTES = 10
+"""The cluster autoscaler removes a node its pods no longer need after 10 minutes (its
+--scale-down-unneeded-time default, and AKS's scale-down-unneeded-time default); set explicitly
+on both, so the plan's idle message stays true."""
+NODE_PROVISION_MINUTES = 25
+"""How long a new GPU node may take to join and turn Ready (an ND VM can take 20 minutes): the
+autoscaler's max-node-provision-time, and part of validate's start window at zero nodes."""
+CLUSTER_AUTOSCALER_NAMESPACE = "cluster-autoscaler"
+CLUSTER_AUTOSCALER_SERVICE_ACCOUNT = "cluster-autoscaler"
+"""The EKS cluster autoscaler's service account: the only one EKS Pod Identity gives its role."""
+
+
+def eks_cluster_name(spec: ClusterSpec, stack: str) -> str:
+    return f"{spec.name}-{stack}"
+
+
+def autoscaler_node_template(
+    part: PartitionSpec, cat: Catalog, labels: dict[str, str]
+) -> list[tuple[str, str, str]]:
+    """(kind, name, value) of what the cluster autoscaler must be told about a GPU node group at
+    zero nodes, where it has no node to copy: the labels, the GPU taint and every extended
+    resource the NCCL worker requests. Without them it sees no group a pending worker fits and
+    never scales up (kubernetes/autoscaler cloudprovider/aws and azure README, "scaling from 0").
+    CPU, memory and the GPU count it reads from the instance type; the GPUs are listed anyway."""
+    items = [("label", k, v) for k, v in {**labels, **node_labels(part)}.items()]
+    items.append(("taint", GPU_TAINT["key"], f"{GPU_TAINT['value']}:{GPU_TAINT['effect']}"))
+    resources = worker_resources(gpu_sku(part, cat), fabric_kind(part, cat))
+    items += [("resources", k, str(v)) for k, v in resources.items() if k != "memory"]
+    return items
+
+
+def eks_node_template_tags(items: list[tuple[str, str, str]]) -> dict[str, str]:
+    """As tags on the node group's Auto Scaling group (EKS does not copy node group tags there)."""
+    return {f"k8s.io/cluster-autoscaler/node-template/{kind}/{name}": v for kind, name, v in items}
+
+
+def aks_node_template_tags(items: list[tuple[str, str, str]]) -> dict[str, str]:
+    """As tags on the node pool (AKS puts them on its scale set). Azure tag names allow no '/',
+    so it is written '_', and a '_' of the name '~2' (the autoscaler's azure README)."""
+    return {
+        f"k8s.io_cluster-autoscaler_node-template_{kind}_"
+        + name.replace("_", "~2").replace("/", "_"): value
+        for kind, name, value in items
+    }
+
+
 def gpu_sku(part: PartitionSpec, cat: Catalog) -> Sku:
     return cat.require(part.sku, field="partitions[].sku")
 

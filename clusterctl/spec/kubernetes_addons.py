@@ -11,10 +11,15 @@ from typing import Any
 from clusterctl.platform import cloud_of
 from clusterctl.spec.catalog import Catalog, catalog
 from clusterctl.spec.kubernetes import (
+    AUTOSCALER_IDLE_MINUTES,
+    CLUSTER_AUTOSCALER_NAMESPACE,
+    CLUSTER_AUTOSCALER_SERVICE_ACCOUNT,
     FALLBACK_DOCA_DRIVER,
     FALLBACK_SRIOV_DEVICE_PLUGIN,
     GPU_TOLERATION,
+    NODE_PROVISION_MINUTES,
     PARTITION_LABEL,
+    eks_cluster_name,
     fabric_kind,
 )
 from clusterctl.spec.model import ClusterSpec
@@ -48,7 +53,13 @@ FALLBACK_CHARTS: dict[str, ChartPin] = {
     "dcgm-exporter": ChartPin(
         "https://nvidia.github.io/dcgm-exporter/helm-charts", "dcgm-exporter", "4.8.2"
     ),
+    "cluster-autoscaler": ChartPin(
+        "https://kubernetes.github.io/autoscaler", "cluster-autoscaler", "9.59.0"
+    ),
 }
+FALLBACK_CLUSTER_AUTOSCALER_IMAGE = "v1.35.0"
+"""kubernetes/autoscaler chart 9.59.0's appVersion; used only where versions.yaml has no
+helmCharts.clusterAutoscaler.imageTag."""
 FALLBACK_MPI_OPERATOR = "v0.8.0"
 """kubeflow/mpi-operator ships no Helm chart; its release manifest (MPIJob v2beta1) is applied
 from the sha256-checked copy in config/ (clusterctl/render/vendored.py)."""
@@ -107,7 +118,7 @@ def mpi_operator_version(cat: Catalog) -> str:
     return str(_mpi_operator(cat).get("version") or FALLBACK_MPI_OPERATOR)
 
 
-def helm_addons(spec: ClusterSpec, cat: Catalog | None = None) -> list[HelmAddon]:
+def helm_addons(spec: ClusterSpec, stack: str, cat: Catalog | None = None) -> list[HelmAddon]:
     """The cluster's Helm releases, in install order."""
     cat = cat or catalog()
     pins = chart_pins(cat)
@@ -181,7 +192,40 @@ def helm_addons(spec: ClusterSpec, cat: Catalog | None = None) -> list[HelmAddon
         )
     if spec.kubernetes.kueue:
         addons.append(HelmAddon("kueue", "kueue-system", pins["kueue"], {}))
+    if cloud_of(spec.cloud).kubernetes_autoscaler_release:
+        addons.append(
+            HelmAddon(
+                "cluster-autoscaler",
+                CLUSTER_AUTOSCALER_NAMESPACE,
+                pins["cluster-autoscaler"],
+                cluster_autoscaler_values(spec, stack, cat),
+            )
+        )
     return addons
+
+
+def cluster_autoscaler_image(cat: Catalog) -> str:
+    entry = (cat.versions.get("helmCharts") or {}).get("clusterAutoscaler") or {}
+    return str(entry.get("imageTag") or FALLBACK_CLUSTER_AUTOSCALER_IMAGE)
+
+
+def cluster_autoscaler_values(spec: ClusterSpec, stack: str, cat: Catalog) -> dict[str, Any]:
+    """The EKS cluster autoscaler: finds the node groups by the tags EKS puts on their Auto
+    Scaling groups, and signs in to AWS through EKS Pod Identity (its service account's role,
+    components/aws/cluster_autoscaler.py), never through the node's role."""
+    return {
+        "cloudProvider": "aws",
+        "awsRegion": spec.region,
+        "autoDiscovery": {"clusterName": eks_cluster_name(spec, stack)},
+        "image": {"tag": cluster_autoscaler_image(cat)},
+        "rbac": {"serviceAccount": {"name": CLUSTER_AUTOSCALER_SERVICE_ACCOUNT}},
+        "extraArgs": {
+            "scale-down-unneeded-time": f"{AUTOSCALER_IDLE_MINUTES}m",
+            # A GPU node with EFA and a RAID of its NVMe can take longer than the default 15
+            # minutes to turn Ready; the autoscaler would give the node up as failed.
+            "max-node-provision-time": f"{NODE_PROVISION_MINUTES}m",
+        },
+    }
 
 
 def gpu_operator_values(spec: ClusterSpec, infiniband: bool) -> dict[str, Any]:

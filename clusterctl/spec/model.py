@@ -112,7 +112,9 @@ class PartitionSpec(Model):
     """Slurm: minutes a node stays idle before it is deallocated (compute billing stops; the
     instance and its name survive) and started again on demand. 0: never suspend."""
     min_nodes: Annotated[int, Strict()] = Field(default=0, ge=0, le=4096)
-    """Slurm: nodes of this partition kept powered up even when idle (SuspendExcNodes)."""
+    """Slurm: nodes of this partition kept powered up even when idle (SuspendExcNodes).
+    Kubernetes: the cluster autoscaler's minimum (0: the GPU nodes scale to zero when idle;
+    `nodes` is the maximum). Reserved capacity (an ODCR or a capacity block) keeps `nodes`."""
     max_nodes_per_scale_set: Annotated[int, Strict()] = Field(default=100, ge=1, le=100)
     """Azure Slurm: VMs per scale set (one InfiniBand fabric each); sets fill in order, pg0 first.
     Fixed once the partition is deployed: changing it would move nodes between sets."""

@@ -18,6 +18,7 @@ from clusterctl.errors import Finding
 from clusterctl.platform import cloud_of, only_on, scheduler_of
 from clusterctl.spec.addressing import subnet_plan
 from clusterctl.spec.catalog import Catalog
+from clusterctl.spec.kubernetes import AUTOSCALER_IDLE_MINUTES
 from clusterctl.spec.model import ClusterSpec, field_path
 from clusterctl.spec.rules import Rule
 from clusterctl.spec.tags import CLUSTER_TAG
@@ -352,14 +353,14 @@ def no_slurm_keys(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
             field_path("storage"),
         )
     for i, part in enumerate(spec.partitions):
-        for key, attr in (("idleMinutes", "idle_minutes"), ("minNodes", "min_nodes")):
-            if attr in part.model_fields_set:
-                yield Finding(
-                    "error",
-                    f"{key} (Slurm power saving) has no effect on a Kubernetes cluster; "
-                    "remove it (scale the node pool instead)",
-                    field_path("partitions", i, key),
-                )
+        if "idle_minutes" in part.model_fields_set:
+            yield Finding(
+                "error",
+                "idleMinutes (Slurm power saving) has no effect on a Kubernetes cluster; remove "
+                f"it (the cluster autoscaler removes a GPU node {AUTOSCALER_IDLE_MINUTES} "
+                "minutes after its last GPU pod)",
+                field_path("partitions", i, "idleMinutes"),
+            )
 
 
 @only_on(scheduler="slurm")

@@ -21,6 +21,7 @@ from clusterctl.spec.kubernetes import (
     eks_support_type,
     kubernetes_version,
     nccl_image,
+    reserved_capacity,
 )
 from clusterctl.spec.model import ClusterSpec, field_path
 from clusterctl.spec.rules import Rule
@@ -84,6 +85,27 @@ def aks_upgrade_policy(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
         "drivers never upgrade themselves, a new one arrives with a node's reimage",
         field_path("kubernetes", "version"),
     )
+
+
+@only_on(scheduler="kubernetes")
+def autoscaler_range(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
+    """minNodes is the GPU node group's autoscaler minimum, nodes its maximum."""
+    for i, part in enumerate(spec.partitions):
+        where = field_path("partitions", i, "minNodes")
+        if part.min_nodes > part.nodes:
+            yield Finding(
+                "error",
+                f"minNodes ({part.min_nodes}) is more than nodes ({part.nodes}), the node "
+                f"group's maximum; set minNodes to at most {part.nodes}",
+                where,
+            )
+        elif reserved_capacity(part) and "min_nodes" in part.model_fields_set:
+            yield Finding(
+                "error",
+                "minNodes has no effect in reserved capacity, which bills whether used or not: "
+                f"the node group stays at {part.nodes} nodes; remove minNodes",
+                where,
+            )
 
 
 @only_on(cloud="aws", scheduler="kubernetes")
@@ -291,6 +313,7 @@ RULES: tuple[Rule, ...] = (
     aks_entra_sign_in,
     eks_upgrade_policy,
     aks_upgrade_policy,
+    autoscaler_range,
     admin_principals,
     node_group_single_zone,
     capacity_reservation_size,

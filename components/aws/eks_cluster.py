@@ -2,7 +2,8 @@
 
 VPC (private subnets, one NAT) -> IAM roles -> EKS control plane (API authentication, an admin
 access entry for the deployer) -> system node group + one GPU node group per partition (EFA
-launch template, placement group, one subnet) -> Kubernetes add-ons over the cluster's kubeconfig.
+launch template, placement group, one subnet, sized by the cluster autoscaler) -> Kubernetes
+add-ons over the cluster's kubeconfig.
 """
 
 from __future__ import annotations
@@ -16,10 +17,16 @@ import pulumi_kubernetes as k8s
 from clusterctl import outputs as out
 from clusterctl.spec.catalog import catalog
 from clusterctl.spec.defaults import head_sku
-from clusterctl.spec.kubernetes import eks_support_type, kubernetes_version, nccl_launcher
+from clusterctl.spec.kubernetes import (
+    eks_cluster_name,
+    eks_support_type,
+    kubernetes_version,
+    nccl_launcher,
+)
 from clusterctl.spec.model import ClusterSpec
 from clusterctl.spec.tags import cloud_tags, k8s_labels
 from components.aws.access import EksAdminAccess, deployer_principal
+from components.aws.cluster_autoscaler import EksAutoscalerIdentity
 from components.aws.efa_security_group import EfaSecurityGroup
 from components.aws.gpu_node_group import EksGpuNodeGroup
 from components.aws.iam import POD_ROLES, EksIamRoles
@@ -59,7 +66,7 @@ class EksGpuCluster(pulumi.ComponentResource):
         private_ids = [s.id for s in self.vpc.private_subnets.values()]
         self.cluster = aws.eks.Cluster(
             f"{name}-eks",
-            name=f"{spec.name}-{stack}",
+            name=eks_cluster_name(spec, stack),
             version=kubernetes_version(spec, cat),
             role_arn=self.iam.cluster_role.arn,
             vpc_config=aws.eks.ClusterVpcConfigArgs(
@@ -114,6 +121,12 @@ class EksGpuCluster(pulumi.ComponentResource):
                     opts=pulumi.ResourceOptions(parent=self, depends_on=self.addons[:1]),
                 )
             )
+        self.autoscaler = EksAutoscalerIdentity(
+            f"{name}-autoscaler",
+            cluster_name,
+            tags,
+            pulumi.ResourceOptions(parent=self, depends_on=self.addons[:1]),
+        )
         self._private_ids = private_ids
 
     def _node_groups(self, name, spec, stack, cat, tags, labels, child) -> None:
@@ -142,6 +155,7 @@ class EksGpuCluster(pulumi.ComponentResource):
                 f"{name}-{part.name}",
                 part,
                 sku,
+                cat,
                 cluster_name=cluster_name,
                 node_role_arn=self.iam.node_role.arn,
                 subnet=self.vpc.subnet_for(part.zones[0] if part.zones else None),
@@ -174,7 +188,7 @@ class EksGpuCluster(pulumi.ComponentResource):
             self.provider,
             pulumi.ResourceOptions(
                 parent=self,
-                depends_on=[self.system_nodes, *self.gpu_node_groups.values()],
+                depends_on=[self.system_nodes, *self.gpu_node_groups.values(), self.autoscaler],
             ),
         )
 

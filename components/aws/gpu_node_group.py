@@ -1,13 +1,21 @@
 """EksGpuNodeGroup: one partition as an EKS managed node group in one subnet, with its EFA
-launch template and (unless it runs in a capacity block) a `cluster` placement group."""
+launch template and (unless it runs in a capacity block) a `cluster` placement group. The cluster
+autoscaler sizes it between minNodes and nodes; tags on its Auto Scaling group describe a node
+for when there is none to look at."""
 
 from __future__ import annotations
 
 import pulumi
 import pulumi_aws as aws
 
-from clusterctl.spec.catalog import Sku
-from clusterctl.spec.kubernetes import GPU_TAINT, node_labels
+from clusterctl.spec.catalog import Catalog, Sku
+from clusterctl.spec.kubernetes import (
+    GPU_TAINT,
+    autoscaled_min,
+    autoscaler_node_template,
+    eks_node_template_tags,
+    node_labels,
+)
 from clusterctl.spec.model import PartitionSpec
 from components.aws.efa_launch_template import gpu_launch_template
 
@@ -26,6 +34,12 @@ def reserved(part: PartitionSpec) -> bool:
     return bool(part.capacity_block or part.capacity_reservation_id)
 
 
+def _asg_name(resources: list | None) -> str | None:
+    """The Auto Scaling group EKS made for the node group."""
+    groups = resources[0].autoscaling_groups if resources else None
+    return groups[0].name if groups else None
+
+
 def _template_version(latest: int | None) -> str:
     # Pin the node group to the template version just written, so a change rolls the nodes.
     return "$Latest" if latest is None else str(latest)
@@ -37,6 +51,7 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
         name: str,
         part: PartitionSpec,
         sku: Sku,
+        cat: Catalog,
         *,
         cluster_name: pulumi.Input[str],
         node_role_arn: pulumi.Input[str],
@@ -80,8 +95,11 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
             subnet_ids=[subnet.id],
             ami_type=GPU_AMI_TYPE,
             capacity_type=capacity_type(part),
+            # desiredSize is the autoscaler's from here on: `up` leaves it as it finds it.
             scaling_config=aws.eks.NodeGroupScalingConfigArgs(
-                desired_size=part.nodes, min_size=part.nodes, max_size=part.nodes
+                desired_size=autoscaled_min(part),
+                min_size=autoscaled_min(part),
+                max_size=part.nodes,
             ),
             launch_template=aws.eks.NodeGroupLaunchTemplateArgs(
                 id=self.launch_template.id,
@@ -100,8 +118,20 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
                 max_unavailable=1, update_strategy="MINIMAL" if reserved(part) else None
             ),
             tags=tags,
-            opts=child,
+            opts=pulumi.ResourceOptions(parent=self, ignore_changes=["scalingConfig.desiredSize"]),
         )
+        asg = self.node_group.resources.apply(_asg_name)
+        self.autoscaler_tags = [
+            aws.autoscaling.Tag(
+                f"{name}-ca-{i}",
+                autoscaling_group_name=asg,
+                tag=aws.autoscaling.TagTagArgs(key=key, value=value, propagate_at_launch=False),
+                opts=child,
+            )
+            for i, (key, value) in enumerate(
+                eks_node_template_tags(autoscaler_node_template(part, cat, labels)).items()
+            )
+        ]
         self.register_outputs(
             {
                 "nodeGroupName": self.node_group.node_group_name,

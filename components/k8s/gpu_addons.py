@@ -35,7 +35,7 @@ class KubernetesGpuAddons(pulumi.ComponentResource):
         labels = k8s_labels(spec, stack)
         child = pulumi.ResourceOptions(parent=self, provider=provider)
 
-        addons = helm_addons(spec, cat)
+        addons = helm_addons(spec, stack, cat)
         self.releases: dict[str, HelmAddonRelease] = {}
         previous: list[pulumi.Resource] = []
         for addon in addons:

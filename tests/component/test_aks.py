@@ -42,7 +42,7 @@ def releases(plan) -> dict[str, dict]:
 def test_gpu_node_pool_sku_and_count(h100) -> None:
     (pool,) = resources(h100, POOL)
     assert pool.inputs["vmSize"] == "Standard_ND96isr_H100_v5"
-    assert pool.inputs["count"] == 2
+    assert (pool.inputs["minCount"], pool.inputs["maxCount"]) == (0, 2)
     assert pool.inputs["mode"] == "User"
     assert pool.inputs["enableNodePublicIP"] is False
     assert pool.inputs["nodeTaints"] == ["nvidia.com/gpu=present:NoSchedule"]

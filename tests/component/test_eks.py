@@ -28,6 +28,8 @@ UNTAGGABLE = {
     "aws:ec2/routeTableAssociation:RouteTableAssociation",
     "aws:iam/rolePolicyAttachment:RolePolicyAttachment",
     "aws:eks/accessPolicyAssociation:AccessPolicyAssociation",
+    "aws:iam/rolePolicy:RolePolicy",  # an inline policy: part of its (tagged) role
+    "aws:autoscaling/tag:Tag",  # a tag itself, on the node group's Auto Scaling group
 }
 EXACT_VERSION = re.compile(r"^v?\d+\.\d+\.\d+$")
 
@@ -130,7 +132,7 @@ def test_gpu_node_group_in_one_subnet_in_the_partitions_zone(p5) -> None:
     )
     assert subnet.inputs["availabilityZone"] == p5.spec.partitions[0].zones[0]
     assert subnet.inputs["mapPublicIpOnLaunch"] is False
-    assert gpu_ng.inputs["scalingConfig"]["desiredSize"] == p5.spec.partitions[0].nodes
+    assert gpu_ng.inputs["scalingConfig"]["maxSize"] == p5.spec.partitions[0].nodes
     assert gpu_ng.inputs["taints"] == [
         {"key": "nvidia.com/gpu", "value": "present", "effect": "NO_SCHEDULE"}
     ]
@@ -155,8 +157,10 @@ def test_iam_roles_carry_only_the_managed_policies_eks_needs(p5) -> None:
         json.loads(r.inputs["assumeRolePolicy"])["Statement"][0]["Principal"]["Service"]
         for r in resources(p5, "aws:iam/role:Role", at_least=2)
     )
+    # the add-ons' Pod Identity roles, and the cluster autoscaler's (an inline policy)
+    pod_roles = len(POD_POLICIES) + 1
     assert services == sorted(
-        ["ec2.amazonaws.com", "eks.amazonaws.com", *["pods.eks.amazonaws.com"] * len(POD_POLICIES)]
+        ["ec2.amazonaws.com", "eks.amazonaws.com", *["pods.eks.amazonaws.com"] * pod_roles]
     )
 
 
@@ -201,7 +205,7 @@ def test_kubernetes_objects_are_labelled(p5) -> None:
 
 def test_addon_charts_are_pinned_to_exact_versions(p5) -> None:
     releases = {r.inputs["name"]: r.inputs for r in resources(p5, RELEASE, at_least=2)}
-    assert set(releases) == {"gpu-operator", "aws-efa-k8s-device-plugin"}
+    assert set(releases) == {"gpu-operator", "aws-efa-k8s-device-plugin", "cluster-autoscaler"}
     pins = chart_pins(catalog())
     for name, inputs in releases.items():
         assert inputs["version"] == pins[name].version

@@ -115,7 +115,7 @@ def rendered(stack: str, overrides: tuple[str, ...]) -> tuple[str, dict[str, lis
     spec, _ = load_stack_spec(stack, list(overrides))
     version = kubernetes_version(spec, catalog()) + ".0"
     with tempfile.TemporaryDirectory(prefix="helm-render-") as tmp:
-        return version, {a.release: render(a, version, Path(tmp)) for a in helm_addons(spec)}
+        return version, {a.release: render(a, version, Path(tmp)) for a in helm_addons(spec, stack)}
 
 
 def installed_crds(releases: dict[str, list[dict]]) -> dict[tuple[str, str], dict]:
@@ -183,7 +183,7 @@ def test_every_declared_release_has_its_pinned_chart_vendored() -> None:
     seen = set()
     for stack, overrides in CASES:
         spec, _ = load_stack_spec(stack, list(overrides))
-        for addon in helm_addons(spec):
+        for addon in helm_addons(spec, stack):
             chart = chart_dir(addon)
             meta = yaml.safe_load((chart / "Chart.yaml").read_text())
             assert meta["name"] == chart.name, chart
@@ -270,7 +270,7 @@ def test_helm_rendered_built_in_objects_validate(
 
 def _cluster_policy(values: dict[str, Any] | None = None) -> tuple[dict, dict]:
     spec, _ = load_stack_spec("aws-p5", [])
-    (addon,) = [a for a in helm_addons(spec) if a.release == "gpu-operator"]
+    (addon,) = [a for a in helm_addons(spec, "aws-p5") if a.release == "gpu-operator"]
     if values is not None:
         addon = HelmAddon(addon.release, addon.namespace, addon.pin, values)
     with tempfile.TemporaryDirectory(prefix="helm-render-") as tmp:

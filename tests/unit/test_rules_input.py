@@ -76,7 +76,7 @@ def assert_refused(stack: str, overrides: list[str], field: str, words: str) -> 
         ),
         ("azure-h100", "partitions[0].idleMinutes=20000", "partitions[0].idleMinutes", "10080"),
         ("aks-h100", "partitions[0].idleMinutes=5", "partitions[0].idleMinutes", "no effect"),
-        ("aws-p5", "partitions[0].minNodes=1", "partitions[0].minNodes", "no effect"),
+        ("aws-p5", "partitions[0].minNodes=3", "partitions[0].minNodes", "at most 2"),
     ],
 )
 def test_refused_with_the_field_and_the_fix(stack, override, field, words) -> None:

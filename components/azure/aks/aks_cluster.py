@@ -20,6 +20,8 @@ from clusterctl.spec.defaults import head_sku
 from clusterctl.spec.kubernetes import (
     AKS_NODE_OS_UPGRADE_CHANNEL,
     AKS_UPGRADE_CHANNEL,
+    AUTOSCALER_IDLE_MINUTES,
+    NODE_PROVISION_MINUTES,
     fabric_kind,
     kubernetes_version,
     nccl_launcher,
@@ -69,6 +71,7 @@ class AksGpuCluster(pulumi.ComponentResource):
                 f"{name}-{part.name}",
                 spec,
                 part,
+                cat,
                 resource_group_name=self.resource_group.name,
                 cluster_name=self.cluster.name,
                 labels=labels,
@@ -133,6 +136,13 @@ class AksGpuCluster(pulumi.ComponentResource):
                 managed=True, enable_azure_rbac=True, tenant_id=self._client.tenant_id
             ),
             disable_local_accounts=True,
+            # The autoscaler of the GPU pools (on in each AksGpuNodePool): a node leaves
+            # AUTOSCALER_IDLE_MINUTES after its last GPU pod, and may take
+            # NODE_PROVISION_MINUTES to join (ND VMs take up to 20).
+            auto_scaler_profile=azure.containerservice.ManagedClusterPropertiesAutoScalerProfileArgs(
+                scale_down_unneeded_time=f"{AUTOSCALER_IDLE_MINUTES}m",
+                max_node_provision_time=f"{NODE_PROVISION_MINUTES}m",
+            ),
             # Upgrades and node reimages only inside the AksMaintenance window.
             auto_upgrade_profile=azure.containerservice.ManagedClusterAutoUpgradeProfileArgs(
                 upgrade_channel=AKS_UPGRADE_CHANNEL,

@@ -1,12 +1,21 @@
 """AksGpuNodePool: one partition as an AKS user node pool of an ND size, on one InfiniBand fabric,
-with the GPU driver choice made explicit (AKS-managed, or none and the GPU Operator installs it)."""
+with the GPU driver choice made explicit (AKS-managed, or none and the GPU Operator installs it).
+AKS's cluster autoscaler sizes it between minNodes and nodes; the pool's tags (on its scale set)
+describe a node for when there is none to look at."""
 
 from __future__ import annotations
 
 import pulumi
 import pulumi_azure_native as azure
 
-from clusterctl.spec.kubernetes import GPU_TAINT, node_labels
+from clusterctl.spec.catalog import Catalog
+from clusterctl.spec.kubernetes import (
+    GPU_TAINT,
+    aks_node_template_tags,
+    autoscaled_min,
+    autoscaler_node_template,
+    node_labels,
+)
 from clusterctl.spec.model import ClusterSpec, PartitionSpec
 
 AGENT_POOL_NAME_MAX = 12
@@ -38,6 +47,7 @@ class AksGpuNodePool(pulumi.ComponentResource):
         name: str,
         spec: ClusterSpec,
         part: PartitionSpec,
+        cat: Catalog,
         *,
         resource_group_name: pulumi.Input[str],
         cluster_name: pulumi.Input[str],
@@ -55,7 +65,11 @@ class AksGpuNodePool(pulumi.ComponentResource):
             mode="User",
             type="VirtualMachineScaleSets",
             vm_size=part.sku,
-            count=part.nodes,
+            # `count` is the autoscaler's from here on: `up` leaves it as it finds it.
+            enable_auto_scaling=True,
+            min_count=autoscaled_min(part),
+            max_count=part.nodes,
+            count=autoscaled_min(part),
             os_type="Linux",
             os_sku="Ubuntu",
             os_disk_type=OS_DISK_TYPE,
@@ -68,8 +82,11 @@ class AksGpuNodePool(pulumi.ComponentResource):
             upgrade_settings=azure.containerservice.AgentPoolUpgradeSettingsArgs(
                 max_surge="0", max_unavailable="1"
             ),
-            tags=tags,
-            opts=pulumi.ResourceOptions(parent=self),
+            tags={
+                **tags,
+                **aks_node_template_tags(autoscaler_node_template(part, cat, labels)),
+            },
+            opts=pulumi.ResourceOptions(parent=self, ignore_changes=["count"]),
         )
         self.register_outputs(
             {"agentPoolName": agent_pool_name(part), "gpuDriver": gpu_driver(spec)}
