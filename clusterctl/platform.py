@@ -34,6 +34,9 @@ class Cloud:
     kubernetes_driver_in_image: bool
     """The Kubernetes GPU node image carries the NVIDIA driver and container toolkit (the EKS
     NVIDIA AMI); otherwise the GPU Operator installs them (AKS with gpuProfile.driver None)."""
+    kubernetes_default_storage_class: bool
+    """The stack makes the default StorageClass (EKS, where none is marked default since 1.30:
+    a claim without a class never binds); otherwise the cloud ships one (AKS: managed-csi)."""
     kubernetes_autoscaler_release: bool
     """The cluster autoscaler is a Helm release of the stack (EKS); otherwise the cloud runs it
     for each node pool that has autoscaling on (AKS)."""
@@ -62,6 +65,7 @@ CLOUDS = {
         kubernetes_node_image="AKS Ubuntu node image",
         kubernetes_admin_principals=False,
         kubernetes_driver_in_image=False,
+        kubernetes_default_storage_class=False,
         kubernetes_autoscaler_release=False,
     ),
     "aws": Cloud(
@@ -75,6 +79,7 @@ CLOUDS = {
         kubernetes_node_image="EKS AL2023 NVIDIA AMI",
         kubernetes_admin_principals=True,
         kubernetes_driver_in_image=True,
+        kubernetes_default_storage_class=True,
         kubernetes_autoscaler_release=True,
     ),
 }

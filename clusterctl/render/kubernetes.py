@@ -14,9 +14,11 @@ import yaml
 
 from clusterctl import outputs as out
 from clusterctl.constants import NCCL_MAX_BYTES, NCCL_MIN_BYTES
+from clusterctl.platform import cloud_of
 from clusterctl.render.templates import render_template
 from clusterctl.spec.catalog import Catalog, catalog
 from clusterctl.spec.kubernetes import (
+    DEFAULT_STORAGE_CLASS,
     GPU_TOLERATION,
     IB_RESOURCE,
     IB_VF_DEVICE_IDS,
@@ -62,6 +64,10 @@ def cluster_manifests(spec: ClusterSpec, stack: str, cat: Catalog | None = None)
     )
     if topologies:
         files["nccl-topology.yaml"] = topology_configmap(topologies, VALIDATION_NAMESPACE, labels)
+    if cloud_of(spec.cloud).kubernetes_default_storage_class:
+        files["storage-class.yaml"] = render_template(
+            "k8s/ebs-storage-class.yaml.j2", class_name=DEFAULT_STORAGE_CLASS, labels=labels
+        )
     if "infiniband" in kinds:
         files["node-feature-rule.yaml"] = render_template(
             "k8s/node-feature-rule.yaml.j2",

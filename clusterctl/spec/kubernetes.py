@@ -126,6 +126,7 @@ WORKER_MEMORY_MIB = 32000
 """The worker's own memory (awsome's nccl-tests MPIJob asks 32000Mi), before /dev/shm."""
 LAUNCHER_RESOURCES = {"cpu": "500m", "memory": "512Mi"}
 KUEUE_LOCAL_QUEUE = "nccl-tests"
+DEFAULT_STORAGE_CLASS = "gp3-encrypted"
 
 
 def kubernetes_version(spec: ClusterSpec, cat: Catalog) -> str:

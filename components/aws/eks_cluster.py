@@ -36,9 +36,13 @@ from components.aws.vpc import EksVpc
 from components.k8s.gpu_addons import KubernetesGpuAddons
 
 CONTROL_PLANE_LOGS = ["api", "audit", "authenticator"]
-MANAGED_ADDONS = ("eks-pod-identity-agent", "vpc-cni", "coredns", "kube-proxy")
+MANAGED_ADDONS = (
+    "eks-pod-identity-agent", "vpc-cni", "coredns", "kube-proxy", "aws-ebs-csi-driver"
+)  # fmt: skip
 """The Pod Identity agent first: the add-ons with a role in POD_ROLES get their credentials
-through it (IMDS is out of pods' reach)."""
+through it (IMDS is out of pods' reach). Without the EBS CSI driver no persistent volume binds
+(Kubernetes removed its in-tree EBS plugin in 1.27); the default StorageClass is rendered with
+the manifests (clusterctl.render.kubernetes)."""
 
 
 class EksGpuCluster(pulumi.ComponentResource):

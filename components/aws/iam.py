@@ -23,6 +23,12 @@ POD_IDENTITY_SERVICE = "pods.eks.amazonaws.com"
 POD_ROLES: dict[str, tuple[str, str, tuple[str, ...]]] = {
     # add-on -> (namespace, service account, managed policies) of the role Pod Identity hands it
     "vpc-cni": ("kube-system", "aws-node", ("AmazonEKS_CNI_Policy",)),
+    # the EBS CSI controller creates, attaches and deletes volumes; its node pods need no AWS
+    "aws-ebs-csi-driver": (
+        "kube-system",
+        "ebs-csi-controller-sa",
+        ("service-role/AmazonEBSCSIDriverPolicy",),
+    ),
 }
 
 
@@ -82,7 +88,7 @@ class EksIamRoles(pulumi.ComponentResource):
         }
         self.attachments = [
             aws.iam.RolePolicyAttachment(
-                f"{name}-{kind}-{policy}",
+                f"{name}-{kind}-{policy.rsplit('/', 1)[-1]}",
                 role=role.name,
                 policy_arn=f"arn:{partition}:iam::aws:policy/{policy}",
                 opts=child,

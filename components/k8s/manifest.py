@@ -23,6 +23,17 @@ def apply_manifest(
         return k8s.core.v1.Namespace(name, metadata=meta, opts=opts)
     if doc["kind"] == "ConfigMap":
         return k8s.core.v1.ConfigMap(name, metadata=meta, data=doc.get("data"), opts=opts)
+    if doc["kind"] == "StorageClass":
+        return k8s.storage.v1.StorageClass(
+            name,
+            metadata=meta,
+            provisioner=doc["provisioner"],
+            parameters=doc.get("parameters"),
+            volume_binding_mode=doc.get("volumeBindingMode"),
+            allow_volume_expansion=doc.get("allowVolumeExpansion"),
+            reclaim_policy=doc.get("reclaimPolicy"),
+            opts=opts,
+        )
     return k8s.apiextensions.CustomResource(
         name, api_version=doc["apiVersion"], kind=doc["kind"], metadata=meta, opts=opts, **body
     )

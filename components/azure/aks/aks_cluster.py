@@ -136,6 +136,16 @@ class AksGpuCluster(pulumi.ComponentResource):
                 managed=True, enable_azure_rbac=True, tenant_id=self._client.tenant_id
             ),
             disable_local_accounts=True,
+            # Workload identity: a pod's service account can be federated with an Entra ID
+            # managed identity, so no workload needs a secret or the node's identity.
+            oidc_issuer_profile=azure.containerservice.ManagedClusterOIDCIssuerProfileArgs(
+                enabled=True
+            ),
+            security_profile=azure.containerservice.ManagedClusterSecurityProfileArgs(
+                workload_identity=azure.containerservice.ManagedClusterSecurityProfileWorkloadIdentityArgs(
+                    enabled=True
+                )
+            ),
             # The autoscaler of the GPU pools (on in each AksGpuNodePool): a node leaves
             # AUTOSCALER_IDLE_MINUTES after its last GPU pod, and may take
             # NODE_PROVISION_MINUTES to join (ND VMs take up to 20).
