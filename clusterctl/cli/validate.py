@@ -50,11 +50,7 @@ IGNORED: dict[str, dict[str, str]] = {
         "partition": "the sandbox has one partition",
         "sweep": "the sandbox always measures 2-node pairs",
     },
-    "kubeconfig": {
-        "partition": "Kubernetes has no Slurm partitions",
-        "drain": "cordoning Kubernetes nodes is not implemented yet",
-        "resume": "Kubernetes nodes are not drained by validate",
-    },
+    "kubeconfig": {"partition": "Kubernetes has no Slurm partitions"},
     "stack": {"sku": "the stack's outputs name its SKU"},
     "host": {},
 }
@@ -117,7 +113,10 @@ SweepOpt = Annotated[
     bool, typer.Option("--sweep", help="Also test 2-node pairs to find bad nodes.")
 ]
 DrainOpt = Annotated[
-    bool, typer.Option("--drain", help="Drain (Slurm) the bad nodes a sweep finds.")
+    bool,
+    typer.Option(
+        "--drain", help="Take out the bad nodes a sweep finds (Slurm: drain; Kubernetes: cordon)."
+    ),
 ]
 ResumeOpt = Annotated[
     list[str] | None,
@@ -188,7 +187,9 @@ def register(app: typer.Typer) -> None:
                 if sweep or drain:
                     raise UserError("--resume re-tests named nodes: leave out --sweep and --drain")
                 with cancellable():  # Ctrl-C: the reservation and the jobs are removed first
-                    code = _resume(stack, host, sandbox_workdir(sandbox, sandbox_dir), resume)
+                    code = _resume(
+                        stack, host, kubeconfig, sku, sandbox_workdir(sandbox, sandbox_dir), resume
+                    )
                 raise typer.Exit(code)
             min_bytes, max_bytes = sizes(min_bytes, max_bytes)
             with cancellable():  # Ctrl-C cancels the jobs started, then exits 130
@@ -205,17 +206,18 @@ def register(app: typer.Typer) -> None:
         raise typer.Exit(outcome.exit_code)
 
 
-def _resume(stack, host, sandbox, nodes: list[str]) -> int:
+def _resume(stack, host, kubeconfig, sku, sandbox, nodes: list[str]) -> int:
     from clusterctl.cli.common import resolve_target
-    from clusterctl.validate.run import Options, recheck_slurm
-    from clusterctl.validate.targets import SlurmTarget
+    from clusterctl.validate.run import Options, recheck_k8s, recheck_slurm
+    from clusterctl.validate.targets import KubeTarget
 
-    target = resolve_target(stack=stack, host=host, sandbox=sandbox, nodes=2)
-    if not isinstance(target, SlurmTarget):
-        raise UserError("--resume works on Slurm clusters")
+    target = resolve_target(
+        stack=stack, host=host, kubeconfig=kubeconfig, sku=sku, sandbox=sandbox, nodes=2
+    )
     say = lambda m: err.print(f"[dim]{m}[/]", highlight=False)  # noqa: E731
     names = [n for item in nodes for n in item.split(",") if n]
-    results = recheck_slurm(target, Options(say=say), names)
+    recheck = recheck_k8s if isinstance(target, KubeTarget) else recheck_slurm
+    results = recheck(target, Options(say=say), names)  # type: ignore[arg-type]
     for r in results:
         out.print(("[green]" if r.passed else "[bold red]") + r.line() + "[/]", highlight=False)
     return 0 if all(r.passed for r in results) else 1

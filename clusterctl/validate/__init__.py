@@ -8,6 +8,7 @@ transport   the user's own `ssh` as a subprocess
 slurm_launcher / k8s_launcher   run the benchmark and bring back its output
 sweep       2-node pairs in parallel, wired to clusterctl.nccl.localize
 drain       take suspects out of service (Slurm drain)
+k8s_nodes   the same on Kubernetes: cordon, taint and annotate; `--resume` re-tests and uncordons
 hook        the post-deploy check `pulumi up` runs when validation.nccl.onDeploy is true
 """
 

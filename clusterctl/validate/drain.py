@@ -1,4 +1,4 @@
-"""Take suspect nodes out of service: drain in Slurm (Kubernetes cordon is not built yet).
+"""Take suspect nodes out of service: drain in Slurm (Kubernetes: clusterctl.validate.k8s_nodes).
 
 Drains are owned: the health check owns reasons starting with the stack's drain prefix
 (healthChecks.drainPrefix, "gpucl:") and resumes them once its single-node checks pass; a drain

@@ -1,10 +1,17 @@
 """Run all_reduce_perf on Kubernetes as an MPIJob (kubeflow.org/v2beta1, the MPI operator):
 create, wait, read the launcher's log, delete. The API is reached through `KubeClient`; the
-real one shells out to `kubectl`, tests replay recorded API responses."""
+real one shells out to `kubectl`, tests replay recorded API responses.
+
+Starting has phases, each with its own window, so a slow start is told from a stuck one: a job
+Kueue has not admitted waits as long as the run may take; a pod waiting for a node the
+autoscaler adds gets NODE_PROVISION_S; a pod pulling its image gets the time the image takes at
+PULL_FLOOR_BYTES_S (workers, then the launcher, each from when its own pull began). Only when a
+phase outlives its window is the job reported as not started, saying which phase and pod."""
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import subprocess
 import sys
@@ -20,6 +27,14 @@ from clusterctl.validate import CouldNotRun
 
 LAUNCHER_SELECTOR = "training.kubeflow.org/job-name={name},training.kubeflow.org/job-role=launcher"
 WORKER_SELECTOR = "training.kubeflow.org/job-name={name},training.kubeflow.org/job-role=worker"
+NODE_PROVISION_S = 25 * 60
+"""How long a GPU node may take to join when the autoscaler adds one (clusterctl.spec.kubernetes
+NODE_PROVISION_MINUTES, the autoscalers' max-node-provision-time)."""
+DEFAULT_IMAGE_BYTES = 10 << 30
+"""An image of unknown size is taken as 10 GiB (the stock nccl-tests images are about 8.6 GB)."""
+PULL_FLOOR_BYTES_S = 20e6
+"""The slowest pull rate still called progress: 10 GiB in about 9 minutes."""
+PULL_WAITING = ("ContainerCreating", "ErrImagePull", "ImagePullBackOff")
 
 
 class KubeClient(Protocol):
@@ -29,6 +44,10 @@ class KubeClient(Protocol):
     def list_pods(self, namespace: str, selector: str) -> list[dict[str, Any]]: ...
     def pod_log(self, namespace: str, pod: str) -> str: ...
     def delete_mpijob(self, namespace: str, name: str) -> None: ...
+    def pod_events(self, namespace: str, pod: str) -> list[dict[str, Any]]: ...
+    def list_nodes(self, selector: str) -> list[dict[str, Any]]: ...
+    def get_node(self, name: str) -> dict[str, Any]: ...
+    def patch_node(self, name: str, patch: dict[str, Any]) -> dict[str, Any]: ...
 
 
 def build_mpijob(
@@ -67,19 +86,23 @@ def _condition(job: dict[str, Any], kind: str) -> dict[str, Any] | None:
     return None
 
 
-def _pending_reason(pods: list[dict[str, Any]]) -> str | None:
+def _unschedulable(pods: list[dict[str, Any]]) -> str | None:
     for pod in pods:
-        status = pod.get("status", {})
-        if status.get("phase") != "Pending":
-            continue
-        for c in status.get("conditions", []) or []:
+        for c in pod.get("status", {}).get("conditions", []) or []:
             if c.get("reason") == "Unschedulable":
                 return f"pod {pod['metadata']['name']} unschedulable: {c.get('message', '')}"
-        for cs in status.get("containerStatuses", []) or []:
-            waiting = cs.get("state", {}).get("waiting")
-            if waiting and waiting.get("reason") in ("ErrImagePull", "ImagePullBackOff"):
-                name = pod["metadata"]["name"]
-                return f"pod {name}: {waiting['reason']}: {waiting.get('message', '')}"
+    return None
+
+
+def _waiting_pull(pod: dict[str, Any]) -> tuple[str, str, str] | None:
+    """(image, reason, message) of a container that waits for its image, else None."""
+    for cs in pod.get("status", {}).get("containerStatuses", []) or []:
+        waiting = cs.get("state", {}).get("waiting") or {}
+        if waiting.get("reason") in PULL_WAITING:
+            return cs.get("image", ""), waiting["reason"], waiting.get("message", "")
+    if pod.get("spec", {}).get("nodeName") and not pod.get("status", {}).get("containerStatuses"):
+        image = (pod.get("spec", {}).get("containers") or [{}])[0].get("image", "")
+        return image, "ContainerCreating", ""
     return None
 
 
@@ -88,9 +111,16 @@ class K8sLauncher:
     client: KubeClient
     poll_s: float = 5.0
     start_timeout_s: float = 600.0
+    """The window of a start with nothing to wait for (no queue, node or image pull)."""
+    image_bytes: int = DEFAULT_IMAGE_BYTES
+    provision_s: float = NODE_PROVISION_S
     sleep: Callable[[float], None] = time.sleep
     clock: Callable[[], float] = time.monotonic
     say: Callable[[str], None] = field(default=lambda m: print(m, file=sys.stderr))
+
+    @property
+    def pull_s(self) -> float:
+        return self.start_timeout_s + self.image_bytes / PULL_FLOOR_BYTES_S
 
     def run(
         self,
@@ -101,48 +131,127 @@ class K8sLauncher:
     ) -> str:
         """Apply what the MPIJob needs (`needs`: its namespace, ...), create the MPIJob, wait for
         it, return the launcher's log; always delete the MPIJob."""
-        ns, name = manifest["metadata"]["namespace"], manifest["metadata"]["name"]
-        try:
-            if needs:
-                self.client.apply(needs)
-            self.client.create_mpijob(ns, manifest)
-        except CouldNotRun:
-            raise
-        except Exception as exc:
-            raise CouldNotRun(f"could not create MPIJob {ns}/{name}: {exc}") from exc
+        return self.run_many([manifest], timeout_s=timeout_s, needs=needs)[0]
+
+    def run_many(
+        self,
+        manifests: list[dict[str, Any]],
+        *,
+        timeout_s: float = 1800.0,
+        needs: list[dict[str, Any]] | None = None,
+    ) -> list[str]:
+        """Create all the MPIJobs (they run side by side), wait for each, return their launcher
+        logs in order; always delete every one created."""
+        created: list[tuple[str, str]] = []
         interrupted = False
         try:
-            failed = self._wait(ns, name, timeout_s)
-            log = self._launcher_log(ns, name)
-            if failed and not log.strip():
-                raise CouldNotRun(f"MPIJob {ns}/{name} failed: {failed}")
-            return log
-        except KeyboardInterrupt:  # Ctrl-C: the cluster must not keep running our job
+            if needs:
+                self._guard(lambda: self.client.apply(needs), "apply what the MPIJob needs")
+            for manifest in manifests:
+                ns, name = manifest["metadata"]["namespace"], manifest["metadata"]["name"]
+                self._guard(
+                    functools.partial(self.client.create_mpijob, ns, manifest),
+                    f"create MPIJob {ns}/{name}",
+                )
+                created.append((ns, name))
+            logs = []
+            for ns, name in created:
+                failed = self._wait(ns, name, timeout_s)
+                log = self._launcher_log(ns, name)
+                if failed and not log.strip():
+                    raise CouldNotRun(f"MPIJob {ns}/{name} failed: {failed}")
+                logs.append(log)
+            return logs
+        except KeyboardInterrupt:  # Ctrl-C: the cluster must not keep running our jobs
             interrupted = True
             raise
         finally:
-            with contextlib.suppress(Exception):  # cleanup must not hide the real outcome
-                self.client.delete_mpijob(ns, name)
-                if interrupted:
-                    self.say(f"interrupted: deleted MPIJob {ns}/{name}")
+            for ns, name in created:
+                with contextlib.suppress(Exception):  # cleanup must not hide the real outcome
+                    self.client.delete_mpijob(ns, name)
+                    if interrupted:
+                        self.say(f"interrupted: deleted MPIJob {ns}/{name}")
+
+    @staticmethod
+    def _guard(call: Callable[[], Any], what: str) -> None:
+        try:
+            call()
+        except CouldNotRun:
+            raise
+        except Exception as exc:
+            raise CouldNotRun(f"could not {what}: {exc}") from exc
 
     def _wait(self, ns: str, name: str, timeout_s: float) -> str | None:
-        """None when the job succeeded, the failure message when it failed."""
+        """None when the job succeeded, the failure message when it failed. timeout_s counts
+        from the job's start (or, while Kueue holds it, from its creation)."""
         start = self.clock()
+        running_since: float | None = None
+        pulling_since: dict[str, float] = {}
         while True:
             job = self.client.get_mpijob(ns, name)
             if _condition(job, "Succeeded"):
                 return None
             if c := _condition(job, "Failed"):
                 return f"{c.get('reason', '')}: {c.get('message', '')}".strip(": ")
-            waited = self.clock() - start
-            if not _condition(job, "Running") and waited > self.start_timeout_s:
-                pods = self.client.list_pods(ns, WORKER_SELECTOR.format(name=name))
-                why = _pending_reason(pods) or "workers not running"
-                raise CouldNotRun(f"MPIJob {ns}/{name} did not start in {waited:.0f} s: {why}")
-            if waited > timeout_s:
-                raise CouldNotRun(f"MPIJob {ns}/{name} did not finish in {timeout_s:.0f} s")
+            now = self.clock()
+            if _condition(job, "Running"):
+                running_since = running_since or now
+                if now - running_since > timeout_s:
+                    raise CouldNotRun(f"MPIJob {ns}/{name} did not finish in {timeout_s:.0f} s")
+            else:
+                self._check_start(ns, name, job, now - start, timeout_s, pulling_since, now)
             self.sleep(self.poll_s)
+
+    def _check_start(
+        self,
+        ns: str,
+        name: str,
+        job: dict[str, Any],
+        waited: float,
+        timeout_s: float,
+        pulling_since: dict[str, float],
+        now: float,
+    ) -> None:
+        """Raise CouldNotRun once the phase the job is in has outlived its window."""
+        what = f"MPIJob {ns}/{name} did not start in {waited:.0f} s"
+        if (job.get("spec", {}).get("runPolicy") or {}).get("suspend"):
+            if waited > timeout_s:
+                raise CouldNotRun(f"{what}: still queued, Kueue has not admitted it")
+            return
+        pods = [
+            *self.client.list_pods(ns, WORKER_SELECTOR.format(name=name)),
+            *self.client.list_pods(ns, LAUNCHER_SELECTOR.format(name=name)),
+        ]
+        pulls = {p["metadata"]["name"]: (p, w) for p in pods if (w := _waiting_pull(p))}
+        for pod_name in list(pulling_since):
+            if pod_name not in pulls:
+                del pulling_since[pod_name]
+        for pod_name, (pod, (image, reason, message)) in pulls.items():
+            since = pulling_since.setdefault(pod_name, now)
+            if now - since > self.pull_s:
+                node = pod.get("spec", {}).get("nodeName", "?")
+                last = self._last_event(ns, pod_name)
+                raise CouldNotRun(
+                    f"{what}: the image pull of {image} on pod {pod_name} (node {node}) did not "
+                    f"finish in {now - since:.0f} s ({reason}"
+                    + (f": {message or last}" if message or last else "")
+                    + f"; {self.image_bytes / 1e9:.1f} GB at {PULL_FLOOR_BYTES_S / 1e6:.0f} MB/s "
+                    f"would take {self.image_bytes / PULL_FLOOR_BYTES_S:.0f} s)"
+                )
+        if pulls:
+            return
+        why = _unschedulable(pods)
+        if why and waited > self.start_timeout_s + self.provision_s:
+            raise CouldNotRun(f"{what}: {why}")
+        if not why and waited > self.start_timeout_s:
+            raise CouldNotRun(f"{what}: workers not running")
+
+    def _last_event(self, ns: str, pod: str) -> str:
+        with contextlib.suppress(Exception):
+            events = self.client.pod_events(ns, pod)
+            if events:
+                return str(events[-1].get("message", ""))
+        return ""
 
     def _launcher_log(self, ns: str, name: str) -> str:
         pods = self.client.list_pods(ns, LAUNCHER_SELECTOR.format(name=name))
@@ -194,3 +303,24 @@ class KubectlClient:
 
     def delete_mpijob(self, namespace: str, name: str) -> None:
         self._run(["-n", namespace, "delete", "mpijob", name, "--ignore-not-found", "--wait=false"])
+
+    def pod_events(self, namespace: str, pod: str) -> list[dict[str, Any]]:
+        selector = f"involvedObject.kind=Pod,involvedObject.name={pod}"
+        out = self._run(
+            ["-n", namespace, "get", "events", "--field-selector", selector,
+             "--sort-by", ".lastTimestamp", "-o", "json"]
+        )  # fmt: skip
+        return json.loads(out).get("items", [])
+
+    def list_nodes(self, selector: str) -> list[dict[str, Any]]:
+        return json.loads(self._run(["get", "nodes", "-l", selector, "-o", "json"])).get(
+            "items", []
+        )
+
+    def get_node(self, name: str) -> dict[str, Any]:
+        return json.loads(self._run(["get", "node", name, "-o", "json"]))
+
+    def patch_node(self, name: str, patch: dict[str, Any]) -> dict[str, Any]:
+        # a merge patch carrying metadata.resourceVersion fails (409) if the node changed since
+        args = ["patch", "node", name, "--type", "merge", "-p", json.dumps(patch), "-o", "json"]
+        return json.loads(self._run(args))

@@ -281,36 +281,98 @@ def validate_slurm(target: SlurmTarget, opts: Options, *, launcher: Any = None) 
     return outcome
 
 
-def validate_k8s(target: KubeTarget, opts: Options, *, client: Any = None) -> Outcome:
-    from clusterctl.validate.k8s_launcher import (
-        K8sLauncher,
-        KubectlClient,
-        build_mpijob,
-        prerequisites,
-    )
+def _k8s_setup(target: KubeTarget, opts: Options, client: Any) -> tuple[Any, Any, dict]:
+    """The client, the launcher (start windows from the image size) and the launcher output."""
+    from clusterctl.validate.k8s_launcher import DEFAULT_IMAGE_BYTES, K8sLauncher, KubectlClient
 
     client = client or KubectlClient(target.kubeconfig)
     launcher = dict(target.launcher)
     if opts.container_image:
         launcher["image"] = opts.container_image
-    th = catalog_thresholds(target.sku, target.nodes, opts)
-    manifest = build_mpijob(
-        launcher,
+    image_bytes = int(launcher.get("imageBytes") or DEFAULT_IMAGE_BYTES)
+    return client, K8sLauncher(client, image_bytes=image_bytes, say=opts.say), launcher
+
+
+def _pair_manifest(launcher: dict, opts: Options) -> dict:
+    from clusterctl.validate.k8s_launcher import build_mpijob
+
+    return build_mpijob(
+        {**launcher, "workers": 2},
         min_bytes=opts.min_bytes or "8",
         max_bytes=opts.max_bytes or NCCL_MAX_BYTES,
         deadline_s=opts.timeout_minutes * 60,
     )
-    opts.say(f"running MPIJob {manifest['metadata']['name']} on {target.nodes} node(s)")
-    log = K8sLauncher(client).run(
-        manifest, timeout_s=opts.timeout_minutes * 60, needs=prerequisites(launcher)
+
+
+def validate_k8s(target: KubeTarget, opts: Options, *, client: Any = None) -> Outcome:
+    from clusterctl.validate.drain import reasons_for
+    from clusterctl.validate.k8s_launcher import build_mpijob, prerequisites
+    from clusterctl.validate.k8s_nodes import cordon_nodes, gpu_nodes, in_service, pair_mpijob
+
+    client, k8s, launcher = _k8s_setup(target, opts, client)
+    th = catalog_thresholds(target.sku, target.nodes, opts)
+    timeout_s = opts.timeout_minutes * 60
+    manifest = build_mpijob(
+        launcher,
+        min_bytes=opts.min_bytes or "8",
+        max_bytes=opts.max_bytes or NCCL_MAX_BYTES,
+        deadline_s=timeout_s,
     )
+    needs = prerequisites(launcher)
+    opts.say(f"running MPIJob {manifest['metadata']['name']} on {target.nodes} node(s)")
+    log = k8s.run(manifest, timeout_s=timeout_s, needs=needs)
     run = parse_output(log, "MPIJob launcher log")
     group = launcher.get("partition") or "cluster"
     slots = int(launcher.get("slotsPerWorker") or 0) or None
-    outcome = Outcome([judge_run(run, th, group, gpus_per_host=slots, nodes=target.nodes)])
-    if opts.sweep:
-        outcome.notes.append("--sweep on Kubernetes is not implemented yet; run it on Slurm")
+    verdict = judge_run(run, th, group, gpus_per_host=slots, nodes=target.nodes)
+    outcome = Outcome([verdict])
+    # Pair jobs only when asked (--sweep, or --drain after a failed run): they occupy nodes.
+    if not (opts.sweep or (opts.drain and verdict.status == "fail")):
+        return outcome
+    nodes = in_service(gpu_nodes(client, launcher))
+    if len(nodes) < 2:
+        outcome.notes.append(f"cannot localise: {len(nodes)} node(s) in service ({nodes})")
+        return outcome
+    pair_th = catalog_thresholds(target.sku, 2, opts)
+    base = _pair_manifest(launcher, opts)
+
+    def run_pairs(pairs: list[tuple[str, str]]) -> list[str]:
+        opts.say(f"running {len(pairs)} pair MPIJob(s) side by side: {pairs}")
+        jobs = [pair_mpijob(base, p, i) for i, p in enumerate(pairs)]
+        return k8s.run_many(jobs, timeout_s=timeout_s, needs=needs)
+
+    opts.say(f"localising: {len(nodes)} nodes in 2-node pairs")
+    outcome.sweep = run_sweep(
+        nodes, run_pairs, gate_bytes=pair_th.message_bytes, floor_gbps=pair_th.fail_below_gbps
+    )
+    if opts.drain:
+        loc = outcome.sweep.localization.suspects
+        reasons = reasons_for(loc, target.drain_prefix, outcome.sweep.floor_gbps)
+        if reasons:
+            outcome.drained, left = cordon_nodes(client, reasons)
+            outcome.notes += left
     return outcome
+
+
+def recheck_k8s(target: KubeTarget, opts: Options, names: list[str], *, client: Any = None):
+    """`--resume NODE...` on Kubernetes: pair-test nodes validate took out; uncordon or not."""
+    from clusterctl.validate.k8s_launcher import prerequisites
+    from clusterctl.validate.k8s_nodes import recheck_k8s_nodes
+
+    client, k8s, launcher = _k8s_setup(target, opts, client)
+    pair = catalog_thresholds(target.sku, 2, opts)
+    needs = prerequisites(launcher)
+    return recheck_k8s_nodes(
+        client,
+        lambda m: k8s.run(m, timeout_s=opts.timeout_minutes * 60, needs=needs),
+        _pair_manifest(launcher, opts),
+        launcher,
+        names,
+        health_prefix=target.drain_prefix,
+        floor_gbps=opts.fail_below or pair.fail_below_gbps,
+        gate_bytes=pair.message_bytes,
+        say=opts.say,
+    )
 
 
 def with_stack_overrides(opts: Options, nccl: Any, where: str) -> Options:

@@ -39,7 +39,6 @@ def test_from_log_without_rank_lines_asks_for_nodes(cli) -> None:
         (("--sandbox", "--sku", H100), "--sku does nothing with --sandbox"),
         (("--sandbox-dir", "/nonexistent", "--sweep"), "--sweep does nothing with --sandbox"),
         (("--kubeconfig", "k", "--partition", "gpu"), "--partition does nothing with --kubeconfig"),
-        (("--kubeconfig", "k", "--drain"), "--drain does nothing with --kubeconfig"),
         (("-s", "azure-h100", "--sku", H100), "--sku does nothing with -s/--stack"),
         (("--host", "h", "--kubeconfig", "k"), "use only one of --host, --kubeconfig"),
         (("--host", "h", "--from-log", str(H100_LOG)), "use only one of --host, --from-log"),
