@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
+from clusterctl.platform import scheduler_of
 from clusterctl.spec.model import ClusterSpec, PartitionSpec
 from clusterctl.spec.topology import scale_sets_of
 
@@ -39,6 +40,7 @@ NETWORK = Rule("replaces", "the VNet, its subnets and every VM on them", loses=T
 SCALE_SETS = Rule("replaces", "the partition's scale sets: every VM and its jobs", loses=True)
 SLURM_CONF = Rule("in place", "slurm.conf on the scheduler (config sync, scontrol reconfigure)")
 NEW_VMS = Rule("in place", "the VM profile: VMs created from now on; running VMs keep theirs")
+AUTOSCALER_MIN = Rule("in place", "the GPU node group's autoscaler minimum")
 
 RULES: Final[dict[str, Rule]] = {
     "name": EVERYTHING,
@@ -146,6 +148,8 @@ def diff(old: ClusterSpec, new: ClusterSpec) -> list[Change]:
         for key in sorted(x.keys() | y.keys()):
             if x.get(key) != y.get(key):
                 rule = _rule(f"{path}.{key}")
+                if key == "minNodes" and not scheduler_of(new.scheduler).power_saving:
+                    rule = AUTOSCALER_MIN
                 detail = f"{x.get(key)!r} -> {y.get(key)!r}"
                 changes.append(
                     Change(f"{path}.{key}", rule.policy, rule.affects, detail, rule.loses)

@@ -123,3 +123,14 @@ def test_cluster_autoscaler_runs_on_eks_only_and_matches_the_kubernetes_minor() 
     assert ca.values["awsRegion"] == eks.region
     minor = ".".join(cluster_autoscaler_image(cat).lstrip("v").split(".")[:2])
     assert minor == kubernetes_version(eks, cat)
+
+
+def test_a_min_nodes_edit_on_kubernetes_is_described_as_the_autoscalers() -> None:
+    """Old code: `up`'s preview said 'slurm.conf on the scheduler' for an EKS stack."""
+    from clusterctl.spec.update_policy import diff
+
+    old, _ = load_stack_spec("aws-p5", [])
+    new, _ = load_stack_spec("aws-p5", ["partitions[0].minNodes=1"])
+    (change,) = diff(old, new)
+    assert change.path == "partitions[0].minNodes" and change.policy == "in place"
+    assert "autoscaler" in change.affects and "slurm" not in change.affects.lower()
