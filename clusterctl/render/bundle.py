@@ -12,6 +12,7 @@ from clusterctl.render.scripts import node_scripts
 from clusterctl.render.site import cloud_site
 from clusterctl.render.slurm_conf import partition_sku, render_config_sync, render_slurm
 from clusterctl.render.storage import FILES_ACCOUNT_PLACEHOLDER
+from clusterctl.render.team import render_team_sync
 from clusterctl.spec.catalog import Catalog, catalog
 from clusterctl.spec.model import ClusterSpec
 
@@ -43,6 +44,8 @@ def _slurm_bundle(spec: ClusterSpec, stack: str, cat: Catalog) -> dict[str, str]
     )
     files.update({f"scripts/{n}": text for n, text in node_scripts(spec, site, None).items()})
     files["scripts/slurm-config-sync.sh"] = render_config_sync(spec, stack, cat)
+    if spec.head_node.accounting:
+        files["scripts/gpucl-team-sync.sh"] = render_team_sync(spec, stack)
     for part in spec.partitions:
         sku = partition_sku(part, cat)
         files[f"cloud-init/{part.name}.yaml"] = render_cloud_init(

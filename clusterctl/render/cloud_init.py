@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from clusterctl.constants import SERVICE_IDS
 from clusterctl.render.apt_key import microsoft_apt_key
 from clusterctl.render.deep import NHC_DEEP_CONF, deep_hours
 from clusterctl.render.health import render_nhc_checks, render_nhc_conf, render_nhc_deep_conf
@@ -19,7 +20,6 @@ from clusterctl.render.paths import (
     NHC_FAST_CONF,
     RESTART_POLICY,
     SCRATCH,
-    SERVICE_IDS,
 )
 from clusterctl.render.power_files import (
     NAMES_SEED,
@@ -36,6 +36,7 @@ from clusterctl.render.scripts import node_scripts
 from clusterctl.render.site import cloud_site, scheduler_host
 from clusterctl.render.slurm_conf import partition_sku, render_slurm, render_slurmdbd_conf
 from clusterctl.render.storage import FILES_MOUNT_OPTIONS, files_home_source, uses_files_share
+from clusterctl.render.team import team_context
 from clusterctl.render.templates import render_template
 from clusterctl.render.versions import node_versions, slurm_repo
 from clusterctl.spec.catalog import Catalog, catalog
@@ -98,6 +99,7 @@ def render_cloud_init(
         "deep_hours": deep_hours(spec),
         "files_home": _files_home(spec, files_account),
         "files_mount_options": FILES_MOUNT_OPTIONS,
+        "team": team_context(spec) if spec.head_node.accounting else None,
     }
     if sku is None:
         ctx["power_files"] = power_package(POWER_SCHEDULER_MODULES)

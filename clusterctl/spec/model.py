@@ -175,6 +175,45 @@ class KubernetesSpec(Model):
     running `pulumi up`, by its issuer ARN with its path (SSO roles live under a path)."""
 
 
+UserName = Annotated[str, StringConstraints(pattern=r"^[a-z_][a-z0-9_-]{0,31}$")]
+
+
+class QosSpec(Model):
+    name: Name
+    priority: Annotated[int, Strict()] = Field(default=0, ge=0, le=1_000_000)
+    """Added to a job's priority through PriorityWeightQOS (the highest QoS priority scores 1)."""
+    max_wall_minutes: Annotated[int, Strict()] | None = Field(default=None, ge=1, le=525_600)
+    max_gpus_per_user: Annotated[int, Strict()] | None = Field(default=None, ge=1)
+
+
+DEFAULT_QOS = (
+    QosSpec(name="normal"),
+    QosSpec(name="high", priority=100),
+    QosSpec(name="debug", priority=200, max_wall_minutes=30, max_gpus_per_user=8),
+)
+"""normal for everyone; debug jumps the queue for short, small jobs; high is given per account."""
+
+
+class AccountSpec(Model):
+    name: Name
+    fairshare: Annotated[int, Strict()] = Field(default=1, ge=1, le=65_533)
+    """The account's share of the cluster, relative to its siblings' (Slurm's Fairshare)."""
+    gpu_limit: Annotated[int, Strict()] | None = Field(default=None, ge=1)
+    """GPUs the account's running jobs may hold at once (GrpTRES=gres/gpu=N); more pend."""
+    qos: tuple[Name, ...] = ("normal", "debug")
+    """QoS its users may ask for; the first is their default."""
+
+
+class UserSpec(Model):
+    name: UserName
+    uid: Annotated[int, Strict()] = Field(ge=2000, le=59_999)
+    """The same uid (and a group of the same number and name) on every node."""
+    ssh_public_keys: tuple[str, ...] = Field(min_length=1)
+    account: Name
+    admin: Annotated[bool, Strict()] = False
+    """In the sudo group on every node."""
+
+
 class ClusterSpec(Model):
     name: ClusterName
     cloud: Literal["azure", "aws"]
@@ -188,6 +227,10 @@ class ClusterSpec(Model):
     health_checks: HealthChecksSpec = HealthChecksSpec()
     validation: ValidationSpec = ValidationSpec()
     kubernetes: KubernetesSpec = KubernetesSpec()
+    accounts: tuple[AccountSpec, ...] = ()
+    users: tuple[UserSpec, ...] = ()
+    """The team (Slurm clusters): `clusterctl users add/remove` changes it on a live cluster."""
+    qos: tuple[QosSpec, ...] = DEFAULT_QOS
     tags: dict[str, str] = Field(default_factory=dict)
 
     @property

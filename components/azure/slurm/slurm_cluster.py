@@ -25,7 +25,11 @@ from components.azure.slurm.jump_host import JumpHost
 from components.azure.slurm.network import AzureNetwork
 from components.azure.slurm.power_role import PowerRole
 from components.azure.slurm.scheduler_node import SchedulerNode
-from components.azure.slurm.slurm_config_sync import SlurmConfigSync, SlurmResizeDrain
+from components.azure.slurm.slurm_config_sync import (
+    SlurmConfigSync,
+    SlurmResizeDrain,
+    SlurmTeamSync,
+)
 
 
 class AzureSlurmCluster(pulumi.ComponentResource):
@@ -113,6 +117,15 @@ class AzureSlurmCluster(pulumi.ComponentResource):
             after=[v for gp in self.partitions for _, v in gp.scale_sets],
             opts=child,
         )
+        if spec.head_node.accounting:  # the team is a set of Slurm associations
+            self.team_sync = SlurmTeamSync(
+                f"{name}-slurm-team",
+                spec,
+                stack,
+                vm=self.scheduler.vm,
+                resource_group_name=self.network.resource_group.name,
+                opts=child,
+            )
         scale_sets = {
             p.name: [g.vm_set_name(spec.name) for g, _ in gp.scale_sets]
             for p, gp in zip(spec.partitions, self.partitions, strict=True)
