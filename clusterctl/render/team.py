@@ -48,13 +48,11 @@ def team_files(spec: ClusterSpec) -> dict[str, str]:
 
 
 def team_context(spec: ClusterSpec) -> dict[str, object]:
-    group, gid = TEAM_ADMIN_GROUP
     return {
         "team_dir": TEAM_DIR,
         "team_gecos": TEAM_GECOS,
         "cluster": spec.name,
-        "admin_group": group,
-        "admin_gid": gid,
+        "admin_group": TEAM_ADMIN_GROUP,
     }
 
 

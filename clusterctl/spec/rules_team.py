@@ -19,7 +19,7 @@ RESERVED_USERS = frozenset(
         "proxy", "www-data", "backup", "list", "irc", "gnats", "nobody", "sshd", "syslog",
         "messagebus", "ubuntu", "sudo", "admin", "adm", "users", "staff", "docker",
         "nogroup", "mysql", "_apt", "polkitd", "tss", "uuidd", "tcpdump", "landscape",
-        *SERVICE_IDS, TEAM_ADMIN_GROUP[0],
+        *SERVICE_IDS, TEAM_ADMIN_GROUP,
     }
 )  # fmt: skip
 """Names an Ubuntu HPC image (or this project: slurm, munge) already has as a user or group."""
@@ -127,12 +127,11 @@ def users_valid(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
                 "or ssh.adminUser); pick another name",
                 field_path("users", i, "name"),
             )
-        if user.uid in (*SERVICE_IDS.values(), TEAM_ADMIN_GROUP[1]):
+        if user.uid in SERVICE_IDS.values():
             yield Finding(
                 "error",
                 f"uid {user.uid} belongs to a service user on the nodes "
-                f"({', '.join(f'{k} {v}' for k, v in SERVICE_IDS.items())}) or is the "
-                f"{TEAM_ADMIN_GROUP[0]} group's gid ({TEAM_ADMIN_GROUP[1]}); pick another",
+                f"({', '.join(f'{k} {v}' for k, v in SERVICE_IDS.items())}); pick another",
                 field_path("users", i, "uid"),
             )
         if user.uid in uids:

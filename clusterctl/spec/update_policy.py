@@ -38,6 +38,11 @@ SCHEDULER_VM = Rule("replaces", "the scheduler VM: running jobs are lost", loses
 NETWORK = Rule("replaces", "the VNet, its subnets and every VM on them", loses=True)
 SCALE_SETS = Rule("replaces", "the partition's scale sets: every VM and its jobs", loses=True)
 SLURM_CONF = Rule("in place", "slurm.conf on the scheduler (config sync, scontrol reconfigure)")
+TEAM = Rule(
+    "in place",
+    "the team Run Command: Slurm's associations and the scheduler's users now, every node's "
+    "within a minute; no reboot",
+)
 NEW_VMS = Rule("in place", "the VM profile: VMs created from now on; running VMs keep theirs")
 
 RULES: Final[dict[str, Rule]] = {
@@ -76,6 +81,9 @@ RULES: Final[dict[str, Rule]] = {
     "validation": Rule("in place", "the post-deploy validation only"),
     "kubernetes": Rule("in place", "the Kubernetes resources: see `pulumi preview`"),
     "tags": Rule("in place", "every resource's tags"),
+    "users": TEAM,
+    "accounts": TEAM,
+    "qos": TEAM,
 }
 
 
