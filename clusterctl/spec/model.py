@@ -128,6 +128,13 @@ class HeadNodeSpec(Model):
     """Run slurmdbd (+ MariaDB) for job accounting."""
 
 
+class LoginNodesSpec(Model):
+    count: Annotated[int, Strict()] | None = Field(default=None, ge=0, le=10)
+    """Login VMs where users land and submit; unset: 1 on a cluster with users, else 0."""
+    sku: str | None = None
+    """Unset: the head node's."""
+
+
 class StorageSpec(Model):
     kind: Literal["scheduler-nfs", "azure-files-nfs", "none"] = "scheduler-nfs"
     size_gib: Annotated[int, Strict()] = Field(default=1024, ge=32, le=65536)
@@ -222,6 +229,7 @@ class ClusterSpec(Model):
     ssh: SshSpec = SshSpec()
     network: NetworkSpec = NetworkSpec()
     head_node: HeadNodeSpec = HeadNodeSpec()
+    login_nodes: LoginNodesSpec = LoginNodesSpec()
     partitions: tuple[PartitionSpec, ...] = Field(min_length=1)
     storage: StorageSpec = StorageSpec()
     health_checks: HealthChecksSpec = HealthChecksSpec()

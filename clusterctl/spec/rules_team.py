@@ -39,6 +39,30 @@ def team_only_on_slurm(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
             )
 
 
+@only_on(scheduler="kubernetes")
+def no_login_nodes_on_kubernetes(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
+    if "login_nodes" in spec.model_fields_set:
+        yield Finding(
+            "error",
+            "loginNodes has no effect on a Kubernetes cluster (users reach it with kubectl); "
+            "remove it",
+            field_path("loginNodes"),
+        )
+
+
+@only_on(scheduler="slurm")
+def login_sku_exists(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
+    sku = spec.login_nodes.sku
+    found = cat.get(sku, spec.cloud) if sku else None
+    if sku and found is None:
+        known = ", ".join(s.name for s in cat.skus if s.cloud == spec.cloud and s.gpus == 0)
+        yield Finding(
+            "error",
+            f"unknown VM type '{sku}' for {spec.cloud}; known: {known}",
+            field_path("loginNodes", "sku"),
+        )
+
+
 @only_on(scheduler="slurm")
 def team_needs_accounting(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
     if (spec.users or spec.accounts) and not spec.head_node.accounting:
@@ -166,6 +190,8 @@ def _cluster_gpus(spec: ClusterSpec, cat: Catalog) -> int:
 
 RULES: tuple[Rule, ...] = (
     team_only_on_slurm,
+    no_login_nodes_on_kubernetes,
+    login_sku_exists,
     team_needs_accounting,
     qos_valid,
     accounts_valid,

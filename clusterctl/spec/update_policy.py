@@ -81,6 +81,10 @@ RULES: Final[dict[str, Rule]] = {
     "validation": Rule("in place", "the post-deploy validation only"),
     "kubernetes": Rule("in place", "the Kubernetes resources: see `pulumi preview`"),
     "tags": Rule("in place", "every resource's tags"),
+    "loginNodes.count": Rule(
+        "in place", "login VMs added or removed (sessions on a removed one end)"
+    ),
+    "loginNodes.sku": Rule("replaces", "the login VMs: users' sessions and local files there"),
     "users": TEAM,
     "accounts": TEAM,
     "qos": TEAM,

@@ -75,6 +75,8 @@ FLIPS: dict[str, tuple[str, str]] = {
     "kubernetes.systemNodes": (AKS, "3"),
     "kubernetes.adminPrincipalArns": (EKS, "[arn:aws:iam::123456789012:role/platform/admin]"),
     "tags": (SLURM, "{team: ml}"),
+    "loginNodes.count": (TEAM, "2"),
+    "loginNodes.sku": (TEAM, "Standard_D4s_v5"),
     "accounts[0].name": (TEAM, "vis"),
     "accounts[0].fairshare": (TEAM, "5"),
     "accounts[0].gpuLimit": (TEAM, "16"),
