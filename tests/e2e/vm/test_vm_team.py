@@ -233,8 +233,9 @@ def test_imds_identity_is_out_of_a_team_users_reach(cluster, project):
 
 def test_an_account_over_its_gpu_cap_pends_with_slurms_reason(cluster, project):
     submit = "cd ~ && sbatch --parsable -N1 --gpus=8 --output=/dev/null --wrap 'sleep 600'"
-    ids = [ssh_as(cluster, project, "ann", submit).stdout.strip() for _ in range(3)]
-    assert all(ids), ids
+    subs = [ssh_as(cluster, project, "ann", submit) for _ in range(3)]
+    ids = [p.stdout.strip() for p in subs]
+    assert all(ids), [p.stderr for p in subs]
 
     def settled():
         jobs = jobs_of(cluster, "ann")
