@@ -102,7 +102,7 @@ class SlurmClusterOutputs(TypedDict):
     egressAddress: NotRequired[str]
     """NotRequired: stacks from before the NAT gateway have none."""
     loginAddresses: NotRequired[list[str]]
-    """Stacks with login nodes only."""
+    """Empty without login nodes; NotRequired: stacks from before login nodes have none."""
 
 
 class SlurmOutputs(CommonOutputs, SlurmClusterOutputs):

@@ -72,7 +72,7 @@ class LoginNode(pulumi.ComponentResource):
                 secrets.public_key,
                 computer_name=login_host(spec, index),
                 custom_data=custom_data,
-            ),  # fmt: skip
+            ),
             storage_profile={
                 "image_reference": image_reference("scheduler", spec.head_node.image),
                 "os_disk": {

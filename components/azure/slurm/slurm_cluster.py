@@ -154,10 +154,9 @@ class AzureSlurmCluster(pulumi.ComponentResource):
             out.SSH_COMMAND: self._ssh_command(spec, address),
             out.PARTITIONS: partition_outputs(spec, cat, scale_sets),
         }
-        if self.logins:
-            self.outputs[out.LOGIN_ADDRESSES] = pulumi.Output.all(
-                *[login.address for login in self.logins]
-            )
+        self.outputs[out.LOGIN_ADDRESSES] = pulumi.Output.all(
+            *[login.address for login in self.logins]
+        )
         if self.jump_host is not None:
             self.outputs[out.JUMP_HOST_ADDRESS] = self.jump_host.public_ip.ip_address
         if self.secrets.private_key is not None:

@@ -1,8 +1,9 @@
 """The team stack (stacks/Pulumi.azure-team.yaml) booted from its own user-data, and what a team
-lives through: each user logs in with their own key, with the same uid everywhere and a shared
-home; an account over its GPU cap pends with Slurm's reason; fair share puts the lighter account
-first; IMDS's identity is out of a user's reach; `clusterctl users add/remove` on the running
-cluster (the team Run Command's script, run as root over SSH) with no reboot.
+lives through: each user logs in to the login node with their own key (not to the scheduler), with
+the same uid everywhere and a shared home; an account over its GPU cap pends with Slurm's reason;
+fair share puts the lighter account first; IMDS's identity is out of a user's reach; `clusterctl
+users add/remove` on the running cluster (the team Run Command's script, run as root over SSH)
+with no reboot.
 
 And `headNode.accounting` underneath (issue 15): MariaDB on the data disk, slurmdbd after it, the
 cluster registered, the admin user associated with an account; a finished job shows in `sacct` and
@@ -161,17 +162,32 @@ def test_the_admins_finished_jobs_show_in_sreport_by_account(cluster) -> None:
 # --- the team -------------------------------------------------------------------------------
 
 
-def ssh_as(cluster, project, user: str, cmd: str, key: str | None = None, timeout: float = 60):
-    """`cmd` as `user` over SSH to the scheduler, with `key`'s private key (default: their own),
-    through the lab as the cloud's users come in; BatchMode: no password prompt."""
+def login_node(cluster) -> str:
+    workdir, _ = cluster
+    (name,) = [n for n, v in boot.status(workdir).items() if v["role"] == "login"]
+    return name
+
+
+def ssh_as(
+    cluster, project, user: str, cmd: str, key: str | None = None, timeout: float = 60,
+    node: str | None = None,
+):  # fmt: skip
+    """`cmd` as `user` over SSH to the login node (or `node`), with `key`'s private key (default:
+    their own), through the lab as the cloud's users come in; the host's key pinned; BatchMode:
+    no password prompt."""
     workdir, _ = cluster
     access = boot.validation_access(workdir)
+    node = node or login_node(cluster)
+    address = boot.status(workdir)[node]["address"]
+    hostkey = boot.run(workdir, node, ["cat", "/etc/ssh/ssh_host_ed25519_key.pub"]).stdout.split()
+    known = Path(workdir) / f"known_hosts-{node}"
+    known.write_text(f"{address} {hostkey[0]} {hostkey[1]}\n")
     _, keys = project
     argv = [
         "ssh", "-i", str(keys / (key or user)), "-o", "IdentitiesOnly=yes", "-o", "BatchMode=yes",
-        "-o", f"UserKnownHostsFile={access['known_hosts']}", "-o", "StrictHostKeyChecking=yes",
+        "-o", f"UserKnownHostsFile={known}", "-o", "StrictHostKeyChecking=yes",
         "-o", f"ProxyCommand={access['proxy_command']}", "-o", "ConnectTimeout=20",
-        f"{user}@{access['host']}", cmd,
+        f"{user}@{address}", cmd,
     ]  # fmt: skip
     return subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
 
@@ -218,6 +234,9 @@ def test_each_user_logs_in_with_their_own_key_with_one_uid_everywhere(cluster, p
         assert home.stdout.split() == [f"hello-{user}", str(uid)], home
     wrong = ssh_as(cluster, project, "ann", "true", key="bob")
     assert wrong.returncode == 255 and "Permission denied" in wrong.stderr, wrong
+    _, sched = cluster  # the scheduler, next to the power identity, takes no team logins
+    there = ssh_as(cluster, project, "bob", "true", node=sched)
+    assert there.returncode == 255 and "Permission denied" in there.stderr, there
     sudo = ssh_as(cluster, project, "ann", "sudo -n id -u")  # ann is the team's admin
     assert sudo.stdout.strip() == "0", sudo
     assert ssh_as(cluster, project, "bob", "sudo -n true").returncode != 0
@@ -226,8 +245,12 @@ def test_each_user_logs_in_with_their_own_key_with_one_uid_everywhere(cluster, p
 def test_imds_identity_is_out_of_a_team_users_reach(cluster, project):
     url = "http://169.254.169.254/metadata/identity/oauth2/token?api-version=2018-02-01&resource=https://management.azure.com/"
     curl = f"curl -s -o /dev/null -m 5 -w '%{{http_code}}' -H Metadata:true '{url}'"
-    user = ssh_as(cluster, project, "bob", curl + " || echo refused")
-    assert "200" not in user.stdout and "refused" in user.stdout, user
+    # the login node has no identity: IMDS (the stand-in, as Azure's) hands no token there
+    user = ssh_as(cluster, project, "bob", curl)
+    assert user.stdout.strip() == "400", user
+    # the scheduler's identity holds the power role: only root and slurm reach IMDS there
+    there = sh(cluster, f'runuser -u bob -- sh -c "{curl} || echo refused"')
+    assert "200" not in there.stdout and "refused" in there.stdout, there
     assert sh(cluster, curl).stdout.strip() == "200"  # root (the power program's user) gets one
 
 
@@ -312,6 +335,12 @@ def test_users_add_and_remove_on_the_running_cluster_without_a_reboot(cluster, p
     added = _users(project, "add", "dan", "--uid", "20004", "--account", "language",
                    "--key", str(keys / "dan.pub"), "--sandbox-dir", str(workdir))  # fmt: skip
     assert added.returncode == 0, added.stderr + added.stdout
+    # the login node makes dan within a minute (its timer); the keys are read from /sched
+    wait_for(
+        "dan on the login node",
+        lambda: ssh_as(cluster, project, "dan", "true").returncode == 0,
+        120,
+    )
     job = "id -u && cd ~ && sbatch --parsable --wait -N1 --output=out.txt --wrap 'id -un; hostname'"
     login = ssh_as(cluster, project, "dan", job)
     assert login.returncode == 0, login.stderr
@@ -333,5 +362,8 @@ def test_users_add_and_remove_on_the_running_cluster_without_a_reboot(cluster, p
     wait_for(f"dan locked on {node}", lambda: on_node(
         cluster, node, "getent shadow dan | cut -d: -f8").stdout.strip() == "1", 120)  # fmt: skip
     assert _boot_id(cluster) == booted
+    assert on_node(
+        cluster, login_node(cluster), "getent shadow dan | cut -d: -f8"
+    ).stdout.strip() in ("", "1")
     names = [line.split()[0] for line in _users(project, "list").stdout.splitlines()]
     assert names == ["ann", "bob", "cat"], names
