@@ -300,11 +300,13 @@ def test_fair_share_puts_the_lighter_account_first(cluster, project):
     ann_job = ssh_as(cluster, project, "ann", submit).stdout.strip()
     time.sleep(2)
     bob_job = ssh_as(cluster, project, "bob", submit).stdout.strip()
-    sh(cluster, "scontrol reconfigure >/dev/null 2>&1 || true")  # priorities now, not in a minute
-    prio = dict(
-        line.split()
-        for line in sh(cluster, f"sprio -h -j {ann_job},{bob_job} -o '%i %Y'").stdout.splitlines()
-    )
+
+    def priorities():
+        got = sh(cluster, f"sprio -h -j {ann_job},{bob_job} -o '%i %Y'").stdout.split()
+        pairs = dict(zip(got[::2], got[1::2], strict=False))
+        return pairs if {ann_job, bob_job} <= set(pairs) else None
+
+    prio = wait_for("both jobs in sprio", priorities, 60)
     assert int(prio[bob_job]) > int(prio[ann_job]), (prio, sh(cluster, "sprio -l").stdout)
     sh(cluster, f"scancel {blockers[0]}")
     wait_for(
