@@ -222,6 +222,9 @@ def jobs_of(cluster, user: str) -> dict[str, tuple[str, str]]:
 def test_each_user_logs_in_with_their_own_key_with_one_uid_everywhere(cluster, project):
     node = gpu_nodes(cluster)[0]
     for uid, user in enumerate(("ann", "bob", "cat"), start=20001):
+        # the login node makes the team's users within a minute of the sync (its timer)
+        wait_for(f"{user} on the login node", lambda u=user: ssh_as(
+            cluster, project, u, "true").returncode == 0, 120)  # fmt: skip
         got = ssh_as(cluster, project, user, "id -u; id -g; echo hello-$(id -un) > ~/hello")
         assert got.returncode == 0, got.stderr
         assert got.stdout.split() == [str(uid), str(uid)], got.stdout
