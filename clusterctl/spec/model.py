@@ -133,6 +133,18 @@ class LoginNodesSpec(Model):
     """Login VMs where users land and submit; unset: 1 on a cluster with users, else 0."""
     sku: str | None = None
     """Unset: the head node's."""
+    entra_id_group: (
+        Annotated[
+            str,
+            StringConstraints(
+                pattern=r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+            ),
+        ]
+        | None
+    ) = None
+    """An Entra ID group's object id: its members log in to the login nodes with their Entra
+    accounts (`az ssh vm`), by the AADSSHLoginForLinux extension and the built-in role Virtual
+    Machine User Login on each login VM."""
 
 
 class StorageSpec(Model):

@@ -9,6 +9,7 @@ from clusterctl.constants import SERVICE_IDS, TEAM_ADMIN_GROUP
 from clusterctl.errors import Finding
 from clusterctl.platform import only_on
 from clusterctl.spec.catalog import Catalog
+from clusterctl.spec.defaults import login_count
 from clusterctl.spec.model import ClusterSpec, field_path
 from clusterctl.spec.rules import Rule
 from clusterctl.spec.rules_input import _ssh_key_problem
@@ -60,6 +61,17 @@ def login_sku_exists(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
             "error",
             f"unknown VM type '{sku}' for {spec.cloud}; known: {known}",
             field_path("loginNodes", "sku"),
+        )
+
+
+@only_on(scheduler="slurm")
+def entra_needs_login_nodes(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
+    if spec.login_nodes.entra_id_group and login_count(spec) == 0:
+        yield Finding(
+            "error",
+            "Entra ID login applies to the login nodes, and this cluster has none; set "
+            "loginNodes.count to 1 or more, or remove entraIdGroup",
+            field_path("loginNodes", "entraIdGroup"),
         )
 
 
@@ -192,6 +204,7 @@ RULES: tuple[Rule, ...] = (
     team_only_on_slurm,
     no_login_nodes_on_kubernetes,
     login_sku_exists,
+    entra_needs_login_nodes,
     team_needs_accounting,
     qos_valid,
     accounts_valid,

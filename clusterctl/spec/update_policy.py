@@ -84,6 +84,7 @@ RULES: Final[dict[str, Rule]] = {
     "loginNodes.count": Rule(
         "in place", "login VMs added or removed (sessions on a removed one end)"
     ),
+    "loginNodes.entraIdGroup": Rule("in place", "the login VMs' Entra extension and role"),
     "loginNodes.sku": Rule("replaces", "the login VMs: users' sessions and local files there"),
     "users": TEAM,
     "accounts": TEAM,

@@ -67,3 +67,29 @@ def test_the_login_user_data_mounts_the_shares_and_reaches_slurmctld_configless(
     assert "team-scheduler:/shared/home /home nfs" in runcmd
     assert "gpucl-pyxis.sh" in runcmd and "gpucl-users.timer" in runcmd
     assert not any("slurmd" in str(p) or "slurmctld" in str(p) for p in doc["packages"])
+
+
+def test_entra_id_login_is_the_extension_and_the_user_login_role_for_the_group_alone() -> None:
+    group = "0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f0"
+    plan = plan_stack("azure-team", f"loginNodes.entraIdGroup={group}")
+    (login,) = _by_role(plan, "login")
+    assert login.inputs["identity"] == {"type": "SystemAssigned"}  # the extension needs one
+    (ext,) = resources(plan, "azure-native:compute:VirtualMachineExtension")
+    assert (ext.inputs["publisher"], ext.inputs["type"]) == (
+        "Microsoft.Azure.ActiveDirectory",
+        "AADSSHLoginForLinux",
+    )
+    roles = [
+        r
+        for r in resources(plan, "azure-native:authorization:RoleAssignment")
+        if r.inputs.get("principalType") == "Group"
+    ]
+    assert len(roles) == 1 and roles[0].inputs["principalId"] == group
+    assert roles[0].inputs["roleDefinitionId"].endswith("fb879df8-f326-4884-b1cf-06f3ad86be52")
+    # the login VM's identity is given no role: only the power identity may change VMs
+    others = [
+        r
+        for r in resources(plan, "azure-native:authorization:RoleAssignment")
+        if r.inputs.get("principalType") == "ServicePrincipal"
+    ]
+    assert others and all("login" not in r.name for r in others)

@@ -77,6 +77,7 @@ FLIPS: dict[str, tuple[str, str]] = {
     "tags": (SLURM, "{team: ml}"),
     "loginNodes.count": (TEAM, "2"),
     "loginNodes.sku": (TEAM, "Standard_D4s_v5"),
+    "loginNodes.entraIdGroup": (TEAM, "0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f0"),
     "accounts[0].name": (TEAM, "vis"),
     "accounts[0].fairshare": (TEAM, "5"),
     "accounts[0].gpuLimit": (TEAM, "16"),

@@ -47,6 +47,12 @@ def one_line_about(lines: list[str], field: str, words: str) -> None:
         ("accounts[1].name=vision", "accounts[1].name", "declared twice"),
         ("accounts[0].name=root", "accounts[0].name", "Slurm's own top account"),
         ("headNode.accounting=false", "headNode.accounting", "accounting database"),
+        (
+            "loginNodes={count: 0, entraIdGroup: 0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f0}",
+            "loginNodes.entraIdGroup",
+            "has none",
+        ),
+        ("loginNodes.sku=Standard_X1", "loginNodes.sku", "unknown VM type"),
         ("users[0].sshPublicKeys=[ssh-ed25519 AAAA]", "users[0].sshPublicKeys[0]", "base64"),
         ("qos=[{name: normal, maxGpusPerUser: 40}]", "qos[0].maxGpusPerUser", "cluster's 32"),
     ],

@@ -20,6 +20,9 @@ from components.azure.slurm.network import AzureNetwork
 from components.azure.slurm.os_profile import linux_os_profile
 from components.azure.slurm.public_ip import static_public_ip
 
+VM_USER_LOGIN_ROLE = "fb879df8-f326-4884-b1cf-06f3ad86be52"
+"""Azure's built-in role "Virtual Machine User Login" (Azure built-in roles, Compute)."""
+
 
 class LoginNode(pulumi.ComponentResource):
     def __init__(
@@ -62,6 +65,7 @@ class LoginNode(pulumi.ComponentResource):
                 ).encode()
             ).decode()
         )
+        entra = spec.login_nodes.entra_id_group
         self.vm = azure.compute.VirtualMachine(
             f"{name}-vm",
             resource_group_name=rg,
@@ -88,10 +92,15 @@ class LoginNode(pulumi.ComponentResource):
                 ]
             },
             security_profile={"security_type": "TrustedLaunch"},
+            # Entra login's extension needs a system identity; it is granted no role, so its
+            # token can change nothing (the power identity lives on the scheduler alone)
+            identity={"type": "SystemAssigned"} if entra else None,
             tags=tags,
             # the team reaches it by the Run Command and /sched, never by a new customData
             opts=pulumi.ResourceOptions(parent=self, ignore_changes=["osProfile.customData"]),
         )
+        if entra:
+            self._entra_login(name, spec, rg, tags, entra, network)
         self.private_ip = self.nic.ip_configurations.apply(
             lambda cfgs: (
                 (cfgs or [{}])[0].get("private_ip_address")
@@ -101,3 +110,36 @@ class LoginNode(pulumi.ComponentResource):
         )
         self.address = self.public_ip.ip_address if self.public_ip is not None else self.private_ip
         self.register_outputs({"address": self.address})
+
+    def _entra_login(self, name, spec, rg, tags, group: str, network) -> None:
+        """Members of `group` log in with their Entra accounts: the extension on the VM, the
+        built-in role Virtual Machine User Login (no sudo; Administrator Login is not given)
+        for the group on this VM alone."""
+        child = pulumi.ResourceOptions(parent=self, depends_on=[self.vm])
+        self.entra_extension = azure.compute.VirtualMachineExtension(
+            f"{name}-entra-login",
+            resource_group_name=rg,
+            vm_name=self.vm.name,
+            vm_extension_name="AADSSHLoginForLinux",
+            location=spec.region,
+            publisher="Microsoft.Azure.ActiveDirectory",
+            type="AADSSHLoginForLinux",
+            type_handler_version="1.0",
+            auto_upgrade_minor_version=True,
+            tags=tags,
+            opts=child,
+        )
+        role = network.resource_group.id.apply(
+            lambda rg_id: (
+                "/".join(rg_id.split("/")[:3])
+                + f"/providers/Microsoft.Authorization/roleDefinitions/{VM_USER_LOGIN_ROLE}"
+            )
+        )
+        self.entra_role = azure.authorization.RoleAssignment(
+            f"{name}-entra-user-login",
+            principal_id=group,
+            principal_type="Group",
+            role_definition_id=role,
+            scope=self.vm.id,
+            opts=child,
+        )
