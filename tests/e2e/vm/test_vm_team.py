@@ -266,7 +266,9 @@ def test_an_account_over_its_gpu_cap_pends_with_slurms_reason(cluster, project):
     def settled():
         jobs = jobs_of(cluster, "ann")
         running = [j for j, (st, _) in jobs.items() if st == "RUNNING"]
-        return jobs if len(running) == 1 and len(jobs) == 3 else None
+        # a job just queued shows None, then Priority, until the scheduler has weighed it
+        weighed = all(r not in ("None", "Priority") for st, r in jobs.values() if st == "PENDING")
+        return jobs if len(running) == 1 and len(jobs) == 3 and weighed else None
 
     jobs = wait_for("one of ann's jobs running", settled, 240)
     pending = {r for st, r in jobs.values() if st == "PENDING"}
