@@ -202,15 +202,19 @@ def on_node(cluster, node: str, cmd: str) -> subprocess.CompletedProcess[str]:
     return boot.run(workdir, node, ["sh", "-c", cmd], timeout=60)
 
 
-def wait_for(what: str, probe, timeout: float, every: float = 3):
+def wait_for(what: str, probe, timeout: float, every: float = 3, detail=None):
     deadline = time.monotonic() + timeout
     while True:
         value = probe()
         if value:
             return value
         if time.monotonic() > deadline:
-            pytest.fail(f"{what}: not within {timeout:g} s")
+            pytest.fail(f"{what}: not within {timeout:g} s" + (f"\n{detail()}" if detail else ""))
         time.sleep(every)
+
+
+def queue(cluster) -> str:
+    return sh(cluster, "squeue -a -o '%i %u %a %T %r %q %b' ; sprio -l").stdout
 
 
 def jobs_of(cluster, user: str) -> dict[str, tuple[str, str]]:
@@ -311,7 +315,9 @@ def test_fair_share_puts_the_lighter_account_first(cluster, project):
         pairs = dict(zip(got[::2], got[1::2], strict=False))
         return pairs if {ann_job, bob_job} <= set(pairs) else None
 
-    prio = wait_for("both jobs in sprio", priorities, 60)
+    prio = wait_for(
+        f"jobs {ann_job} and {bob_job} in sprio", priorities, 60, detail=lambda: queue(cluster)
+    )
     assert int(prio[bob_job]) > int(prio[ann_job]), (prio, sh(cluster, "sprio -l").stdout)
     sh(cluster, f"scancel {blockers[0]}")
     wait_for(
