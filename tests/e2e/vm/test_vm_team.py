@@ -311,12 +311,13 @@ def test_fair_share_puts_the_lighter_account_first(cluster, project):
     bob_job = ssh_as(cluster, project, "bob", submit).stdout.strip()
 
     def priorities():
-        got = sh(cluster, f"sprio -h -j {ann_job},{bob_job} -o '%i %Y'").stdout.split()
+        # squeue's %Q: the multifactor priority sprio breaks down (FAIRSHARE for these two)
+        got = sh(cluster, f"squeue -h -j {ann_job},{bob_job} -o '%i %Q'").stdout.split()
         pairs = dict(zip(got[::2], got[1::2], strict=False))
         return pairs if {ann_job, bob_job} <= set(pairs) else None
 
     prio = wait_for(
-        f"jobs {ann_job} and {bob_job} in sprio", priorities, 60, detail=lambda: queue(cluster)
+        f"jobs {ann_job} and {bob_job} weighed", priorities, 60, detail=lambda: queue(cluster)
     )
     assert int(prio[bob_job]) > int(prio[ann_job]), (prio, sh(cluster, "sprio -l").stdout)
     sh(cluster, f"scancel {blockers[0]}")
