@@ -9,3 +9,12 @@ NCCL_MIN_BYTES = "8"
 NCCL_MAX_BYTES = "16G"
 """all_reduce_perf's sweep (validation.minBytes / maxBytes): 16G is where ND H100 v5's bus
 bandwidth is flat (DESIGN.md's baseline)."""
+
+SERVICE_IDS = {"slurm": 11100, "munge": 11101}
+"""Fixed uid/gid of the service users on every node (the image has none: Microsoft's Slurm packages
+create no user), so files on the shared /sched keep their owner across nodes."""
+TEAM_ADMIN_GROUP = "gpucl-admins"
+"""The group of the team's admins (users[].admin): sudo without a password on every node (team
+users have no password; they log in with their keys). A system group of each node's own: it owns
+no shared file, so its gid need not agree (a fixed one met the admin user's, which useradd
+allocates after the service ids)."""

@@ -49,6 +49,7 @@ ADMIN_USER: Final = "adminUser"
 SSH_COMMAND: Final = "sshCommand"
 PARTITIONS: Final = "partitions"
 JUMP_HOST_ADDRESS: Final = "jumpHostAddress"
+LOGIN_ADDRESSES: Final = "loginAddresses"  # where the team logs in (loginNodes)
 EGRESS_ADDRESS: Final = "egressAddress"  # the NAT gateway's public IP: every node's address out
 SSH_PRIVATE_KEY: Final = "sshPrivateKey"
 
@@ -100,6 +101,8 @@ class SlurmClusterOutputs(TypedDict):
     sshPrivateKey: NotRequired[str]
     egressAddress: NotRequired[str]
     """NotRequired: stacks from before the NAT gateway have none."""
+    loginAddresses: NotRequired[list[str]]
+    """Empty without login nodes; NotRequired: stacks from before login nodes have none."""
 
 
 class SlurmOutputs(CommonOutputs, SlurmClusterOutputs):
@@ -192,7 +195,10 @@ READS: Final[dict[str, dict[str, tuple[str, ...]]]] = {
         SLURM: (SCHEDULER, DRAIN_PREFIX, SCHEDULER_ADDRESS, ADMIN_USER, PARTITIONS),
         KUBERNETES: (SCHEDULER, DRAIN_PREFIX, NCCL_LAUNCHER, KUBECONFIG),
     },
-    "status": {SLURM: (SSH_COMMAND, EGRESS_ADDRESS), KUBERNETES: (KUBERNETES_VERSION,)},
+    "status": {
+        SLURM: (SSH_COMMAND, EGRESS_ADDRESS, LOGIN_ADDRESSES),
+        KUBERNETES: (KUBERNETES_VERSION,),
+    },
     "up": {SLURM: (), KUBERNETES: (KUBECONFIG,)},
 }
 """Per command and cluster kind, every stack output key the command reads."""

@@ -124,6 +124,7 @@ def _register_subcommands() -> None:
         plan,
         sandbox,
         stacks,
+        users,
         validate,
     )
 
@@ -136,6 +137,7 @@ def _register_subcommands() -> None:
     validate.register(app)
     lifecycle.register(app)
     nodes.register(app)
+    users.register(app)
 
 
 _register_subcommands()

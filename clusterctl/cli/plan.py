@@ -126,6 +126,7 @@ def _print_plan(result) -> None:
         table.add_row(type_, str(n))
     out.print(table)
     _print_roles(run.resources)
+    _print_team(result.spec)
     cost = result.cost
     for line in cost.lines:
         if line.usd_per_hour_each is None:
@@ -170,6 +171,36 @@ def _print_plan(result) -> None:
     for f in result.findings:
         colour = {"warning": "yellow", "info": "cyan"}.get(f.level, "red")
         out.print(f"[{colour}]{f.level}[/]: {f.line()}")
+
+
+def _print_team(spec) -> None:
+    """Who may use the cluster, in which account, and the limits they meet."""
+    if not (spec.users or spec.accounts):
+        return
+    table = Table(title="team (Slurm associations)", show_header=True)
+    for col in ("account", "fair share", "GPU limit", "QoS (default first)", "users"):
+        table.add_column(col)
+    for account in spec.accounts:
+        users = [
+            f"{u.name} ({u.uid}{', admin' if u.admin else ''})"
+            for u in spec.users
+            if u.account == account.name
+        ]
+        table.add_row(
+            account.name,
+            str(account.fairshare),
+            str(account.gpu_limit) if account.gpu_limit else "none",
+            ", ".join(account.qos),
+            ", ".join(users) or "-",
+        )
+    out.print(table)
+    qos = Table(title="QoS", show_header=True)
+    for col in ("name", "priority", "max wall", "max GPUs per user"):
+        qos.add_column(col)
+    for q in spec.qos:
+        wall = f"{q.max_wall_minutes} min" if q.max_wall_minutes else "none"
+        qos.add_row(q.name, str(q.priority), wall, str(q.max_gpus_per_user or "none"))
+    out.print(qos)
 
 
 def _print_roles(resources) -> None:

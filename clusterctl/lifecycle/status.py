@@ -130,6 +130,10 @@ def access(outputs: dict[str, Any]) -> str | None:
     got = out.reader("status", outputs)
     if got.kind == out.SLURM:
         command = got.get(out.SSH_COMMAND)
+        logins = got.get(out.LOGIN_ADDRESSES) or []
+        team = "; ".join(f"the team: ssh <user>@{a}" for a in logins)
+        if command and team:
+            return f"{command} (the admin, on the scheduler); {team}"
         return str(command) if command else None
     version = got.get(out.KUBERNETES_VERSION)
     return (

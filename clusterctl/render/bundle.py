@@ -12,7 +12,9 @@ from clusterctl.render.scripts import node_scripts
 from clusterctl.render.site import cloud_site
 from clusterctl.render.slurm_conf import partition_sku, render_config_sync, render_slurm
 from clusterctl.render.storage import FILES_ACCOUNT_PLACEHOLDER
+from clusterctl.render.team import render_team_sync
 from clusterctl.spec.catalog import Catalog, catalog
+from clusterctl.spec.defaults import login_count
 from clusterctl.spec.model import ClusterSpec
 
 MUNGE_PLACEHOLDER = base64.b64encode(b"munge key: a Pulumi secret made at deploy time").decode()
@@ -43,6 +45,17 @@ def _slurm_bundle(spec: ClusterSpec, stack: str, cat: Catalog) -> dict[str, str]
     )
     files.update({f"scripts/{n}": text for n, text in node_scripts(spec, site, None).items()})
     files["scripts/slurm-config-sync.sh"] = render_config_sync(spec, stack, cat)
+    if login_count(spec):
+        files["cloud-init/login.yaml"] = render_cloud_init(
+            spec,
+            stack,
+            munge_key_b64=MUNGE_PLACEHOLDER,
+            cat=cat,
+            files_account=FILES_ACCOUNT_PLACEHOLDER,
+            login_index=0,
+        )
+    if spec.head_node.accounting:
+        files["scripts/gpucl-team-sync.sh"] = render_team_sync(spec, stack)
     for part in spec.partitions:
         sku = partition_sku(part, cat)
         files[f"cloud-init/{part.name}.yaml"] = render_cloud_init(

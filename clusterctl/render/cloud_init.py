@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from clusterctl.constants import SERVICE_IDS
 from clusterctl.render.apt_key import microsoft_apt_key
 from clusterctl.render.deep import NHC_DEEP_CONF, deep_hours
 from clusterctl.render.health import render_nhc_checks, render_nhc_conf, render_nhc_deep_conf
@@ -19,7 +20,6 @@ from clusterctl.render.paths import (
     NHC_FAST_CONF,
     RESTART_POLICY,
     SCRATCH,
-    SERVICE_IDS,
 )
 from clusterctl.render.power_files import (
     NAMES_SEED,
@@ -36,10 +36,16 @@ from clusterctl.render.scripts import node_scripts
 from clusterctl.render.site import cloud_site, scheduler_host
 from clusterctl.render.slurm_conf import partition_sku, render_slurm, render_slurmdbd_conf
 from clusterctl.render.storage import FILES_MOUNT_OPTIONS, files_home_source, uses_files_share
+from clusterctl.render.team import team_context
 from clusterctl.render.templates import render_template
 from clusterctl.render.versions import node_versions, slurm_repo
 from clusterctl.spec.catalog import Catalog, catalog
+from clusterctl.spec.defaults import login_count, login_host
 from clusterctl.spec.model import ClusterSpec, PartitionSpec
+
+LOGIN_SCRIPTS = frozenset({"gpucl-pyxis.sh", "gpucl-build-cache.sh", "gpucl-users.sh"})
+"""A login node builds (or takes from the cluster's cache) pyxis, so sbatch and srun there accept
+its container options, and has the team's users; it runs no Slurm daemon."""
 
 
 def _files_home(spec: ClusterSpec, account: str | None) -> str | None:
@@ -60,10 +66,12 @@ def render_cloud_init(
     db_password: str | None = None,
     files_account: str | None = None,
     identity_client_id: str | None = None,
+    login_index: int | None = None,
 ) -> str:
     """User-data for the scheduler (partition None) or a GPU node of `partition`;
     `files_account` is the storage account of /home's share (storage.kind azure-files-nfs);
-    `identity_client_id` the scheduler's managed identity, for the power program."""
+    `identity_client_id` the scheduler's managed identity, for the power program;
+    `login_index`: the user-data of that login node instead."""
     from clusterctl.spec.addressing import subnet_plan
 
     cat = cat or catalog()
@@ -84,6 +92,9 @@ def render_cloud_init(
         "log_dir": site.log_dir,
         "accounting": spec.head_node.accounting,
         "compute_subnet": subnet_plan(spec)["compute"],
+        "scheduler_subnet": subnet_plan(spec)["scheduler"],
+        "login_nodes": login_count(spec),
+        "admin_user": spec.ssh.admin_user,
         "scheduler_host": scheduler_host(spec),
         "drain_prefix": spec.health_checks.drain_prefix,
         "health_env": HEALTH_ENV,
@@ -98,7 +109,13 @@ def render_cloud_init(
         "deep_hours": deep_hours(spec),
         "files_home": _files_home(spec, files_account),
         "files_mount_options": FILES_MOUNT_OPTIONS,
+        "team": team_context(spec) if spec.head_node.accounting else None,
     }
+    if login_index is not None:
+        ctx["scripts"] = {k: v for k, v in ctx["scripts"].items() if k in LOGIN_SCRIPTS}
+        return render_template(
+            "cloud-init/login.yaml.j2", **ctx, login_host=login_host(spec, login_index)
+        )
     if sku is None:
         ctx["power_files"] = power_package(POWER_SCHEDULER_MODULES)
         ctx["power_config_path"] = POWER_CONFIG

@@ -28,7 +28,6 @@ ENROOT_RUNTIME = f"{SCRATCH}/enroot/runtime"
 
 
 # Fixed ids of the service users on every node (Azure/cyclecloud-slurm install.py setup_users).
-SERVICE_IDS = {"slurm": 11100, "munge": 11101}
 
 
 RESTART_POLICY = {"delay_s": 10, "burst": 5, "interval_s": 600}
@@ -76,3 +75,11 @@ NHC_FAST_CONF = "/etc/nhc/gpucl-fast.conf"
 
 
 NHC_CHECKS = "/etc/nhc/scripts/gpucl.nhc"
+
+TEAM_DIR = "/sched/team"
+"""The team as the stack declares it (users.tsv, accounts.tsv, qos.tsv, keys/<user>), written by
+the scheduler's team sync, read by every node. Root-owned: sshd's StrictModes accepts the keys
+there only if no path component is writable by another user."""
+TEAM_GECOS = "gpu-clusters team"
+"""The comment of every user the team sync made: a user with it who is no longer declared is
+locked (files kept); users made otherwise (the image's, an admin's) are never touched."""

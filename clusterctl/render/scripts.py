@@ -20,6 +20,7 @@ from clusterctl.render.paths import (
 )
 from clusterctl.render.power_files import POWER_LOG
 from clusterctl.render.site import SlurmSite, scheduler_host
+from clusterctl.render.team import team_context
 from clusterctl.render.templates import render_template
 from clusterctl.render.versions import node_versions
 from clusterctl.spec.catalog import Sku, catalog
@@ -69,6 +70,9 @@ def node_scripts(spec: ClusterSpec, site: SlurmSite, sku: Sku | None) -> dict[st
     if sku is None and spec.head_node.accounting:
         names.append("gpucl-accounting.sh")
         ctx.update(ACCOUNTING_DB, db_datadir=ACCOUNTING_DATADIR, admin_user=spec.ssh.admin_user)
+    if spec.head_node.accounting:  # the team: users and accounts are Slurm associations
+        names.append("gpucl-users.sh")
+        ctx.update(team_context(spec))
     files = {name: render_template(f"scripts/{name}.j2", **ctx) for name in names}
     files["gpucl-health.sh"] = health_script(spec, site)
     return dict(sorted(files.items()))

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from clusterctl.platform import nat_egress, scheduler_of
 from clusterctl.spec.catalog import Catalog
-from clusterctl.spec.defaults import JUMP_HOST_SKU, head_sku
+from clusterctl.spec.defaults import JUMP_HOST_SKU, head_sku, login_count, login_sku
 from clusterctl.spec.kubernetes import autoscaled_min
 from clusterctl.spec.model import ClusterSpec
 
@@ -54,6 +54,8 @@ def cost_per_hour(spec: ClusterSpec, cat: Catalog) -> Cost:
         lines.append(_line(cat, "head node", head_sku(spec), 1))
         if spec.ssh.access == "jumphost":
             lines.append(_line(cat, "jump host", JUMP_HOST_SKU, 1))
+        if login_count(spec):
+            lines.append(_line(cat, "login nodes", login_sku(spec), login_count(spec)))
     else:
         lines.append(_line(cat, "system nodes", head_sku(spec), spec.kubernetes.system_nodes))
     for part in spec.partitions:

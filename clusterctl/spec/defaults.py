@@ -10,3 +10,20 @@ JUMP_HOST_SKU = "Standard_D4s_v5"
 
 def head_sku(spec: ClusterSpec) -> str:
     return spec.head_node.sku or DEFAULT_HEAD_SKU[spec.cloud]
+
+
+def login_count(spec: ClusterSpec) -> int:
+    """Login nodes: as set, else one on a team cluster (users declared), so the scheduler,
+    which holds the power identity, takes no user logins."""
+    if spec.login_nodes.count is not None:
+        return spec.login_nodes.count
+    return 1 if spec.users else 0
+
+
+def login_sku(spec: ClusterSpec) -> str:
+    return spec.login_nodes.sku or head_sku(spec)
+
+
+def login_host(spec: ClusterSpec, index: int) -> str:
+    """A login node's hostname (computerName): <cluster>-login-<n>, from 1."""
+    return f"{spec.name}-login-{index + 1}"

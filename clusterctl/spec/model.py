@@ -130,6 +130,25 @@ class HeadNodeSpec(Model):
     """Run slurmdbd (+ MariaDB) for job accounting."""
 
 
+class LoginNodesSpec(Model):
+    count: Annotated[int, Strict()] | None = Field(default=None, ge=0, le=10)
+    """Login VMs where users land and submit; unset: 1 on a cluster with users, else 0."""
+    sku: str | None = None
+    """Unset: the head node's."""
+    entra_id_group: (
+        Annotated[
+            str,
+            StringConstraints(
+                pattern=r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+            ),
+        ]
+        | None
+    ) = None
+    """An Entra ID group's object id: its members log in to the login nodes with their Entra
+    accounts (`az ssh vm`), by the AADSSHLoginForLinux extension and the built-in role Virtual
+    Machine User Login on each login VM."""
+
+
 class StorageSpec(Model):
     kind: Literal["scheduler-nfs", "azure-files-nfs", "none"] = "scheduler-nfs"
     size_gib: Annotated[int, Strict()] = Field(default=1024, ge=32, le=65536)
@@ -177,6 +196,45 @@ class KubernetesSpec(Model):
     running `pulumi up`, by its issuer ARN with its path (SSO roles live under a path)."""
 
 
+UserName = Annotated[str, StringConstraints(pattern=r"^[a-z_][a-z0-9_-]{0,31}$")]
+
+
+class QosSpec(Model):
+    name: Name
+    priority: Annotated[int, Strict()] = Field(default=0, ge=0, le=1_000_000)
+    """Added to a job's priority through PriorityWeightQOS (the highest QoS priority scores 1)."""
+    max_wall_minutes: Annotated[int, Strict()] | None = Field(default=None, ge=1, le=525_600)
+    max_gpus_per_user: Annotated[int, Strict()] | None = Field(default=None, ge=1)
+
+
+DEFAULT_QOS = (
+    QosSpec(name="normal"),
+    QosSpec(name="high", priority=100),
+    QosSpec(name="debug", priority=200, max_wall_minutes=30, max_gpus_per_user=8),
+)
+"""normal for everyone; debug jumps the queue for short, small jobs; high is given per account."""
+
+
+class AccountSpec(Model):
+    name: Name
+    fairshare: Annotated[int, Strict()] = Field(default=1, ge=1, le=65_533)
+    """The account's share of the cluster, relative to its siblings' (Slurm's Fairshare)."""
+    gpu_limit: Annotated[int, Strict()] | None = Field(default=None, ge=1)
+    """GPUs the account's running jobs may hold at once (GrpTRES=gres/gpu=N); more pend."""
+    qos: tuple[Name, ...] = ("normal", "debug")
+    """QoS its users may ask for; the first is their default."""
+
+
+class UserSpec(Model):
+    name: UserName
+    uid: Annotated[int, Strict()] = Field(ge=2000, le=59_999)
+    """The same uid (and a group of the same number and name) on every node."""
+    ssh_public_keys: tuple[str, ...] = Field(min_length=1)
+    account: Name
+    admin: Annotated[bool, Strict()] = False
+    """In the sudo group on every node."""
+
+
 class ClusterSpec(Model):
     name: ClusterName
     cloud: Literal["azure", "aws"]
@@ -185,11 +243,16 @@ class ClusterSpec(Model):
     ssh: SshSpec = SshSpec()
     network: NetworkSpec = NetworkSpec()
     head_node: HeadNodeSpec = HeadNodeSpec()
+    login_nodes: LoginNodesSpec = LoginNodesSpec()
     partitions: tuple[PartitionSpec, ...] = Field(min_length=1)
     storage: StorageSpec = StorageSpec()
     health_checks: HealthChecksSpec = HealthChecksSpec()
     validation: ValidationSpec = ValidationSpec()
     kubernetes: KubernetesSpec = KubernetesSpec()
+    accounts: tuple[AccountSpec, ...] = ()
+    users: tuple[UserSpec, ...] = ()
+    """The team (Slurm clusters): `clusterctl users add/remove` changes it on a live cluster."""
+    qos: tuple[QosSpec, ...] = DEFAULT_QOS
     tags: dict[str, str] = Field(default_factory=dict)
 
     @property

@@ -39,6 +39,11 @@ SCHEDULER_VM = Rule("replaces", "the scheduler VM: running jobs are lost", loses
 NETWORK = Rule("replaces", "the VNet, its subnets and every VM on them", loses=True)
 SCALE_SETS = Rule("replaces", "the partition's scale sets: every VM and its jobs", loses=True)
 SLURM_CONF = Rule("in place", "slurm.conf on the scheduler (config sync, scontrol reconfigure)")
+TEAM = Rule(
+    "in place",
+    "the team Run Command: Slurm's associations and the scheduler's users now, every node's "
+    "within a minute; no reboot",
+)
 NEW_VMS = Rule("in place", "the VM profile: VMs created from now on; running VMs keep theirs")
 AUTOSCALER_MIN = Rule("in place", "the GPU node group's autoscaler minimum")
 
@@ -78,6 +83,14 @@ RULES: Final[dict[str, Rule]] = {
     "validation": Rule("in place", "the post-deploy validation only"),
     "kubernetes": Rule("in place", "the Kubernetes resources: see `pulumi preview`"),
     "tags": Rule("in place", "every resource's tags"),
+    "loginNodes.count": Rule(
+        "in place", "login VMs added or removed (sessions on a removed one end)"
+    ),
+    "loginNodes.entraIdGroup": Rule("in place", "the login VMs' Entra extension and role"),
+    "loginNodes.sku": Rule("replaces", "the login VMs: users' sessions and local files there"),
+    "users": TEAM,
+    "accounts": TEAM,
+    "qos": TEAM,
 }
 
 

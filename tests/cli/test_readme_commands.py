@@ -78,6 +78,11 @@ ELSEWHERE: list[tuple[str, str]] = [
         "test_node_replace_returns_the_node_under_its_name_on_a_fresh_os_disk",
     ),
     (
+        r"users (add|remove|sync)\b",
+        "tests/e2e/vm/test_vm_team.py::"
+        "test_users_add_and_remove_on_the_running_cluster_without_a_reboot",
+    ),
+    (
         r"node replace -s\b",
         "tests/nodes/test_node_replace.py::"
         "test_replace_drains_reimages_waits_and_returns_after_checks_pass",
@@ -92,6 +97,7 @@ RUN_HERE = [
     r"schema\b",
     r"init\b",
     r"validate --nccl --from-log\b",
+    r"users list\b",
     r"--",
 ]
 

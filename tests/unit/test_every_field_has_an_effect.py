@@ -18,7 +18,7 @@ from clusterctl.plan.program import make_plan
 from clusterctl.spec.model import ClusterSpec
 from clusterctl.validate.run import Options, with_stack_overrides
 
-SLURM, EKS, AKS = "azure-h100", "aws-p5", "aks-h100"
+SLURM, EKS, AKS, TEAM = "azure-h100", "aws-p5", "aks-h100", "azure-team"
 # field -> (stack, --set value)
 FLIPS: dict[str, tuple[str, str]] = {
     "name": (SLURM, "h100b"),
@@ -75,6 +75,26 @@ FLIPS: dict[str, tuple[str, str]] = {
     "kubernetes.systemNodes": (AKS, "3"),
     "kubernetes.adminPrincipalArns": (EKS, "[arn:aws:iam::123456789012:role/platform/admin]"),
     "tags": (SLURM, "{team: ml}"),
+    "loginNodes.count": (TEAM, "2"),
+    "loginNodes.sku": (TEAM, "Standard_D4s_v5"),
+    "loginNodes.entraIdGroup": (TEAM, "0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f0"),
+    "accounts[0].name": (TEAM, "vis"),
+    "accounts[0].fairshare": (TEAM, "5"),
+    "accounts[0].gpuLimit": (TEAM, "16"),
+    "accounts[0].qos": (TEAM, "[debug, normal]"),
+    "users[0].name": (TEAM, "amy"),
+    "users[0].uid": (TEAM, "20009"),
+    "users[0].sshPublicKeys": (
+        TEAM,
+        "[ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHfzWqYVbd3mvBqb8Y7uT7hDyK2oGxPx3lqC5nYh7Zx1 me@h]",
+    ),
+    "users[0].account": (TEAM, "language"),
+    "users[0].admin": (TEAM, "false"),
+    # renaming a QoS an account names is refused: the account names the others only
+    "qos[0].name": (TEAM, "qos[1].name=urgent"),
+    "qos[0].priority": (TEAM, "50"),
+    "qos[0].maxWallMinutes": (TEAM, "600"),
+    "qos[0].maxGpusPerUser": (TEAM, "16"),
 }
 # Fields with no effect a plan can show, and the test that proves what they do.
 ELSEWHERE = {
@@ -95,6 +115,8 @@ WITH = {
     ],
     "validation.nccl.warnBelowGbps": ["validation.nccl.failBelowGbps=300"],
     "partitions[0].capacityBlock": ["partitions[0].capacityReservationId=cr-0123456789abcdef0"],
+    "accounts[0].name": ["users[0].account=language"],
+    "qos[0].name": ["accounts[1].qos=[normal, debug]"],
 }
 VALIDATE_FIELDS = {
     k for k in FLIPS if k.startswith("validation.nccl.") and k != "validation.nccl.onDeploy"

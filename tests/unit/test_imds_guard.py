@@ -11,9 +11,9 @@ import re
 import pytest
 import yaml
 
+from clusterctl.constants import SERVICE_IDS
 from clusterctl.render.bundle import MUNGE_PLACEHOLDER
 from clusterctl.render.cloud_init import render_cloud_init
-from clusterctl.render.paths import SERVICE_IDS
 from clusterctl.spec.load import load_stack_spec
 
 STACKS = ["azure-h100", "azure-a100", "azure-h200"]

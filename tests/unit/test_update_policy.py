@@ -64,3 +64,14 @@ def test_in_place_edits_pass() -> None:
         "tags.team": "in place",
     }
     assert refusal(changes, allow_replace=False) is None
+
+
+def test_a_team_change_is_applied_in_place_by_the_team_run_command() -> None:
+    from clusterctl.spec.load import load_stack_spec
+    from clusterctl.spec.update_policy import diff
+
+    old, _ = load_stack_spec("azure-team")
+    new, _ = load_stack_spec("azure-team", ["users[1].account=vision", "accounts[0].gpuLimit=16"])
+    changes = diff(old, new)
+    assert {c.path for c in changes} == {"users", "accounts"}, changes
+    assert all(c.policy == "in place" and "team Run Command" in c.affects for c in changes)

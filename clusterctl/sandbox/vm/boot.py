@@ -36,7 +36,7 @@ class NodeSpec:
     name: str
     """Hostname as Azure sets it: scheduler's computerName, scale-set VM prefix + base36 id."""
     role: str
-    """"scheduler" or "gpu"."""
+    """"scheduler", "login" or "gpu" (a jump host is not booted: it has no user-data)."""
     user_data: str
     vm_name: str
     """Azure's VM name, what IMDS returns as `name`: a scale-set VM is <scale set>_<instance id>."""
@@ -81,11 +81,28 @@ def cluster_from_plan(
             "scheduler-nfs"
         )
     cloud_init = plan_dir / "cloud-init"
-    node_yamls = sorted(p for p in cloud_init.glob("*.yaml") if p.name != "scheduler.yaml")
+    node_yamls = sorted(
+        p for p in cloud_init.glob("*.yaml") if p.name not in ("scheduler.yaml", "login.yaml")
+    )
     specs: list[NodeSpec] = []
+    logins: list[NodeSpec] = []
     for res in plan["resources"]:
         inputs = res.get("inputs", {})
-        if res["type"] == "azure-native:compute:VirtualMachine":
+        role = inputs.get("tags", {}).get("gpu-clusters:role")
+        if res["type"] == "azure-native:compute:VirtualMachine" and role == "login":
+            name = inputs["osProfile"]["computerName"]
+            size = inputs.get("hardwareProfile", {}).get("vmSize", "")
+            logins.append(
+                NodeSpec(
+                    name,
+                    "login",
+                    (cloud_init / "login.yaml").read_text(),
+                    vm_name=name,
+                    vm_size=size,
+                    resource_disk_mib=resource_disk_mib(size),
+                )
+            )
+        elif res["type"] == "azure-native:compute:VirtualMachine" and role == "scheduler":
             name = inputs["osProfile"]["computerName"]
             specs.insert(
                 0,
@@ -120,7 +137,7 @@ def cluster_from_plan(
                         resource_disk_mib=resource_disk_mib(inputs["sku"]["name"]),
                     )
                 )
-    return specs
+    return specs[:1] + logins + specs[1:]
 
 
 def _base36(n: int, width: int) -> str:

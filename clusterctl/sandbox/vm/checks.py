@@ -135,7 +135,7 @@ def sbatch_problems(run: Run, scheduler: str, user: str) -> list[Problem]:
     return []
 
 
-DAEMONS = {"scheduler": ("munge", "slurmctld"), "gpu": ("munge", "slurmd")}
+DAEMONS = {"scheduler": ("munge", "slurmctld"), "gpu": ("munge", "slurmd"), "login": ("munge",)}
 
 
 def daemon_problems(run: Run, roles: dict[str, str]) -> list[Problem]:

@@ -323,6 +323,16 @@ SUBSTITUTIONS: tuple[Substitution, ...] = (
         "lab",
     ),
     Substitution(
+        "run-command",
+        "`pulumi up` has Azure run the team's Run Command (render_team_sync) as root on the "
+        "scheduler after it is made, and again when the stack's team changes",
+        "`clusterctl users sync|add|remove --sandbox` runs the same script as root on the "
+        "sandbox's scheduler (sudo over SSH as the admin); the sandbox test runs `users sync` "
+        "right after boot, where `up` would",
+        "the sandbox has no Pulumi engine and no Azure control plane",
+        "lab",
+    ),
+    Substitution(
         "kernel",
         "the VM's own Ubuntu HPC kernel (modules: nvidia, md, nfs, ib)",
         "the host kernel, shared; no module loading; each node in its own time namespace whose "

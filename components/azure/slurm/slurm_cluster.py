@@ -17,15 +17,21 @@ from clusterctl import outputs as out
 from clusterctl.render.site import scheduler_host
 from clusterctl.render.storage import uses_files_share
 from clusterctl.spec.catalog import Catalog, catalog
+from clusterctl.spec.defaults import login_count
 from clusterctl.spec.model import ClusterSpec
 from components.azure.slurm.cluster_secrets import ClusterSecrets
 from components.azure.slurm.files_share import AzureFilesShare
 from components.azure.slurm.gpu_partition import GpuPartition
 from components.azure.slurm.jump_host import JumpHost
+from components.azure.slurm.login_node import LoginNode
 from components.azure.slurm.network import AzureNetwork
 from components.azure.slurm.power_role import PowerRole
 from components.azure.slurm.scheduler_node import SchedulerNode
-from components.azure.slurm.slurm_config_sync import SlurmConfigSync, SlurmResizeDrain
+from components.azure.slurm.slurm_config_sync import (
+    SlurmConfigSync,
+    SlurmResizeDrain,
+    SlurmTeamSync,
+)
 
 
 class AzureSlurmCluster(pulumi.ComponentResource):
@@ -52,6 +58,19 @@ class AzureSlurmCluster(pulumi.ComponentResource):
             # the share, its private endpoint and DNS record exist before a node mounts /home
             opts=pulumi.ResourceOptions(parent=self, depends_on=[self.files] if self.files else []),
         )
+        self.logins = [
+            LoginNode(
+                f"{name}-login-{i + 1}",
+                spec,
+                stack,
+                i,
+                network=self.network,
+                secrets=self.secrets,
+                files_account=files_account,
+                opts=child,
+            )
+            for i in range(login_count(spec))
+        ]
         self.jump_host = (
             JumpHost(
                 f"{name}-jump",
@@ -113,6 +132,15 @@ class AzureSlurmCluster(pulumi.ComponentResource):
             after=[v for gp in self.partitions for _, v in gp.scale_sets],
             opts=child,
         )
+        if spec.head_node.accounting:  # the team is a set of Slurm associations
+            self.team_sync = SlurmTeamSync(
+                f"{name}-slurm-team",
+                spec,
+                stack,
+                vm=self.scheduler.vm,
+                resource_group_name=self.network.resource_group.name,
+                opts=child,
+            )
         scale_sets = {
             p.name: [g.vm_set_name(spec.name) for g, _ in gp.scale_sets]
             for p, gp in zip(spec.partitions, self.partitions, strict=True)
@@ -126,6 +154,9 @@ class AzureSlurmCluster(pulumi.ComponentResource):
             out.SSH_COMMAND: self._ssh_command(spec, address),
             out.PARTITIONS: partition_outputs(spec, cat, scale_sets),
         }
+        self.outputs[out.LOGIN_ADDRESSES] = pulumi.Output.all(
+            *[login.address for login in self.logins]
+        )
         if self.jump_host is not None:
             self.outputs[out.JUMP_HOST_ADDRESS] = self.jump_host.public_ip.ip_address
         if self.secrets.private_key is not None:

@@ -19,6 +19,7 @@ import pulumi
 import pulumi_azure_native as azure
 
 from clusterctl.render.slurm_conf import render_config_sync
+from clusterctl.render.team import render_team_sync
 from clusterctl.spec.model import ClusterSpec
 from clusterctl.spec.tags import cloud_tags
 
@@ -99,5 +100,31 @@ class SlurmResizeDrain(pulumi.ComponentResource):
         self.command = _run_command(
             self, name, spec, stack, self.script, command_name="gpu-clusters-slurm-drain",
             vm=vm, resource_group_name=resource_group_name, after=[],
+        )  # fmt: skip
+        self.register_outputs({})
+
+
+class SlurmTeamSync(pulumi.ComponentResource):
+    """The stack's team (users, accounts, QoS) onto the running cluster: the script writes the
+    team files to /sched and updates Slurm's associations and the scheduler's users; the other
+    nodes take the users within a minute. Its text holds the team, so Azure runs it again when the
+    team changes (`clusterctl users add/remove`, then `up`): no reboot, no redeploy."""
+
+    def __init__(
+        self,
+        name: str,
+        spec: ClusterSpec,
+        stack: str,
+        *,
+        vm: azure.compute.VirtualMachine,
+        resource_group_name: pulumi.Input[str],
+        after: list[pulumi.Resource] | None = None,
+        opts: pulumi.ResourceOptions | None = None,
+    ):
+        super().__init__("gpu-clusters:azure:SlurmTeamSync", name, None, opts)
+        self.script = render_team_sync(spec, stack)
+        self.command = _run_command(
+            self, name, spec, stack, self.script, command_name="gpu-clusters-team",
+            vm=vm, resource_group_name=resource_group_name, after=after or [],
         )  # fmt: skip
         self.register_outputs({})

@@ -1,0 +1,145 @@
+"""LoginNode: where the team logs in and submits (`loginNodes`). In the scheduler's subnet, with a
+static public IP when ssh.access is `direct` (behind the jump host otherwise); no managed
+identity, so no process here can get a token that changes a VM. Its user-data mounts /home and
+/sched from the scheduler and runs Slurm's commands configless."""
+
+from __future__ import annotations
+
+import base64
+
+import pulumi
+import pulumi_azure_native as azure
+
+from clusterctl.render.cloud_init import render_cloud_init
+from clusterctl.spec.defaults import login_host, login_sku
+from clusterctl.spec.model import ClusterSpec
+from clusterctl.spec.tags import cloud_tags
+from components.azure.slurm.cluster_secrets import ClusterSecrets
+from components.azure.slurm.images import image_reference
+from components.azure.slurm.network import AzureNetwork
+from components.azure.slurm.os_profile import linux_os_profile
+from components.azure.slurm.public_ip import static_public_ip
+
+VM_USER_LOGIN_ROLE = "fb879df8-f326-4884-b1cf-06f3ad86be52"
+"""Azure's built-in role "Virtual Machine User Login" (Azure built-in roles, Compute)."""
+
+
+class LoginNode(pulumi.ComponentResource):
+    def __init__(
+        self,
+        name: str,
+        spec: ClusterSpec,
+        stack: str,
+        index: int,
+        *,
+        network: AzureNetwork,
+        secrets: ClusterSecrets,
+        files_account: pulumi.Input[str] | None = None,
+        opts: pulumi.ResourceOptions | None = None,
+    ):
+        super().__init__("gpu-clusters:azure:LoginNode", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        tags = cloud_tags(spec, stack, **{"gpu-clusters:role": "login"})
+        rg = network.resource_group.name
+        self.public_ip = None
+        ip_config: dict = {
+            "name": "primary",
+            "subnet": {"id": network.scheduler_subnet.id},
+            "private_ip_allocation_method": "Dynamic",
+        }
+        if spec.ssh.access == "direct":
+            self.public_ip = static_public_ip(f"{name}-pip", spec, rg, tags, self)
+            ip_config["public_ip_address"] = {"id": self.public_ip.id}
+        self.nic = azure.network.NetworkInterface(
+            f"{name}-nic",
+            resource_group_name=rg,
+            location=spec.region,
+            ip_configurations=[ip_config],
+            tags=tags,
+            opts=child,
+        )
+        custom_data = pulumi.Output.all(secrets.munge_key_b64, files_account).apply(
+            lambda v: base64.b64encode(
+                render_cloud_init(
+                    spec, stack, munge_key_b64=v[0], files_account=v[1], login_index=index
+                ).encode()
+            ).decode()
+        )
+        entra = spec.login_nodes.entra_id_group
+        self.vm = azure.compute.VirtualMachine(
+            f"{name}-vm",
+            resource_group_name=rg,
+            location=spec.region,
+            hardware_profile={"vm_size": login_sku(spec)},
+            os_profile=linux_os_profile(
+                spec,
+                secrets.public_key,
+                computer_name=login_host(spec, index),
+                custom_data=custom_data,
+            ),
+            storage_profile={
+                "image_reference": image_reference("scheduler", spec.head_node.image),
+                "os_disk": {
+                    "create_option": "FromImage",
+                    "caching": "ReadWrite",
+                    "managed_disk": {"storage_account_type": "Premium_LRS"},
+                    "delete_option": "Delete",
+                },
+            },
+            network_profile={
+                "network_interfaces": [
+                    {"id": self.nic.id, "primary": True, "delete_option": "Delete"}
+                ]
+            },
+            security_profile={"security_type": "TrustedLaunch"},
+            # Entra login's extension needs a system identity; it is granted no role, so its
+            # token can change nothing (the power identity lives on the scheduler alone)
+            identity={"type": "SystemAssigned"} if entra else None,
+            tags=tags,
+            # the team reaches it by the Run Command and /sched, never by a new customData
+            opts=pulumi.ResourceOptions(parent=self, ignore_changes=["osProfile.customData"]),
+        )
+        if entra:
+            self._entra_login(name, spec, rg, tags, entra, network)
+        self.private_ip = self.nic.ip_configurations.apply(
+            lambda cfgs: (
+                (cfgs or [{}])[0].get("private_ip_address")
+                if isinstance((cfgs or [{}])[0], dict)
+                else cfgs[0].private_ip_address
+            )
+        )
+        self.address = self.public_ip.ip_address if self.public_ip is not None else self.private_ip
+        self.register_outputs({"address": self.address})
+
+    def _entra_login(self, name, spec, rg, tags, group: str, network) -> None:
+        """Members of `group` log in with their Entra accounts: the extension on the VM, the
+        built-in role Virtual Machine User Login (no sudo; Administrator Login is not given)
+        for the group on this VM alone."""
+        child = pulumi.ResourceOptions(parent=self, depends_on=[self.vm])
+        self.entra_extension = azure.compute.VirtualMachineExtension(
+            f"{name}-entra-login",
+            resource_group_name=rg,
+            vm_name=self.vm.name,
+            vm_extension_name="AADSSHLoginForLinux",
+            location=spec.region,
+            publisher="Microsoft.Azure.ActiveDirectory",
+            type="AADSSHLoginForLinux",
+            type_handler_version="1.0",
+            auto_upgrade_minor_version=True,
+            tags=tags,
+            opts=child,
+        )
+        role = network.resource_group.id.apply(
+            lambda rg_id: (
+                "/".join(rg_id.split("/")[:3])
+                + f"/providers/Microsoft.Authorization/roleDefinitions/{VM_USER_LOGIN_ROLE}"
+            )
+        )
+        self.entra_role = azure.authorization.RoleAssignment(
+            f"{name}-entra-user-login",
+            principal_id=group,
+            principal_type="Group",
+            role_definition_id=role,
+            scope=self.vm.id,
+            opts=child,
+        )
