@@ -19,7 +19,7 @@ def _team_run(plan):
 def test_the_team_run_command_carries_the_team_and_runs_again_when_it_changes() -> None:
     plan = plan_stack("azure-team")
     run = _team_run(plan)
-    (vm,) = resources(plan, VM)
+    (vm,) = [v for v in resources(plan, VM) if v.inputs["tags"]["gpu-clusters:role"] == "scheduler"]
     assert vm.name in run.depends_on
     assert run.inputs["treatFailureAsDeploymentFailure"] is True
     script = run.inputs["source"]["script"]

@@ -360,7 +360,8 @@ def test_users_add_and_remove_on_the_running_cluster_without_a_reboot(cluster, p
     assert login.returncode == 0, login.stderr
     assert login.stdout.split()[0] == "20004", login.stdout
     out = ssh_as(cluster, project, "dan", "cat ~/out.txt").stdout.split()
-    assert out[0] == "dan" and out[1] in gpu_nodes(cluster), out  # ran as dan on a GPU node
+    slurm_nodes = sh(cluster, "sinfo -h -N -o %N").stdout.split()
+    assert out[0] == "dan" and out[1] in slurm_nodes, out  # ran as dan on a GPU node
     assoc = sh(cluster, "sacctmgr -n -P show assoc where user=dan format=account").stdout.split()
     assert assoc == ["language"], assoc
 
