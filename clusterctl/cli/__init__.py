@@ -8,6 +8,7 @@ lifecycle   `up`, `status`, `down`
 validate    `validate --nccl`
 report      how a validation outcome is shown: rich tables, JSON, JUnit
 nodes       `node replace`
+users       `users add|remove|sync|list`: the team of a Slurm stack
 sandbox     `sandbox ...`, and the old `sandbox vm ...` spelling
 sandbox_vm  the sandbox's commands: up, status, exec, reboot, fault, down
 doctor      `doctor`: what this machine lacks

@@ -8,7 +8,8 @@ The only user of jinja2; pure functions, no Pulumi.
   nccl_env     /etc/nccl.conf and the job environment from the SKU's profile
   health       HealthCheckProgram and the NHC confs of both tiers
   scripts      the scripts under libexec: prolog, epilog, power hooks, a node's bring-up
-  cloud_init   the user-data of the scheduler and of a GPU node
+  cloud_init   the user-data of the scheduler, a login node and a GPU node
+  team         the team's files (users, accounts, QoS) and the sync script that applies them
   site         where a Slurm cluster's files and daemons live on its nodes
   storage      where /home comes from (the scheduler's NFS export or Azure Files)
   deep         the deep health tier's timer and job script settings

@@ -28,7 +28,9 @@ def test_an_unchanged_stack_syncs_the_bytes_cloud_init_wrote(stack: str) -> None
         for m in re.finditer(r"put (\S+) <<'B64'\n(.*?)\nB64\n", script, re.S)
     }
     assert synced, "the sync carries no files"
-    user_data = yaml.safe_load(render_cloud_init(spec, stack, munge_key_b64=MUNGE_PLACEHOLDER))
+    user_data = yaml.safe_load(
+        render_cloud_init(spec, stack, munge_key_b64=MUNGE_PLACEHOLDER, db_password="x")
+    )
     booted = {f["path"]: f.get("content") for f in user_data["write_files"]}
     for path, text in synced.items():
         assert booted.get(path) == text, path

@@ -5,7 +5,8 @@ scheduler_node      the head VM: slurmctld, munge, the NFS export, the power pro
 scheduler_identity  the scheduler's managed identity
 power_role          its custom role: start, deallocate, reimage, redeploy GPU nodes
 gpu_partition       a partition as scale sets of at most 100 VMs (one fabric each)
-slurm_config_sync   a resize reaches the running scheduler without restarting a node
+slurm_config_sync   a resize (and the team: SlurmTeamSync) reaches the running scheduler
+login_node          where the team logs in and submits: no managed identity
 cluster_secrets     the munge key and the admin SSH key pair, as secrets
 files_share         /home on an Azure Files NFS share
 jump_host           the only public IP when ssh.access is jumphost
