@@ -64,6 +64,8 @@ def test_sbatch_for_the_h100_stack() -> None:
         "#SBATCH --partition=gpu",
         "#SBATCH --output=o.out",
         "export NCCL_ALGO=Ring",
+        "export NCCL_DEBUG=INFO",
+        "export NCCL_DEBUG_SUBSYS=INIT,NET",
         "export NCCL_TOPO_FILE=/opt/microsoft/ndv5-topo.xml",
         "export NCCL_IB_PCI_RELAXED_ORDERING=1",
     ):
@@ -87,6 +89,7 @@ def test_single_node_has_no_ring_override_and_no_image_by_default() -> None:
 
     text = render_sbatch(replace(h100_job(), nodes=1), "o.out")
     assert "NCCL_ALGO" not in text and "--container-image" not in text
+    assert "NCCL_DEBUG" not in text  # one node: no network to prove
 
 
 @pytest.mark.integration
