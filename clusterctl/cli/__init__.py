@@ -7,6 +7,7 @@ stacks      `stacks`: the project's stack files
 lifecycle   `up`, `status`, `down`
 validate    `validate --nccl`
 report      how a validation outcome is shown: rich tables, JSON, JUnit
+acceptance  `validate --report`, the validation history, `validate history`
 nodes       `node replace`
 sandbox     `sandbox ...`, and the old `sandbox vm ...` spelling
 sandbox_vm  the sandbox's commands: up, status, exec, reboot, fault, down

@@ -44,6 +44,15 @@ class Network:
     def fabric(self) -> bool:
         return self.kind in ("infiniband", "efa")
 
+    @property
+    def label(self) -> str:
+        """Short: `IB/GDRDMA`, `Socket`, `AWS Libfabric tcp;ofi_rxm`."""
+        return (
+            self.name
+            + (f" {self.provider}" if self.provider else "")
+            + ("/GDRDMA" if self.gdr else "")
+        )
+
     def describe(self) -> str:
         """`NET/IB (mlx5_ib0:1, ... 8 devices; GPUDirect RDMA)`."""
         parts = []
@@ -85,8 +94,8 @@ def networks_in(lines: Iterable[str]) -> tuple[Network, ...]:
             if host not in hosts:
                 hosts.append(host)
         elif n := _NET_USING.match(msg):
-            found = devices.setdefault(n["net"], [])
-            found += [d for d in _DEVICE.findall(n["devs"]) if d not in found]
+            seen = devices.setdefault(n["net"], [])
+            seen += [d for d in _DEVICE.findall(n["devs"]) if d not in seen]
         elif p := _OFI_PROVIDER.match(msg):
             provider = p["prov"]
         elif v := _VIA.search(msg):

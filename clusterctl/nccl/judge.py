@@ -59,6 +59,8 @@ class Thresholds:
     message_bytes: int
     source: str
     curve: tuple[tuple[int, float], ...] = ()
+    published: tuple[tuple[int, float], ...] = ()
+    """The baseline's published sweep as it was measured: (message bytes, busbw GB/s)."""
 
     def __post_init__(self) -> None:
         if self.fail_below_gbps <= 0:

@@ -85,7 +85,9 @@ class NcclRun:
     max_bytes: int | None = None
     validation: bool | None = None
     cuda_driver: str | None = None  # NCCL INFO cudaDriverVersion, e.g. 12040
-    networks: tuple[Network, ...] = ()  # what NCCL's INFO lines say it used (clusterctl.nccl.fabric)
+    networks: tuple[
+        Network, ...
+    ] = ()  # what NCCL's INFO lines say it used (clusterctl.nccl.fabric)
 
     @property
     def hosts(self) -> tuple[str, ...]:

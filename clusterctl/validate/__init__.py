@@ -9,6 +9,7 @@ slurm_launcher / k8s_launcher   run the benchmark and bring back its output
 sweep       2-node pairs in parallel, wired to clusterctl.nccl.localize
 drain       take suspects out of service (Slurm drain)
 hook        the post-deploy check `pulumi up` runs when validation.nccl.onDeploy is true
+history     every run kept per stack in a SQLite file; the first accepted run
 """
 
 from __future__ import annotations

@@ -5,9 +5,9 @@ The CLI (clusterctl/cli/validate.py) and the post-deploy hook both call `validat
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-import shlex
 from typing import Any, Literal
 
 from clusterctl.constants import NCCL_MAX_BYTES
