@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
@@ -124,6 +123,8 @@ def keep_and_report(
         bail(*exc.problems)
     if report is None:
         return
+    import shlex
+
     from clusterctl.acceptance.page import Context, html, picture
 
     ctx = Context(
