@@ -154,3 +154,14 @@ def test_a_screenshot_shows_the_verdict_and_a_plot(failing_report, tmp_path) -> 
     drawn = sum(n for n, c in colours if c != (255, 255, 255))
     assert drawn > 0.05 * plot.size[0] * plot.size[1]
     assert any(abs(c[0] - 0x1F) + abs(c[1] - 0x4E) + abs(c[2] - 0x9C) < 30 for _, c in colours)
+
+
+def test_it_prints_on_a_few_pages(failing_report, tmp_path) -> None:
+    import re
+
+    pdf = tmp_path / "report.pdf"
+    _, requested = chromium(failing_report, tmp_path, f"--print-to-pdf={pdf}",
+                            "--no-pdf-header-footer")  # fmt: skip
+    assert requested == []
+    pages = len(re.findall(rb"/Type\s*/Page\b(?!s)", pdf.read_bytes()))
+    assert 1 <= pages <= 3, pages

@@ -156,6 +156,10 @@ def test_submit_wait_collect() -> None:
     assert outcome.status == "pass" and outcome.exit_code == 0
     assert "sbatch --parsable" in ssh.asked[0]
     assert "#SBATCH --nodes=2" in (ssh.inputs[0] or "")
+    # what the report shows: the benchmark's command as the script runs it, and the parsed run
+    assert outcome.command is not None and outcome.command.startswith("srun --mpi=pmix ")
+    assert outcome.command in " ".join((ssh.inputs[0] or "").replace("\\\n", " ").split())
+    assert outcome.runs[0].nccl_version == "2.26.2+cuda12.8" and outcome.sku is not None
 
 
 def test_job_that_never_starts_is_cancelled_and_could_not_run() -> None:

@@ -103,3 +103,16 @@ def test_one_node_has_no_network_to_prove() -> None:
     run = replace(run_of("derived_i27_azure_socket_fallback.txt"), ranks=())
     v = judge(run, Thresholds(1.0, None, 16 << 30, "t"), fabric="infiniband", nodes=1)
     assert not [f for f in v.findings if f.kind == "fabric"]
+
+
+def test_junit_and_json_carry_the_fallback() -> None:
+    from clusterctl.nccl.report import to_json, to_junit
+
+    v = judge(run_of("derived_i27_azure_socket_fallback.txt"), FLOOR, fabric="infiniband", nodes=2)
+    xml = to_junit([v])
+    assert '<failure message="NCCL fell back to NET/Socket' in xml and 'type="bandwidth"' in xml
+    (group,) = to_json([v])["groups"]
+    assert group["networks"] == [
+        {"name": "Socket", "kind": "socket", "hosts": ["bm-h100-01", "bm-h100-02"],
+         "devices": ["eth0"], "provider": None, "gdr": False},
+    ]  # fmt: skip
