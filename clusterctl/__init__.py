@@ -5,6 +5,7 @@ Packages, top layer first (pyproject.toml's import contract keeps each to those 
   plan        `clusterctl plan`: the Pulumi program under Pulumi's mocks, offline
   nodes       day-2 node operations (`clusterctl node replace`)
   sandbox     the local sandbox: a stack's nodes booted like VMs on this machine
+  acceptance  the acceptance report `validate --report` writes (HTML, PNG, SVG; matplotlib)
   validate    `clusterctl validate --nccl`: launch, judge, localise, drain
   lifecycle   `clusterctl up / status / down` over the user's `pulumi` CLI
   render      spec -> every file that lands on a node or in a cluster (jinja2)

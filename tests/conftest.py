@@ -44,3 +44,12 @@ def need_tool(name: str) -> str:
             pytest.fail(f"{name} is not installed; .ci/run must install it")
         pytest.skip(f"{name} not installed (run .ci/run, or apt-get install it)")
     return path
+
+
+@pytest.fixture(autouse=True)
+def _validation_history(tmp_path_factory, monkeypatch) -> Path:
+    """Every test (and the commands it starts) keeps validation runs in a file of its own, never
+    in the checkout's .clusterctl/ (clusterctl.validate.history)."""
+    path = tmp_path_factory.mktemp("history") / "validate-history.sqlite"
+    monkeypatch.setenv("GPU_CLUSTERS_VALIDATE_HISTORY", str(path))
+    return path

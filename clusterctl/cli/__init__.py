@@ -7,6 +7,7 @@ stacks      `stacks`: the project's stack files
 lifecycle   `up`, `status`, `down`
 validate    `validate --nccl`
 report      how a validation outcome is shown: rich tables, JSON, JUnit
+acceptance  `validate --report`, the validation history, `validate history`
 nodes       `node replace`
 users       `users add|remove|sync|list`: the team of a Slurm stack
 sandbox     `sandbox ...`, and the old `sandbox vm ...` spelling

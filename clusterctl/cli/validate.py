@@ -11,7 +11,15 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from typer.core import TyperGroup
 
+from clusterctl.cli.acceptance import (
+    RecordOpt,
+    ReportOpt,
+    check_report_path,
+    history_stack,
+    register_history,
+)
 from clusterctl.cli.common import (
     OptionalStackOpt,
     SandboxDirOpt,
@@ -143,9 +151,26 @@ MaxBytesOpt = Annotated[
 ]
 
 
+class _ValidateGroup(TyperGroup):
+    """A stray word is an extra argument (as before `validate history` existed), not a command."""
+
+    def resolve_command(self, ctx, args):
+        if args and args[0] not in self.commands:
+            ctx.fail(f"Got unexpected extra argument ({args[0]})")
+        return super().resolve_command(ctx, args)
+
+
 def register(app: typer.Typer) -> None:
-    @app.command()
+    # A group, so `validate history` is a subcommand; `validate --nccl ...` runs the callback.
+    group = typer.Typer(
+        cls=_ValidateGroup, context_settings={"help_option_names": ["-h", "--help"]}
+    )
+    app.add_typer(group, name="validate")
+    register_history(group)
+
+    @group.callback(invoke_without_command=True)
     def validate(
+        ctx: typer.Context,
         nccl: NcclOpt = False,
         stack: OptionalStackOpt = None,
         host: HostOpt = None,
@@ -165,13 +190,17 @@ def register(app: typer.Typer) -> None:
         warn_below: WarnBelowOpt = None,
         min_bytes: MinBytesOpt = None,
         max_bytes: MaxBytesOpt = None,
+        report_path: ReportOpt = None,
+        record: RecordOpt = None,
     ) -> None:
         """Prove the fabric delivers: all_reduce bus bandwidth against the SKU's baseline.
 
-        Exit 0 pass (or warn), 1 fail, 2 could not run.
+        Exit 0 pass (or warn), 1 fail, 2 could not run. `validate history -s STACK`: the trend.
         """
         from clusterctl.validate import CouldNotRun
 
+        if ctx.invoked_subcommand is not None:
+            return
         if not nccl:
             bail("say what to validate: --nccl (the only check so far)")
         given = dict(
@@ -182,6 +211,8 @@ def register(app: typer.Typer) -> None:
         try:
             if junit is not None:  # before the run: a bad path must not cost the verdict
                 writable_file(junit, "--junit")
+            check_report_path(report_path)
+            kept_as = history_stack(stack, record)
             refuse_ignored(given)
             if resume:
                 if sweep or drain:
@@ -203,7 +234,23 @@ def register(app: typer.Typer) -> None:
         from clusterctl.cli.report import report
 
         report(outcome, as_json=as_json, junit=junit)
+        from clusterctl.cli.acceptance import keep_and_report
+        from clusterctl.cli.report import outcome_json
+
+        keep_and_report(
+            outcome, stack=kept_as, report=report_path, from_log=from_log, quiet=as_json,
+            target=_target_label(stack, host, kubeconfig, sandbox or sandbox_dir, from_log),
+            outcome_json=outcome_json(outcome),
+        )  # fmt: skip
         raise typer.Exit(outcome.exit_code)
+
+
+def _target_label(stack, host, kubeconfig, sandbox, from_log) -> str:
+    if from_log is not None:
+        return f"log {from_log}"
+    if stack is not None:
+        return f"stack {stack}" + (f" via {kubeconfig}" if kubeconfig else "")
+    return f"host {host}" if host else f"kubeconfig {kubeconfig}" if kubeconfig else "sandbox"
 
 
 def _resume(stack, host, kubeconfig, sku, sandbox, nodes: list[str]) -> int:

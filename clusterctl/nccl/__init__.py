@@ -11,6 +11,7 @@ localize  2-node pair results -> suspects
 emit      nccl-tests layout for the sandbox probe's own measurements
 report    plain-text rows, JSON and JUnit over verdicts (the CLI draws the rich table)
 collective  which collective a result table is, from what the log shows
+fabric    which network NCCL chose (IB, sockets, the OFI plugin's provider), from its INFO lines
 units     message sizes: `16G`, `1.5G`, `16GiB` (1024-based, as nccl-tests)
 
 The package imports nothing itself, so `clusterctl.nccl.units` costs only its own module.

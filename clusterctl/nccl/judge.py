@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from clusterctl.nccl.collective import ranks_from_ratio
+from clusterctl.nccl.fabric import Network
 from clusterctl.nccl.model import NcclRow, NcclRun, RankInfo
 from clusterctl.nccl.units import fmt_bytes
 
@@ -29,7 +30,9 @@ __all__ = [
 
 Status = Literal["pass", "warn", "fail", "inconclusive"]
 Level = Literal["fail", "warn", "info"]
-Kind = Literal["correctness", "bandwidth", "coverage"]
+Kind = Literal["correctness", "bandwidth", "coverage", "fabric"]
+FabricKind = Literal["infiniband", "efa"]
+_FABRIC_NAME = {"infiniband": "InfiniBand", "efa": "EFA"}
 
 GIB = 1 << 30
 # Worst first: a failure outranks a run we could not judge, which outranks a warning.
@@ -56,6 +59,8 @@ class Thresholds:
     message_bytes: int
     source: str
     curve: tuple[tuple[int, float], ...] = ()
+    published: tuple[tuple[int, float], ...] = ()
+    """The baseline's published sweep as it was measured: (message bytes, busbw GB/s)."""
 
     def __post_init__(self) -> None:
         if self.fail_below_gbps <= 0:
@@ -108,6 +113,7 @@ class Verdict:
     group: str = ""
     n_ranks: int = 0
     hosts: tuple[str, ...] = field(default=())
+    networks: tuple[Network, ...] = ()
 
     @property
     def reasons(self) -> tuple[str, ...]:
@@ -287,6 +293,7 @@ def judge(
     group: str = "",
     gpus_per_host: int | None = None,
     nodes: int | None = None,
+    fabric: FabricKind | None = None,
 ) -> Verdict:
     """Judge one run.
 
@@ -299,6 +306,9 @@ def judge(
 
     With `gpus_per_host` (and `nodes`) the ranks are checked against nodes x GPUs: a host short
     of a GPU fails, named. Without them, hosts with fewer ranks than the others fail.
+
+    With `fabric` (the SKU's), a multi-node run whose NCCL INFO lines say it used sockets fails
+    for that reason; its low bandwidth is then a consequence, not the finding.
     """
     findings = _correctness(run, error_tolerance) + _ranks(run, gpus_per_host, nodes)
     max_size = run.max_size_bytes
@@ -313,7 +323,13 @@ def judge(
     gated = [s for s in sizes if s.gated]
 
     measured, margin, verdict_notes, unsure = _bandwidth(run, thresholds, gated, min_gate_bytes)
-    findings += verdict_notes
+    fabric_notes = _fabric(run, fabric, nodes)
+    if any(f.level == "fail" for f in fabric_notes):
+        verdict_notes = [
+            Observation("info", f.kind, f.message) if f.kind == "bandwidth" else f
+            for f in verdict_notes
+        ]
+    findings += fabric_notes + verdict_notes
     status = _status(findings, gated=bool(gated), unsure=unsure)
     return Verdict(
         status=status,
@@ -325,7 +341,48 @@ def judge(
         group=group,
         n_ranks=run.n_ranks,
         hosts=run.hosts,
+        networks=run.networks,
     )
+
+
+def _fabric(run: NcclRun, fabric: FabricKind | None, nodes: int | None) -> list[Observation]:
+    """What NCCL's INFO lines say carried the traffic, against the SKU's fabric."""
+    if fabric is None or max(nodes or 0, len(run.hosts)) < 2:
+        return []  # one node: NVLink and shared memory, no network to prove
+    want = _FABRIC_NAME[fabric]
+    if not run.networks:
+        return [
+            Observation(
+                "info",
+                "fabric",
+                f"the log does not say which network NCCL used; run with NCCL_DEBUG=INFO "
+                f"NCCL_DEBUG_SUBSYS=INIT,NET to prove the {want} fabric carried it",
+            )
+        ]
+    notes = []
+    for net in run.networks:
+        on = f" on {', '.join(net.hosts)}" if net.hosts else ""
+        if net.kind == fabric:
+            notes.append(Observation("info", "fabric", f"NCCL used {net.describe()}{on}"))
+        elif net.kind == "other":
+            notes.append(
+                Observation(
+                    "warn",
+                    "fabric",
+                    f"NCCL used {net.describe()}{on}: not known to be the {want} fabric",
+                )
+            )
+        else:
+            notes.append(
+                Observation(
+                    "fail",
+                    "fabric",
+                    f"NCCL fell back to {net.describe()}{on}, not the {want} fabric: the "
+                    "bandwidth is not the fabric's (check the RDMA devices and NCCL's network "
+                    "plugin on those nodes)",
+                )
+            )
+    return notes
 
 
 def _bandwidth(

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
+from clusterctl.nccl.fabric import Network
+
 __all__ = ["Measurement", "NcclParseError", "NcclRow", "NcclRun", "NotAllReduce", "RankInfo"]
 
 
@@ -82,6 +84,10 @@ class NcclRun:
     min_bytes: int | None = None
     max_bytes: int | None = None
     validation: bool | None = None
+    cuda_driver: str | None = None  # NCCL INFO cudaDriverVersion, e.g. 12040
+    networks: tuple[
+        Network, ...
+    ] = ()  # what NCCL's INFO lines say it used (clusterctl.nccl.fabric)
 
     @property
     def hosts(self) -> tuple[str, ...]:

@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass, field
 
 from clusterctl.nccl.collective import identify, programs_named
+from clusterctl.nccl.fabric import networks_in
 from clusterctl.nccl.model import (
     Measurement,
     NcclParseError,
@@ -103,6 +104,7 @@ _OOB = re.compile(r"^#\s*Out of bounds values\s*:\s*(?P<n>\d+)\s+(?P<state>OK|FA
 _AVG = re.compile(r"^#\s*Avg bus bandwidth\s*:\s*(?P<bw>\S+)(?:\s+(?P<state>OK|FAILED))?")
 _TESTS_VERSION = re.compile(r"^#\s*nccl-tests version\s+(\S+)")
 _NCCL_VERSION = re.compile(r"NCCL version\s+(\S+)")
+_CUDA_DRIVER = re.compile(r"NCCL INFO cudaDriverVersion\s+(\d+)")
 _STARTING = re.compile(r"^#\s*Collective test starting:\s*(\S+)")
 _CONCLUDED = re.compile(r"^#\s*Collective test concluded:\s*(\S+)")
 
@@ -124,6 +126,7 @@ class _State:
 def parse_all_reduce(text: str) -> NcclRun:
     """Parse one all_reduce_perf run; raise NcclParseError if it is not whole and well formed."""
     st = _State()
+    st.info["networks"] = networks_in(strip_prefixes(raw)[0] for raw in text.splitlines())
     for line_no, line in _one_stream(text):
         st.named += [(name, line_no) for name in programs_named(line) if not _is_row(line)]
         if line.startswith("#"):
@@ -247,6 +250,8 @@ def _comment_line(st: _State, line: str, line_no: int) -> None:
 def _data_line(st: _State, line: str, line_no: int) -> None:
     if m := _NCCL_VERSION.search(line):
         st.info.setdefault("nccl_version", m.group(1))
+    if m := _CUDA_DRIVER.search(line):
+        st.info.setdefault("cuda_driver", m.group(1))
     fields = line.split()
     if not _is_row(line):
         return  # MPI, Slurm and NCCL INFO chatter

@@ -68,6 +68,17 @@ def to_json(verdicts: Sequence[Verdict]) -> dict[str, Any]:
                 "margin_pct": v.margin_pct,
                 "n_ranks": v.n_ranks,
                 "hosts": list(v.hosts),
+                "networks": [
+                    {
+                        "name": n.name,
+                        "kind": n.kind,
+                        "hosts": list(n.hosts),
+                        "devices": list(n.devices),
+                        "provider": n.provider,
+                        "gdr": n.gdr,
+                    }
+                    for n in v.networks
+                ],
                 "thresholds": {
                     "fail_below_gbps": v.thresholds.fail_below_gbps,
                     "warn_below_gbps": v.thresholds.warn_below_gbps,
@@ -110,7 +121,7 @@ def to_junit(verdicts: Sequence[Verdict], *, suite: str = "nccl.all_reduce") -> 
             found = [
                 f
                 for f in v.findings
-                if f.kind == kind or (kind == "bandwidth" and f.kind == "coverage")
+                if f.kind == kind or (kind == "bandwidth" and f.kind in ("coverage", "fabric"))
             ]
             case = ET.SubElement(ts, "testcase", classname=classname, name=kind)
             tests += 1

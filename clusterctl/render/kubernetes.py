@@ -233,6 +233,9 @@ def mpijob_manifest(
     env = {str(k): str(v) for k, v in launcher.get("env", {}).items()}
     if int(launcher["workers"]) > 1:
         env["NCCL_ALGO"] = "Ring"  # the network check: docs/decisions/0002
+        # which network NCCL chose, in the launcher's log (clusterctl.nccl.fabric reads it)
+        env["NCCL_DEBUG"] = "INFO"
+        env["NCCL_DEBUG_SUBSYS"] = "INIT,NET"
     return render_template(
         "k8s/nccl-tests-mpijob.yaml.j2",
         job_name=name,

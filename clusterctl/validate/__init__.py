@@ -10,6 +10,7 @@ sweep       2-node pairs in parallel, wired to clusterctl.nccl.localize
 drain       take suspects out of service (Slurm drain)
 k8s_nodes   the same on Kubernetes: cordon, taint and annotate; `--resume` re-tests and uncordons
 hook        the post-deploy check `pulumi up` runs when validation.nccl.onDeploy is true
+history     every run kept per stack in a SQLite file; the first accepted run
 """
 
 from __future__ import annotations

@@ -5,9 +5,10 @@ The CLI (clusterctl/cli/validate.py) and the post-deploy hook both call `validat
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Literal
 
 from clusterctl.constants import NCCL_MAX_BYTES
 from clusterctl.nccl.judge import GIB, Thresholds, Verdict, judge, overall_status
@@ -50,6 +51,11 @@ class Outcome:
     sweep: SweepResult | None = None
     drained: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    runs: list[NcclRun] = field(default_factory=list)
+    """The parsed runs the verdicts judge, in the same order (versions, ranks, networks)."""
+    sku: str | None = None
+    command: str | None = None
+    """The benchmark's command line as launched, where clusterctl launched it."""
 
     @property
     def status(self) -> str:
@@ -100,6 +106,7 @@ def judge_run(
     *,
     gpus_per_host: int | None = None,
     nodes: int | None = None,
+    sku: str | None = None,
 ) -> Verdict:
     return judge(
         run,
@@ -108,7 +115,19 @@ def judge_run(
         group=group,
         gpus_per_host=gpus_per_host,
         nodes=nodes,
+        fabric=_sku_fabric(sku),
     )
+
+
+def _sku_fabric(sku: str | None) -> Literal["infiniband", "efa"] | None:
+    """The fabric a catalog SKU's nodes talk over (None: none, or not a catalog SKU)."""
+    if sku is None:
+        return None
+    from clusterctl.spec.catalog import catalog
+
+    found = catalog().get(sku)
+    kind = found.fabric.kind if found is not None else None
+    return kind if kind in ("infiniband", "efa") else None  # type: ignore[return-value]
 
 
 def validate_log(target: LogTarget, opts: Options) -> Outcome:
@@ -131,7 +150,8 @@ def validate_log(target: LogTarget, opts: Options) -> Outcome:
         )
     th = catalog_thresholds(target.sku, nodes, opts)
     gpus = _sku_gpus(target.sku)
-    return Outcome([judge_run(run, th, f"{nodes}-node", gpus_per_host=gpus, nodes=nodes)])
+    verdict = judge_run(run, th, f"{nodes}-node", gpus_per_host=gpus, nodes=nodes, sku=target.sku)
+    return Outcome([verdict], runs=[run], sku=target.sku)
 
 
 def _sku_gpus(sku: str | None) -> int | None:
@@ -259,7 +279,14 @@ def validate_slurm(target: SlurmTarget, opts: Options, *, launcher: Any = None) 
     # every GPU of every node must have run a rank (a probe runs one per node, on no GPU)
     per_gpu = target.benchmark.one_rank_per_gpu
     gpus = target.gpus_per_node if per_gpu else None
-    verdict = judge_run(run, th, group, gpus_per_host=gpus, nodes=target.nodes if per_gpu else None)
+    verdict = judge_run(
+        run,
+        th,
+        group,
+        gpus_per_host=gpus,
+        nodes=target.nodes if per_gpu else None,
+        sku=target.sku,
+    )
     if ratio is None and (opts.sweep or verdict.status == "fail"):
         nodes = list(run.hosts) or list(target.node_names)
         if len(nodes) >= 2:
@@ -273,7 +300,9 @@ def validate_slurm(target: SlurmTarget, opts: Options, *, launcher: Any = None) 
             )
         else:
             notes.append("cannot localise: the output names no hosts (no `# Rank` lines)")
-    outcome = Outcome([verdict], sweep, notes=notes)
+    outcome = Outcome(
+        [verdict], sweep, notes=notes, runs=[run], sku=target.sku, command=_srun_line(job)
+    )
     if opts.drain and sweep is not None:
         reasons = reasons_for(sweep.localization.suspects, target.drain_prefix, sweep.floor_gbps)
         if reasons:
@@ -324,8 +353,10 @@ def validate_k8s(target: KubeTarget, opts: Options, *, client: Any = None) -> Ou
     run = parse_output(log, "MPIJob launcher log")
     group = launcher.get("partition") or "cluster"
     slots = int(launcher.get("slotsPerWorker") or 0) or None
-    verdict = judge_run(run, th, group, gpus_per_host=slots, nodes=target.nodes)
-    outcome = Outcome([verdict])
+    verdict = judge_run(run, th, group, gpus_per_host=slots, nodes=target.nodes, sku=target.sku)
+    container = manifest["spec"]["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]["containers"][0]
+    command = shlex.join([*container.get("command", []), *container.get("args", [])])
+    outcome = Outcome([verdict], runs=[run], sku=target.sku, command=command)
     # Pair jobs only when asked (--sweep, or --drain after a failed run): they occupy nodes.
     if not (opts.sweep or (opts.drain and verdict.status == "fail")):
         return outcome
@@ -373,6 +404,15 @@ def recheck_k8s(target: KubeTarget, opts: Options, names: list[str], *, client: 
         gate_bytes=pair.message_bytes,
         say=opts.say,
     )
+
+
+def _srun_line(job: Any) -> str:
+    """The benchmark's command in the batch script, continuation lines joined."""
+    from clusterctl.validate.slurm_launcher import render_sbatch
+
+    script = render_sbatch(job, "%x-%j.out").replace("\\\n", " ")
+    lines = [line.strip() for line in script.splitlines() if line.strip().startswith("srun ")]
+    return " ".join(lines[-1].split()) if lines else ""
 
 
 def with_stack_overrides(opts: Options, nccl: Any, where: str) -> Options:

@@ -64,7 +64,10 @@ def choose(
         )
     size = message_bytes or (baseline.message_bytes if baseline else None) or GIB
     source = fail_src if warn_src in (None, fail_src) else f"{fail_src}; warn: {warn_src}"
-    return Thresholds(fail, warn, size, source or "", curve=curve(baseline, size))
+    published = tuple(sorted((baseline.curve_gbps or {}).items())) if baseline else ()
+    return Thresholds(
+        fail, warn, size, source or "", curve=curve(baseline, size), published=published
+    )
 
 
 def curve(baseline: Baseline | None, size: int) -> tuple[tuple[int, float], ...]:

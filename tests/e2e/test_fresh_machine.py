@@ -95,6 +95,8 @@ def test_the_readme_install_line_readies_a_fresh_debian(suite: str, tmp_path: Pa
         )
         assert tools.returncode == 0, tools.stderr
         assert tools.stdout.strip() == "", f"{suite}: the README's line leaves out {tools.stdout}"
+        browser = sh("command -v chromium")  # the tests open the acceptance report in it
+        assert browser.returncode == 0, f"{suite}: the README's line leaves out chromium"
     finally:
         for path in reversed(done):
             subprocess.run(["umount", "-l", str(path)], check=False)

@@ -150,3 +150,31 @@ def test_needs_a_target_and_only_one(cli) -> None:
     assert res.exit_code == 2 and "only one" in res.stderr
     res = cli("--from-log", log("derived_cut_row.txt"), "--nodes", "2")
     assert res.exit_code == 2 and "--nccl" in res.stderr
+
+
+@pytest.mark.parametrize(
+    ("sample", "sku", "code", "first_reason"),
+    [
+        ("derived_i27_azure_ib_gdr.txt", "Standard_ND96isr_H100_v5", 0, None),
+        (
+            "derived_i27_azure_socket_fallback.txt",
+            "Standard_ND96isr_H100_v5",
+            1,
+            "NCCL fell back to NET/Socket",
+        ),
+        ("derived_i27_aws_efa.txt", "p5.48xlarge", 0, None),
+        ("derived_i27_aws_ofi_tcp.txt", "p5.48xlarge", 1, "NCCL fell back to NET/AWS Libfabric"),
+    ],
+)
+def test_a_fallback_to_sockets_fails_as_such_not_as_below_floor(
+    cli, sample, sku, code, first_reason
+) -> None:
+    res = cli("--nccl", "--from-log", log(sample), "--sku", sku, "--json")
+    assert res.exit_code == code, res.output
+    (group,) = json.loads(res.stdout)["groups"]
+    fails = [f["message"] for f in group["findings"] if f["level"] == "fail"]
+    if first_reason is None:
+        assert not fails
+        assert group["networks"][0]["kind"] in ("infiniband", "efa")
+    else:
+        assert len(fails) == 1 and fails[0].startswith(first_reason)

@@ -122,6 +122,7 @@ def test_manifest_carries_the_skus_resources_and_env(sku, fabric_resource, env_k
     launcher = m["spec"]["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]["containers"][0]
     env = {e["name"]: e["value"] for e in launcher["env"]}
     assert env["NCCL_ALGO"] == "Ring" and env_key in env
+    assert (env["NCCL_DEBUG"], env["NCCL_DEBUG_SUBSYS"]) == ("INFO", "INIT,NET")
     args = launcher["args"]
     assert args[args.index("-np") + 1] == "16"
     image_env = ["PATH", "LD_LIBRARY_PATH", "LD_PRELOAD"][: 3 if sku.startswith("p5") else 2]

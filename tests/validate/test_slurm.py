@@ -64,6 +64,8 @@ def test_sbatch_for_the_h100_stack() -> None:
         "#SBATCH --partition=gpu",
         "#SBATCH --output=o.out",
         "export NCCL_ALGO=Ring",
+        "export NCCL_DEBUG=INFO",
+        "export NCCL_DEBUG_SUBSYS=INIT,NET",
         "export NCCL_TOPO_FILE=/opt/microsoft/ndv5-topo.xml",
         "export NCCL_IB_PCI_RELAXED_ORDERING=1",
     ):
@@ -87,6 +89,7 @@ def test_single_node_has_no_ring_override_and_no_image_by_default() -> None:
 
     text = render_sbatch(replace(h100_job(), nodes=1), "o.out")
     assert "NCCL_ALGO" not in text and "--container-image" not in text
+    assert "NCCL_DEBUG" not in text  # one node: no network to prove
 
 
 @pytest.mark.integration
@@ -153,6 +156,10 @@ def test_submit_wait_collect() -> None:
     assert outcome.status == "pass" and outcome.exit_code == 0
     assert "sbatch --parsable" in ssh.asked[0]
     assert "#SBATCH --nodes=2" in (ssh.inputs[0] or "")
+    # what the report shows: the benchmark's command as the script runs it, and the parsed run
+    assert outcome.command is not None and outcome.command.startswith("srun --mpi=pmix ")
+    assert outcome.command in " ".join((ssh.inputs[0] or "").replace("\\\n", " ").split())
+    assert outcome.runs[0].nccl_version == "2.26.2+cuda12.8" and outcome.sku is not None
 
 
 def test_job_that_never_starts_is_cancelled_and_could_not_run() -> None:

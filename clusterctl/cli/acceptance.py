@@ -1,0 +1,224 @@
+"""`validate --report PATH`, the validation history, and `validate history -s STACK`.
+
+Every run with `-s STACK` (or `--record STACK`) is kept in the history file
+(clusterctl.validate.history); `--report` writes the acceptance report (clusterctl.acceptance),
+which shows the run against the stack's first accepted one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from clusterctl.cli.common import bail, err, out
+from clusterctl.cli.paths import writable_file
+from clusterctl.errors import UserError, path_problem
+
+if TYPE_CHECKING:
+    from clusterctl.validate.history import History
+    from clusterctl.validate.run import Outcome
+
+REPORT_SUFFIXES = {".html": "html", ".htm": "html", ".png": "png", ".svg": "svg"}
+
+ReportOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--report",
+        metavar="PATH",
+        help="Write the acceptance report: PATH.html (one self-contained page: verdict, plots, "
+        "pairs, history, versions) or PATH.png / PATH.svg (the plots, for a ticket).",
+    ),
+]
+RecordOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--record",
+        metavar="STACK",
+        help="Keep this run in STACK's validation history (runs with -s are kept anyway); "
+        "e.g. a --from-log run.",
+    ),
+]
+
+
+def check_report_path(path: Path | None) -> None:
+    """Before the run: a report path that cannot be written must not cost the verdict."""
+    if path is None:
+        return
+    if path.suffix.lower() not in REPORT_SUFFIXES:
+        raise UserError(
+            f"--report {path}: say which kind by its suffix: .html (the page), .png or .svg "
+            "(the plots)"
+        )
+    writable_file(path, "--report")
+
+
+def history_stack(stack: str | None, record: str | None) -> str | None:
+    if record is not None and stack is not None and record != stack:
+        raise UserError(f"--record {record} with -s {stack}: the run is kept under -s's stack")
+    return record or stack
+
+
+def _history() -> History:
+    from clusterctl.project import find_project
+    from clusterctl.validate.history import ENV, History, path_for
+
+    project_dir = None if os.environ.get(ENV) else find_project().dir
+    return History(path_for(project_dir))
+
+
+def _source(from_log: Path | None) -> str:
+    return f"log {from_log}" if from_log is not None else "run"
+
+
+def keep_and_report(
+    outcome: Outcome,
+    *,
+    stack: str | None,
+    report: Path | None,
+    target: str,
+    from_log: Path | None,
+    outcome_json: dict,
+    quiet: bool,
+) -> None:
+    """Record the run in its stack's history, then write the report (exit 2 if either fails,
+    after the verdict has been shown)."""
+    from clusterctl.validate.history import HistoryRun
+
+    now = datetime.now(UTC).replace(microsecond=0).isoformat()
+    first: HistoryRun | None = None
+    history_path: str | None = None
+    try:
+        if stack is not None:
+            history = _history()
+            history_path = str(history.path)
+            first = history.first_accepted(stack)
+            runs = outcome.runs
+            nets = sorted({n.label for r in runs for n in r.networks})
+            kept = history.record(
+                stack,
+                outcome_json,
+                at=now,
+                source=_source(from_log),
+                sku=outcome.sku,
+                nodes=max((len(v.hosts) for v in outcome.verdicts), default=None) or None,
+                network="; ".join(nets) or None,
+                nccl_version=next((r.nccl_version for r in runs if r.nccl_version), None),
+            )
+            if not quiet:
+                err.print(
+                    f"[dim]kept as run #{kept.id} of stack {escape(stack)} in "
+                    f"{escape(history_path)}[/]",
+                    highlight=False,
+                    soft_wrap=True,
+                )
+    except UserError as exc:
+        bail(*exc.problems)
+    if report is None:
+        return
+    import shlex
+
+    from clusterctl.acceptance.page import Context, html, picture
+
+    ctx = Context(
+        generated_at=now,
+        target=target,
+        invocation=shlex.join(["clusterctl", *sys.argv[1:]]),
+        stack=stack,
+        first_accepted=first,
+        history_path=history_path,
+    )
+    kind = REPORT_SUFFIXES[report.suffix.lower()]
+    try:
+        report.parent.mkdir(parents=True, exist_ok=True)
+        if kind == "html":
+            report.write_text(html(outcome, ctx), encoding="utf-8")
+        else:
+            report.write_bytes(picture(outcome, ctx, kind))
+    except OSError as exc:
+        bail(path_problem(exc, "--report"))
+    if not quiet:
+        err.print(f"[dim]report: {escape(str(report))}[/]", highlight=False, soft_wrap=True)
+
+
+def register_history(group: typer.Typer) -> None:
+    @group.command("history")
+    def history(
+        stack: Annotated[
+            str | None, typer.Option("--stack", "-s", help="The stack whose runs to show.")
+        ] = None,
+        as_json: Annotated[bool, typer.Option("--json", help="Print the runs as JSON.")] = False,
+    ) -> None:
+        """The stack's validation runs, oldest first: busbw against the floor and the first
+        accepted run."""
+        if stack is None:
+            bail("say which stack: validate history -s STACK")
+        try:
+            store = _history()
+            runs = store.runs(stack)
+        except UserError as exc:
+            bail(*exc.problems)
+        if as_json:
+            sys.stdout.write(
+                json.dumps(
+                    {"stack": stack, "file": str(store.path), "runs": [_row(r) for r in runs]},
+                    indent=2,
+                )
+                + "\n"
+            )
+            return
+        if not runs:
+            out.print(f"no validation runs kept for stack {escape(stack)} ({store.path})")
+            return
+        out.print(_trend(stack, runs, store.path))
+
+
+def _row(run) -> dict:
+    return {
+        "id": run.id,
+        "at": run.at,
+        "status": run.status,
+        "source": run.source,
+        "sku": run.sku,
+        "nodes": run.nodes,
+        "busbw_gbps": run.busbw_gbps,
+        "floor_gbps": run.floor_gbps,
+        "margin_pct": run.margin_pct,
+        "network": run.network,
+        "nccl_version": run.nccl_version,
+    }
+
+
+def _trend(stack: str, runs: list, path: Path) -> Table:
+    first = next((r for r in runs if r.accepted), None)
+    table = Table(title=f"validation history of {stack}", caption=str(path))
+    for col in ("#", "when (UTC)", "status", "busbw GB/s", "floor", "margin", "vs first accepted",
+                "network", "source"):  # fmt: skip
+        table.add_column(col, justify="right" if col in ("#", "busbw GB/s", "floor") else "left")
+    style = {"pass": "green", "warn": "yellow", "fail": "bold red"}
+    for r in runs:
+        if first is None or r.busbw_gbps is None or first.busbw_gbps is None:
+            versus = "-"
+        elif r.id == first.id:
+            versus = "first accepted"
+        else:
+            versus = f"{(r.busbw_gbps - first.busbw_gbps) / first.busbw_gbps * 100:+.1f}%"
+        table.add_row(
+            str(r.id),
+            r.at.replace("T", " ")[:16],
+            f"[{style.get(r.status, 'magenta')}]{r.status}[/]",
+            "-" if r.busbw_gbps is None else f"{r.busbw_gbps:.2f}",
+            "-" if r.floor_gbps is None else f"{r.floor_gbps:g}",
+            "-" if r.margin_pct is None else f"{r.margin_pct:+.1f}%",
+            versus,
+            escape(r.network or "-"),
+            escape(r.source if r.source == "run" else "log " + Path(r.source[4:]).name),
+        )
+    return table

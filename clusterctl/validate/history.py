@@ -1,0 +1,174 @@
+"""Every validation kept per stack, in one SQLite file the user can find and query.
+
+Where: `$GPU_CLUSTERS_VALIDATE_HISTORY` if set, else `<project>/.clusterctl/validate-history.sqlite`
+(next to the stack's kubeconfig and, with the default file backend, its Pulumi state in
+`.pulumi-state/`). One row per run: when, the status, the worst judged busbw against its floor,
+the network NCCL used, the NCCL version, and the whole JSON result, so a later report can draw an
+earlier run's curve. "Accepted" is a run that passed (or passed with warnings).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from collections.abc import Iterator
+from contextlib import closing, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from clusterctl.errors import UserError
+
+ENV = "GPU_CLUSTERS_VALIDATE_HISTORY"
+FILE = "validate-history.sqlite"
+ACCEPTED = ("pass", "warn")
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  stack TEXT NOT NULL,
+  at TEXT NOT NULL,
+  status TEXT NOT NULL,
+  source TEXT NOT NULL,
+  sku TEXT,
+  nodes INTEGER,
+  busbw_gbps REAL,
+  floor_gbps REAL,
+  margin_pct REAL,
+  network TEXT,
+  nccl_version TEXT,
+  result TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS runs_stack ON runs (stack, id);
+"""
+
+
+_COLUMNS = (
+    "id", "stack", "at", "status", "source", "sku", "nodes", "busbw_gbps", "floor_gbps",
+    "margin_pct", "network", "nccl_version",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class HistoryRun:
+    id: int
+    stack: str
+    at: str
+    """UTC, ISO 8601 to the second."""
+    status: str
+    source: str
+    """What was judged: `run` (clusterctl launched it) or `log FILE` (--from-log)."""
+    sku: str | None
+    nodes: int | None
+    busbw_gbps: float | None
+    floor_gbps: float | None
+    margin_pct: float | None
+    network: str | None
+    nccl_version: str | None
+    result: dict[str, Any]
+
+    @property
+    def accepted(self) -> bool:
+        return self.status in ACCEPTED
+
+    def group_points(self, group: str) -> tuple[tuple[int, float], ...]:
+        """(message bytes, worst busbw) of one group of this run, from its stored result."""
+        for g in self.result.get("groups", []):
+            if g.get("group") == group:
+                return tuple(
+                    (
+                        int(s["size_bytes"]),
+                        min(s["busbw_out_of_place_gbps"], s["busbw_in_place_gbps"]),
+                    )
+                    for s in g.get("sizes", [])
+                    if s["size_bytes"] > 0
+                )
+        return ()
+
+
+def path_for(project_dir: Path | None) -> Path:
+    """The history file: $GPU_CLUSTERS_VALIDATE_HISTORY, else the project's .clusterctl/."""
+    override = os.environ.get(ENV)
+    if override:
+        return Path(override).expanduser()
+    if project_dir is None:
+        raise UserError(f"no project to keep the validation history in: set {ENV}=FILE")
+    return project_dir / ".clusterctl" / FILE
+
+
+class History:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    @contextmanager
+    def _db(self, *, write: bool) -> Iterator[sqlite3.Connection]:
+        if write:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            with closing(sqlite3.connect(self.path, timeout=10)) as db:
+                db.executescript(_SCHEMA)
+                with db:
+                    yield db
+        except sqlite3.DatabaseError as exc:
+            raise UserError(f"validation history {self.path}: {exc}") from None
+
+    def record(
+        self,
+        stack: str,
+        result: dict[str, Any],
+        *,
+        at: str,
+        source: str,
+        sku: str | None,
+        nodes: int | None,
+        network: str | None,
+        nccl_version: str | None,
+    ) -> HistoryRun:
+        """Keep one run: `result` is its JSON form (clusterctl.cli.report.outcome_json)."""
+        groups = [g for g in result.get("groups", []) if g.get("measured_busbw_gbps") is not None]
+        worst = min(groups, key=lambda g: g["margin_pct"], default=None)
+        floor = None
+        if worst is not None:
+            floors = [s["floor_gbps"] for s in worst["sizes"] if s["gated"] and s["floor_gbps"]]
+            floor = min(floors, default=None)
+        row = (
+            stack,
+            at,
+            str(result.get("status", "")),
+            source,
+            sku,
+            nodes,
+            worst["measured_busbw_gbps"] if worst else None,
+            floor,
+            worst["margin_pct"] if worst else None,
+            network,
+            nccl_version,
+            json.dumps(result, sort_keys=True),
+        )
+        with self._db(write=True) as db:
+            cur = db.execute(
+                "INSERT INTO runs (stack, at, status, source, sku, nodes, busbw_gbps, floor_gbps,"
+                " margin_pct, network, nccl_version, result) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                row,
+            )
+            run_id = cur.lastrowid
+        assert run_id is not None
+        return HistoryRun(run_id, *row[:-1], result=result)  # type: ignore[arg-type]
+
+    def runs(self, stack: str) -> list[HistoryRun]:
+        """The stack's runs, oldest first; none when the file does not exist yet."""
+        if not self.path.exists():
+            return []
+        with self._db(write=False) as db:
+            rows = db.execute(
+                f"SELECT {', '.join(_COLUMNS)}, result FROM runs WHERE stack = ? ORDER BY id",
+                (stack,),
+            ).fetchall()
+        return [
+            HistoryRun(**dict(zip(_COLUMNS, r[:-1], strict=True)), result=json.loads(r[-1]))
+            for r in rows
+        ]
+
+    def first_accepted(self, stack: str) -> HistoryRun | None:
+        return next((r for r in self.runs(stack) if r.accepted), None)
