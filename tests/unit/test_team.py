@@ -28,7 +28,7 @@ def refused(overrides: list[str], stack: str = TEAM) -> list[str]:
     return caught.value.problems
 
 
-def one_line_about(lines: list[str], field: str, words: str) -> None:
+def assert_one_line_about(lines: list[str], field: str, words: str) -> None:
     hits = [ln for ln in lines if ln.startswith(f"gpu-clusters:cluster.{field}:")]
     assert len(hits) == 1 and words in hits[0], lines
 
@@ -58,7 +58,7 @@ def one_line_about(lines: list[str], field: str, words: str) -> None:
     ],
 )
 def test_a_bad_team_is_refused_naming_the_field(override, field, words) -> None:
-    one_line_about(refused([override]), field, words)
+    assert_one_line_about(refused([override]), field, words)
 
 
 def test_users_on_kubernetes_are_refused() -> None:

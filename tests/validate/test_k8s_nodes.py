@@ -128,8 +128,8 @@ def test_resume_refuses_a_node_validate_did_not_take_out() -> None:
 
 def test_kubeconfig_accepts_drain_and_resume() -> None:
     """Old code: '--drain does nothing with --kubeconfig: cordoning ... not implemented yet'."""
-    refuse_ignored({"kubeconfig": "k", "sweep": True, "drain": True})
-    refuse_ignored({"kubeconfig": "k", "resume": ["aks-gpu-1"]})
+    assert refuse_ignored({"kubeconfig": "k", "sweep": True, "drain": True}) is None
+    assert refuse_ignored({"kubeconfig": "k", "resume": ["aks-gpu-1"]}) is None
 
 
 # -- the start window -------------------------------------------------------------------------
