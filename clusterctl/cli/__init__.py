@@ -5,7 +5,8 @@ paths       output paths (--out, --junit, init's folder) checked before any work
 plan        `plan`, `catalog`, `schema`, `init`
 stacks      `stacks`: the project's stack files
 lifecycle   `up`, `status`, `down`
-validate    `validate --nccl`
+validate    `validate --nccl`, and the dispatch of `validate --train`
+validate_train  `validate --train`: refusals, the throughput floor, the run, its table and history
 report      how a validation outcome is shown: rich tables, JSON, JUnit
 acceptance  `validate --report`, the validation history, `validate history`
 nodes       `node replace`

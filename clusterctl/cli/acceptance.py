@@ -66,7 +66,7 @@ def history_stack(stack: str | None, record: str | None) -> str | None:
     return record or stack
 
 
-def _history() -> History:
+def open_history() -> History:
     from clusterctl.project import find_project
     from clusterctl.validate.history import ENV, History, path_for
 
@@ -97,7 +97,7 @@ def keep_and_report(
     history_path: str | None = None
     try:
         if stack is not None:
-            history = _history()
+            history = open_history()
             history_path = str(history.path)
             first = history.first_accepted(stack)
             runs = outcome.runs
@@ -161,7 +161,7 @@ def register_history(group: typer.Typer) -> None:
         if stack is None:
             bail("say which stack: validate history -s STACK")
         try:
-            store = _history()
+            store = open_history()
             runs = store.runs(stack)
         except UserError as exc:
             bail(*exc.problems)

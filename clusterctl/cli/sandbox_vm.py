@@ -196,6 +196,7 @@ FAULTS = (
     "start-fails",
     "boot-hangs",
     "preempt",
+    "slow-gpu",
     "clear",
 )
 """faults.KINDS, named here so that `--help` imports nothing of the sandbox (a unit test keeps the
@@ -219,7 +220,8 @@ def fault_cmd(
 ) -> None:
     """Inject a fault into a node (or `clear` its faults): a slow link, a GPU gone (the health
     check drains the node), a deep-tier check failing, slurmd killed, its VM unable to start,
-    its boot never reaching slurmd, a spot eviction notice."""
+    its boot never reaching slurmd, a spot eviction notice, a slow GPU (its CPU capped: the
+    training check's straggler)."""
     from clusterctl.sandbox.vm import faults
 
     _need_root()

@@ -1,4 +1,4 @@
-"""`clusterctl validate --nccl`: register(app) adds the command to the main typer app.
+"""`clusterctl validate --nccl` and `--train`: register(app) adds the command to the main typer app.
 
 Exit codes: 0 pass (warnings included), 1 fail, 2 could not run (bad input, unreachable host,
 job did not start, output not parsable, nothing judged). Each problem is one line on stderr.
@@ -99,6 +99,39 @@ def _size_opt(short: str, long: str, what: str, key: str, default: str) -> typer
 
 
 NcclOpt = Annotated[bool, typer.Option("--nccl", help="Run the NCCL all-reduce check.")]
+TrainOpt = Annotated[
+    bool,
+    typer.Option(
+        "--train",
+        help="Run a distributed training job (torchrun, PyTorch DDP) on every node: tokens/s per "
+        "GPU, step time, stragglers, scaling from 1 node to N.",
+    ),
+]
+MinTokensOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--min-tokens-per-gpu",
+        min=0.0,
+        help="--train: throughput floor. Default: 80%% of the first passing run kept for the "
+        "stack (-s/--record); none without one.",
+    ),
+]
+MinScalingOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--min-scaling",
+        min=0.0,
+        max=1.0,
+        help="--train: weak-scaling efficiency floor, 0-1 (default 0.8 on GPUs).",
+    ),
+]
+NoScalingOpt = Annotated[
+    bool,
+    typer.Option("--no-scaling", help="--train: skip the 1-node reference run (no scaling)."),
+]
+StepsOpt = Annotated[
+    int | None, typer.Option("--steps", min=5, help="--train: timed steps (default 30 on GPUs).")
+]
 HostOpt = Annotated[
     str | None,
     typer.Option(
@@ -172,6 +205,7 @@ def register(app: typer.Typer) -> None:
     def validate(
         ctx: typer.Context,
         nccl: NcclOpt = False,
+        train: TrainOpt = False,
         stack: OptionalStackOpt = None,
         host: HostOpt = None,
         kubeconfig: KubeconfigOpt = None,
@@ -192,6 +226,10 @@ def register(app: typer.Typer) -> None:
         max_bytes: MaxBytesOpt = None,
         report_path: ReportOpt = None,
         record: RecordOpt = None,
+        min_tokens: MinTokensOpt = None,
+        min_scaling: MinScalingOpt = None,
+        no_scaling: NoScalingOpt = False,
+        steps: StepsOpt = None,
     ) -> None:
         """Prove the fabric delivers: all_reduce bus bandwidth against the SKU's baseline.
 
@@ -201,8 +239,26 @@ def register(app: typer.Typer) -> None:
 
         if ctx.invoked_subcommand is not None:
             return
+        if train:
+            raise typer.Exit(
+                _train(
+                    dict(nccl=nccl, sweep=sweep, drain=drain, resume=resume or None,
+                         min_bytes=min_bytes, max_bytes=max_bytes, fail_below=fail_below,
+                         warn_below=warn_below, report_path=report_path),
+                    stack=stack, host=host, kubeconfig=kubeconfig,
+                    sandbox=sandbox_workdir(sandbox, sandbox_dir), from_log=from_log, sku=sku,
+                    nodes=nodes, partition=partition, min_tokens=min_tokens,
+                    min_scaling=min_scaling, scaling=not no_scaling, steps=steps,
+                    as_json=as_json, junit=junit, record=record,
+                )
+            )  # fmt: skip
+        train_only = {"--min-tokens-per-gpu": min_tokens, "--min-scaling": min_scaling,
+                      "--no-scaling": no_scaling, "--steps": steps}  # fmt: skip
+        for flag, value in train_only.items():
+            if value not in (None, False):
+                bail(f"{flag} goes with --train")
         if not nccl:
-            bail("say what to validate: --nccl (the only check so far)")
+            bail("say what to validate: --nccl (all-reduce bandwidth) or --train (a training run)")
         given = dict(
             stack=stack, host=host, kubeconfig=kubeconfig, sandbox=sandbox or sandbox_dir,
             from_log=from_log, sku=sku, partition=partition, sweep=sweep, drain=drain,
@@ -243,6 +299,32 @@ def register(app: typer.Typer) -> None:
             outcome_json=outcome_json(outcome),
         )  # fmt: skip
         raise typer.Exit(outcome.exit_code)
+
+
+def _train(refused: dict, *, stack, host, kubeconfig, sandbox, from_log, sku, nodes, partition,
+           min_tokens, min_scaling, scaling, steps, as_json, junit, record) -> int:  # fmt: skip
+    from clusterctl.cli import validate_train
+    from clusterctl.cli.common import resolve_target
+    from clusterctl.validate import CouldNotRun
+
+    try:
+        if junit is not None:
+            writable_file(junit, "--junit")
+        kept_as = history_stack(stack, record)
+        validate_train.refuse_for_train(refused)
+        refuse_ignored(dict(stack=stack, host=host, kubeconfig=kubeconfig, sandbox=sandbox,
+                            from_log=from_log, sku=sku, partition=partition))  # fmt: skip
+        target = resolve_target(
+            stack=stack, host=host, kubeconfig=kubeconfig, sandbox=sandbox, from_log=from_log,
+            sku=sku, nodes=nodes, partition=partition,
+        )  # fmt: skip
+        with cancellable():  # Ctrl-C cancels the training jobs, then exits 130
+            return validate_train.run(
+                target=target, min_tokens=min_tokens, min_scaling=min_scaling, scaling=scaling,
+                steps=steps, as_json=as_json, junit=junit, kept_as=kept_as,
+            )  # fmt: skip
+    except (CouldNotRun, UserError) as exc:
+        bail(*([str(exc)] if isinstance(exc, CouldNotRun) else exc.problems))
 
 
 def _target_label(stack, host, kubeconfig, sandbox, from_log) -> str:

@@ -11,6 +11,7 @@ drain       take suspects out of service (Slurm drain)
 k8s_nodes   the same on Kubernetes: cordon, taint and annotate; `--resume` re-tests and uncordons
 hook        the post-deploy check `pulumi up` runs when validation.nccl.onDeploy is true
 history     every run kept per stack in a SQLite file; the first accepted run
+train       `--train`: the training program on one node, then on all, judged (clusterctl.train)
 """
 
 from __future__ import annotations

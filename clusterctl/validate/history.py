@@ -41,6 +41,20 @@ CREATE TABLE IF NOT EXISTS runs (
   result TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS runs_stack ON runs (stack, id);
+CREATE TABLE IF NOT EXISTS train_runs (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  stack TEXT NOT NULL,
+  at TEXT NOT NULL,
+  status TEXT NOT NULL,
+  preset TEXT NOT NULL,
+  sku TEXT,
+  nodes INTEGER,
+  gpus INTEGER,
+  tokens_per_s_per_gpu REAL,
+  scaling REAL,
+  floor REAL,
+  result TEXT NOT NULL
+);
 """
 
 
@@ -172,3 +186,67 @@ class History:
 
     def first_accepted(self, stack: str) -> HistoryRun | None:
         return next((r for r in self.runs(stack) if r.accepted), None)
+
+    def record_train(self, stack: str, result: dict[str, Any], *, at: str) -> TrainHistoryRun:
+        """Keep one `validate --train` run: `result` is its JSON form (cli/train_report.py)."""
+        m = result.get("metrics") or {}
+        row = (
+            stack, at, str(result["status"]), str(result["preset"]), result.get("sku"),
+            m.get("nodes"), m.get("gpus"), m.get("tokens_per_s_per_gpu"), result.get("scaling"),
+            (result.get("floor") or {}).get("tokens_per_s_per_gpu"),
+        )  # fmt: skip
+        with self._db(write=True) as db:
+            cur = db.execute(
+                "INSERT INTO train_runs (stack, at, status, preset, sku, nodes, gpus,"
+                " tokens_per_s_per_gpu, scaling, floor, result) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                (*row, json.dumps(result, sort_keys=True)),
+            )
+            run_id = cur.lastrowid
+        assert run_id is not None
+        return TrainHistoryRun(run_id, *row)  # type: ignore[arg-type]
+
+    def train_runs(self, stack: str) -> list[TrainHistoryRun]:
+        if not self.path.exists():
+            return []
+        with self._db(write=False) as db:
+            rows = db.execute(
+                f"SELECT {', '.join(_TRAIN_COLUMNS)} FROM train_runs WHERE stack = ? ORDER BY id",
+                (stack,),
+            ).fetchall()
+        return [TrainHistoryRun(*r) for r in rows]
+
+    def first_accepted_train(
+        self, stack: str, preset: str, sku: str | None
+    ) -> TrainHistoryRun | None:
+        """The first passing training run of the same model on the same VM size: the reference a
+        later run's throughput floor is calibrated on."""
+        return next(
+            (
+                r
+                for r in self.train_runs(stack)
+                if r.status == "pass" and r.preset == preset and r.sku == sku
+                and r.tokens_per_s_per_gpu
+            ),
+            None,
+        )  # fmt: skip
+
+
+_TRAIN_COLUMNS = (
+    "id", "stack", "at", "status", "preset", "sku", "nodes", "gpus", "tokens_per_s_per_gpu",
+    "scaling", "floor",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class TrainHistoryRun:
+    id: int
+    stack: str
+    at: str
+    status: str
+    preset: str
+    sku: str | None
+    nodes: int | None
+    gpus: int | None
+    tokens_per_s_per_gpu: float | None
+    scaling: float | None
+    floor: float | None

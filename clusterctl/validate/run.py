@@ -169,7 +169,7 @@ def validate(target: Target, opts: Options, **deps: Any) -> Outcome:
     return validate_k8s(target, opts, **deps)
 
 
-def _profile_env(sku: str | None) -> dict[str, str]:
+def profile_env(sku: str | None) -> dict[str, str]:
     if sku is None:
         return {}
     from clusterctl.spec.catalog import catalog
@@ -194,7 +194,7 @@ def _slurm_setup(target: SlurmTarget, opts: Options, launcher: Any = None) -> tu
         nodes=target.nodes,
         gpus_per_node=target.gpus_per_node,
         benchmark=bench.program,
-        env=_profile_env(target.sku),
+        env=profile_env(target.sku),
         partition=target.partition,
         nodelist=target.node_names,
         min_bytes=opts.min_bytes or bench.min_bytes,

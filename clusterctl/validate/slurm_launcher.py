@@ -8,7 +8,7 @@ import shlex
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Literal
+from typing import Literal, Protocol
 
 from rich.console import Console
 
@@ -45,6 +45,22 @@ class SlurmJob:
     probe_max_seconds: int = 240
     name: str = "clusterctl-nccl"
     reservation: str | None = None
+    kind: str = "NCCL"
+    """How progress lines and errors name the job."""
+
+    def script(self, output: str) -> str:
+        return render_sbatch(self, output)
+
+
+class BatchJob(Protocol):
+    """What the launcher submits: SlurmJob here, clusterctl.validate.train's TrainJob."""
+
+    name: str
+    nodelist: tuple[str, ...]
+    time_limit_min: int
+    kind: str
+
+    def script(self, output: str) -> str: ...
 
 
 def _shquote(value: object) -> str:
@@ -81,6 +97,15 @@ def render_sbatch(job: SlurmJob, output: str) -> str:
         sku=job.sku,
         reservation=job.reservation,
     )
+
+
+class NodeLost(CouldNotRun):
+    """A node of the job became unusable (not responding, down) while the job waited on it."""
+
+    def __init__(self, message: str, states: dict[str, str]) -> None:
+        super().__init__(message)
+        self.states = states
+        """node -> what Slurm reports it (e.g. `idle (not responding)`)"""
 
 
 @dataclass(frozen=True)
@@ -121,11 +146,11 @@ class SlurmLauncher:
         self._sleep = sleep
         self._seq = 0
 
-    def run(self, job: SlurmJob, *, timeout_s: float | None = None) -> JobResult:
+    def run(self, job: BatchJob, *, timeout_s: float | None = None) -> JobResult:
         return self.run_many([job], timeout_s=timeout_s)[0]
 
     def run_many(
-        self, jobs: Sequence[SlurmJob], *, timeout_s: float | None = None
+        self, jobs: Sequence[BatchJob], *, timeout_s: float | None = None
     ) -> list[JobResult]:
         """Submit every job at once (they run in parallel on disjoint nodes), wait for all."""
         submitted: list[tuple[str, str]] = []
@@ -144,7 +169,9 @@ class SlurmLauncher:
             limit = timeout_s or max(j.time_limit_min for j in jobs) * 60 + 120
             nodes = sorted({n for j in jobs for n in j.nodelist})
             try:
-                states = self.wait([jid for jid, _ in submitted], limit, nodes=nodes)
+                states = self.wait(
+                    [jid for jid, _ in submitted], limit, nodes=nodes, what=jobs[0].kind
+                )
             except KeyboardInterrupt:
                 self._cancel_interrupted([j for j, _ in submitted])
                 raise
@@ -174,10 +201,10 @@ class SlurmLauncher:
         if what:
             self.console.print(f"interrupted: cancelled Slurm job(s) {what}", highlight=False)
 
-    def submit(self, job: SlurmJob) -> tuple[str, str]:
+    def submit(self, job: BatchJob) -> tuple[str, str]:
         self._seq += 1
         stem = f"{self.remote_dir}/{job.name}-{int(time.time())}-{self._seq}"
-        script = render_sbatch(job, output=f"{stem}.out")
+        script = job.script(f"{stem}.out")
         d = shlex.quote(self.remote_dir)
         proc = self.ssh.run(
             f"mkdir -p {d} && cat > {shlex.quote(stem)}.sbatch && "
@@ -192,7 +219,9 @@ class SlurmLauncher:
             raise CouldNotRun(f"sbatch gave no job id: {proc.stdout.strip()!r}")
         return job_id, f"{stem}.out"
 
-    def wait(self, job_ids: list[str], timeout_s: float, nodes: Sequence[str] = ()) -> list[str]:
+    def wait(
+        self, job_ids: list[str], timeout_s: float, nodes: Sequence[str] = (), what: str = "NCCL"
+    ) -> list[str]:
         """Final state per job; CouldNotRun (after scancel) when the time runs out, or as soon as
         one of `nodes` has been unusable (not responding, down) for NODE_GRACE_S: a job
         waiting on a dead slurmd would otherwise sit until the whole timeout."""
@@ -207,7 +236,7 @@ class SlurmLauncher:
                         final[jid] = self._final_state(jid)
                 waited = time.monotonic() - start
                 status.update(
-                    f"NCCL job(s) {', '.join(job_ids)}: "
+                    f"{what} job(s) {', '.join(job_ids)}: "
                     + ", ".join(f"{j} {final.get(j) or live.get(j, '?')}" for j in job_ids)
                     + f" ({waited:.0f} s)"
                 )
@@ -215,32 +244,33 @@ class SlurmLauncher:
                     return [final[j] for j in job_ids]
                 if nodes and waited >= NODE_CHECK_AFTER_S:
                     now = time.monotonic()
-                    trouble = self._node_trouble(nodes)
+                    trouble = self.node_trouble(nodes)
                     bad_since = {n: bad_since.get(n, now) for n in trouble}
                     dead = [n for n, t in bad_since.items() if now - t >= NODE_GRACE_S]
                     if dead:
                         pending = [j for j in job_ids if j not in final]
                         self.ssh.run(f"scancel {' '.join(pending)}", check=False)
-                        what = ", ".join(f"{n} ({trouble[n]})" for n in dead)
-                        raise CouldNotRun(
-                            f"node {what}: unusable for {NODE_GRACE_S:.0f} s while NCCL job(s) "
-                            f"{', '.join(pending)} waited on it; cancelled after {waited:.0f} s"
+                        lost = ", ".join(f"{n} ({trouble[n]})" for n in dead)
+                        raise NodeLost(
+                            f"node {lost}: unusable for {NODE_GRACE_S:.0f} s while {what} job(s) "
+                            f"{', '.join(pending)} waited on it; cancelled after {waited:.0f} s",
+                            {n: trouble[n] for n in dead},
                         )
                 if waited > timeout_s:
                     pending = [j for j in job_ids if j not in final]
                     self.ssh.run(f"scancel {' '.join(pending)}", check=False)
                     why = ", ".join(f"{j} {live.get(j, '?')}" for j in pending)
-                    what = (
+                    how = (
                         "never started"
                         if all(live.get(j, "").split()[0] in _NOT_STARTED for j in pending)
                         else "did not finish"
                     )
                     raise CouldNotRun(
-                        f"NCCL job {what} within {timeout_s:.0f} s ({why}); cancelled"
+                        f"{what} job {how} within {timeout_s:.0f} s ({why}); cancelled"
                     )
                 self._sleep(self.poll_s)
 
-    def _node_trouble(self, nodes: Sequence[str]) -> dict[str, str]:
+    def node_trouble(self, nodes: Sequence[str]) -> dict[str, str]:
         """Nodes that cannot run a job now: not responding (`*`), down, failing."""
         out = self.ssh.run(f"sinfo -h -N -n {','.join(nodes)} -o '%N %T'", check=False).stdout
         trouble = {}

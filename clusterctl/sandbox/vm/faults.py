@@ -17,7 +17,11 @@
   Slurm's ResumeTimeout then decides (power.py).
 - preempt: a spot eviction notice (Scheduled Events `Preempt`, 30 s NotBefore) for the node's VM
   at the IMDS stand-in; approving it deallocates the VM.
-- clear: every fault of the node undone (link, GPU device, slurmd started again, slurmd unmasked).
+- slow-gpu: the node computes slowly, as with a throttled or degraded GPU: its CPU time is capped
+  (the CFS quota of its cgroup, SLOW_GPU_SHARE of one core), so the training job's ranks on it
+  (gloo on CPU, the sandbox's stand-in for the GPUs) run their steps several times slower.
+- clear: every fault of the node undone (link, GPU device, slurmd started again, slurmd unmasked,
+  CPU quota lifted).
 Faults are recorded in the sandbox state, so `clear` knows what to undo.
 """
 
@@ -41,6 +45,7 @@ KINDS = (
     "start-fails",
     "boot-hangs",
     "preempt",
+    "slow-gpu",
     "clear",
 )
 
@@ -50,6 +55,9 @@ FAIL_CHECKS = "/run/gpucl-sandbox/fail-checks"
 DEEP_CHECK = "check_nccl_allreduce"
 DCGM_CHECK = "dcgm_diag"
 KEEP_DOWN = "/run/systemd/system/slurmd.service.d/99-gpucl-sandbox-fault.conf"
+SLOW_GPU_SHARE = 0.25
+"""slow-gpu: the share of one CPU core the node keeps (CFS quota over period)."""
+CFS_PERIOD_US = 100_000
 """kill-slurmd's runtime drop-in: sorts after the restart drop-in, so its Restart=no wins."""
 
 
@@ -109,6 +117,11 @@ def _inject(workdir: Path, node: str, kind: str, rate: str) -> str:
     elif kind == "boot-hangs":
         faults["boot-hangs"] = True
         done = f"{node}: its VM's next starts never reach slurmd (slurmd masked at boot)"
+    elif kind == "slow-gpu":
+        quota = int(SLOW_GPU_SHARE * CFS_PERIOD_US)
+        _cpu_quota(state, node, quota)
+        faults["slow-gpu"] = quota
+        done = f"{node}: CPU capped at {SLOW_GPU_SHARE:.0%} of a core (its GPU stand-in is slow)"
     elif kind == "preempt":
         event = _preempt(state, info)
         faults["preempt"] = event["EventId"]
@@ -153,6 +166,17 @@ def _edit_events(state: vmstate.VmState, info: dict, change) -> None:
     lab_mod.write_vm_map(vm_map, vms)
 
 
+def _cpu_quota(state: vmstate.VmState, node: str, quota_us: int) -> None:
+    """The node's CFS quota in the cgroup v1 cpu hierarchy (-1: none); the node's processes,
+    Slurm's job cgroups included, live below it (machine.cgroup_dirs)."""
+    dirs = [d for d in machine.cgroup_dirs(state, node) if "cpu" in d.parent.parent.name.split(",")]
+    if not dirs:
+        raise FaultError("this host has no cgroup v1 cpu hierarchy to cap a node's CPU in")
+    for d in dirs:
+        (d / "cpu.cfs_period_us").write_text(f"{CFS_PERIOD_US}\n")
+        (d / "cpu.cfs_quota_us").write_text(f"{quota_us}\n")
+
+
 def clear(workdir: Path, node: str) -> str:
     with vmstate.lock(workdir.resolve()):
         return _clear(workdir, node)
@@ -173,5 +197,7 @@ def _clear(workdir: Path, node: str) -> str:
         machine.unmask_slurmd(state, node)
     if faults.get("fail-deep") or faults.get("fail-dcgm"):
         _sh(info, f"rm -f {FAIL_CHECKS}")
+    if faults.get("slow-gpu"):
+        _cpu_quota(state, node, -1)
     state.save()
     return f"{node}: cleared {', '.join(sorted(faults)) or 'nothing (no faults recorded)'}"

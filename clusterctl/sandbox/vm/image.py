@@ -72,6 +72,7 @@ REPO_PACKAGES = (
     "automake",
     "python3-venv",  # the scheduler's power program venv
     "iptables",  # the scheduler's IMDS guard (Ubuntu images ship it; the user-data names it)
+    "python3-torch",  # validate --train's stand-in for the NVIDIA PyTorch container (GPU nodes)
 )
 
 

@@ -23,7 +23,10 @@ PIP_CONF = (
 def pins_from_catalog() -> list[str]:
     from clusterctl.spec.catalog import catalog
 
-    pins = (catalog().versions.get("powerProgram") or {}).get("pypi") or {}
+    versions = catalog().versions
+    pins = dict((versions.get("powerProgram") or {}).get("pypi") or {})
+    # submitit: what a team user's venv on the login node installs (README "From Python")
+    pins.update(((versions.get("training") or {}).get("submitit") or {}).get("pypi") or {})
     return [f"{name}=={version}" for name, version in sorted(pins.items())]
 
 

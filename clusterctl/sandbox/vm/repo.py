@@ -404,19 +404,52 @@ def github_dir(repo_dir: Path) -> Path:
 # build-essential itself). Azure/azhpc-images ubuntu/common/install_utils.sh installs these three
 # (with many more the scripts do not use): enroot's jq and autoconf's m4 are there before boot.
 HPC_IMAGE_PACKAGES = ("build-essential", "jq", "m4")
+# Not the HPC image's: the PyTorch that `validate --train` runs, standing in for the NVIDIA
+# PyTorch container pyxis starts on the cloud (substitutions.py, "pytorch-container").
+TRAIN_PACKAGES = ("python3-torch",)
+TORCH_DISTRIBUTED = "usr/lib/python3/dist-packages/torch/distributed/__init__.py"
+# Appended to it in the layer: Debian builds PyTorch without libuv, which TCPStore asks for by
+# default, and torchrun's rendezvous stores (c10d, static) cannot ask for the other backend.
+# Declared with the substitution; the store's protocol and the rendezvous are PyTorch's own.
+TORCH_NO_LIBUV = """
+
+# gpucl sandbox (clusterctl/sandbox/vm/repo.py): this PyTorch is built without libuv.
+if is_available():
+    _GpuclTCPStore = TCPStore
+
+    class TCPStore(_GpuclTCPStore):  # type: ignore[no-redef]
+        def __init__(self, *args, **kwargs):
+            kwargs["use_libuv"] = False
+            super().__init__(*args, **kwargs)
+
+    for _m in list(sys.modules.values()):
+        if (getattr(_m, "__name__", "") or "").startswith("torch.distributed") and getattr(
+            _m, "TCPStore", None
+        ) is _GpuclTCPStore:
+            _m.TCPStore = TCPStore
+"""
+
+
+def _layer_digest() -> str:
+    h = hashlib.sha256("\0".join([*HPC_IMAGE_PACKAGES, *TRAIN_PACKAGES, TORCH_NO_LIBUV]).encode())
+    for path in sorted(HPC_IMAGE_FILES.rglob("*")):
+        if path.is_file():
+            h.update(str(path.relative_to(HPC_IMAGE_FILES)).encode() + b"\0" + path.read_bytes())
+    return h.hexdigest()[:12]
 
 
 def hpc_layer(image, repo_dir: Path, log=print) -> Path:
     """An overlay layer over the image with what the HPC image adds (GPU nodes boot on it),
     installed once with apt from the stand-in archive; returns the layer's directory."""
-    layer = repo_dir / "hpc-layer"
+    layer = repo_dir / f"hpc-layer-{_layer_digest()}"
     if (layer / "READY").exists():
         return layer / "upper"
-    shutil.rmtree(layer, ignore_errors=True)
+    for stale in repo_dir.glob("hpc-layer*"):
+        shutil.rmtree(stale, ignore_errors=True)
     for sub in ("upper", "work", "root"):
         (layer / sub).mkdir(parents=True)
     root = layer / "root"
-    log(f"repo: HPC image layer ({', '.join(HPC_IMAGE_PACKAGES)})")
+    log(f"repo: HPC image layer ({', '.join(HPC_IMAGE_PACKAGES + TRAIN_PACKAGES)})")
     opts = f"lowerdir={image.rootfs},upperdir={layer / 'upper'},workdir={layer / 'work'}"
     subprocess.run(["mount", "-t", "overlay", "overlay", "-o", opts, str(root)], check=True)
     archive = root / "mnt" / "gpucl-archive"
@@ -431,7 +464,7 @@ def hpc_layer(image, repo_dir: Path, log=print) -> Path:
             apt += ["-o", "Dir::Etc::SourceList=/etc/apt/sources.list.d/gpucl-layer.list"]
             subprocess.run([*apt, "update", "-q"], env=env, check=True, capture_output=True)
             proc = subprocess.run(
-                [*apt, "install", "-y", "-q", *HPC_IMAGE_PACKAGES],
+                [*apt, "install", "-y", "-q", *HPC_IMAGE_PACKAGES, *TRAIN_PACKAGES],
                 env=env,
                 capture_output=True,
                 text=True,
@@ -440,6 +473,8 @@ def hpc_layer(image, repo_dir: Path, log=print) -> Path:
                 tail = proc.stdout[-2000:]
                 raise RuntimeError(f"HPC image layer: apt-get install failed:\n{tail}")
             lst.unlink()
+            with open(root / TORCH_DISTRIBUTED, "a") as f:
+                f.write(TORCH_NO_LIBUV)
             _overlay(HPC_IMAGE_FILES, root)
             subprocess.run(["chroot", str(root), "apt-get", "clean"], check=True)
             shutil.rmtree(root / "var" / "lib" / "apt" / "lists", ignore_errors=True)

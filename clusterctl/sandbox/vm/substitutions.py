@@ -160,6 +160,19 @@ SUBSTITUTIONS: tuple[Substitution, ...] = (
         "lab",
     ),
     Substitution(
+        "pytorch-container",
+        "`validate --train` runs torchrun and the training program in the NVIDIA PyTorch "
+        "container (config/versions.yaml training.container) through pyxis/enroot: CUDA, NCCL "
+        "over InfiniBand, one process per GPU",
+        "the same batch script runs torchrun with the node's own python3 and Debian's "
+        "python3-torch 2.6 (in the GPU nodes' HPC-image layer, from the stand-in apt archive), "
+        "one CPU process per node, gloo over the lab bridge; Debian builds PyTorch without libuv, "
+        "so the layer's torch/distributed/__init__.py makes TCPStore use its other backend "
+        "(torchrun's rendezvous cannot ask for it); the `slow-gpu` fault caps a node's CPU",
+        "no GPUs, CUDA or NCCL here, and the enroot stand-in runs no container (github-downloads)",
+        "image+repo",
+    ),
+    Substitution(
         "azurehpc-health-checks",
         "the HPC image's /opt/azurehpc/test/azurehpc-health-checks/run-health-checks.sh (NHC with "
         "Azure's custom checks, in its container), which the deep tier runs",
