@@ -72,11 +72,18 @@ def run(
     from clusterctl.validate.targets import KubeTarget, LogTarget
 
     say = (lambda _: None) if as_json else (lambda m: err.print(f"[dim]{m}[/]", highlight=False))
-    cpu = getattr(getattr(target, "benchmark", None), "program", "") == "probe"
+    logged = None
+    if isinstance(target, LogTarget):
+        from clusterctl.train.parse import parse
+
+        logged = parse(target.path.read_text(errors="replace"))
+        cpu = logged.start.get("device") == "cpu"  # the run's own start line says
+    else:
+        cpu = getattr(getattr(target, "benchmark", None), "program", "") == "probe"
     preset = "cpu" if cpu else "gpu"
     floor, history = floor_for(min_tokens, kept_as, preset, getattr(target, "sku", None))
-    if isinstance(target, LogTarget):
-        outcome = _from_log(target, floor)
+    if logged is not None:
+        outcome = _from_log(target, logged, floor, preset)
     elif isinstance(target, KubeTarget):
         from clusterctl.validate.train_k8s import train_k8s
 
@@ -124,17 +131,15 @@ def _options(floor, min_scaling, scaling, steps, say, image=None):
     )  # fmt: skip
 
 
-def _from_log(target: Any, floor: Any):
+def _from_log(target: Any, run: Any, floor: Any, preset: str):
     from clusterctl.train.judge import judge
-    from clusterctl.train.parse import parse
     from clusterctl.validate.train import TrainOutcome
 
-    run = parse(target.path.read_text(errors="replace"))
     return TrainOutcome(
         verdict=judge(
             run, floor, scaling_floor=None, scaling_note="scaling not measured: a log holds one run"
         ),
-        preset="log",
+        preset=preset,
         sku=target.sku,
         target=f"log {target.path}",
         command="(from a log)",

@@ -170,7 +170,9 @@ def train_slurm(
         runs.append(multi)
     finally:
         if not target.keep_files:
-            launcher.ssh.run(f"rm -f {shlex.quote(program)}", check=False)
+            d = shlex.quote(target.remote_dir)
+            launcher.ssh.run(f"rm -f {shlex.quote(program)}; rmdir {d} 2>/dev/null || true",
+                             check=False)  # fmt: skip
     min_scaling = opts.min_scaling
     note = ""
     if min_scaling is None:

@@ -6,7 +6,9 @@ user-data; a slowed link is found, drained, re-tested and returned. Root only.""
 from __future__ import annotations
 
 import json
+import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -24,6 +26,7 @@ ROOT = Path(__file__).resolve().parents[3]
 SLURM = ["gpu-pg0-1", "gpu-pg0-2", "gpu-pg0-3", "gpu-pg0-4"]
 SLOW_HOST, SLOW = "gpu-pg0-000002", "gpu-pg0-3"  # Azure's hostname, Slurm's name
 HEALTH = "/usr/local/libexec/gpu-clusters/gpucl-health.sh"
+SLOW_HOST_TRAIN, SLOW_TRAIN = "gpu-pg0-000001", "gpu-pg0-2"  # the second of the 2 trained on
 
 
 @pytest.fixture(scope="module")
@@ -186,6 +189,46 @@ def test_the_deep_tier_skips_a_busy_node_and_drains_a_failing_one_for_good(clust
             sched_sh(workdir, f"scontrol update NodeName={slurm_name} State=RESUME")
 
 
+def train(workdir: Path, *args: str, env: dict | None = None, timeout: float = 600):
+    argv = [sys.executable, "-m", "clusterctl", "validate", "--train",
+            "--sandbox-dir", str(workdir), "--nodes", "2", "--json", *args]  # fmt: skip
+    return subprocess.run(
+        argv, capture_output=True, text=True, timeout=timeout, cwd=ROOT,
+        env={**os.environ, **(env or {})},
+    )  # fmt: skip
+
+
+def test_train_runs_ddp_across_nodes_then_names_a_slow_node_against_the_kept_floor(
+    cluster, tmp_path
+):
+    """Issue 26: srun -> torchrun on every node -> DDP (gloo on CPU, the declared stand-in for
+    the GPU container): a 1-node reference, then 2 nodes; kept in the history, the first passing
+    run is the floor of the next, where a node slowed by `slow-gpu` is named as the straggler."""
+    _, workdir = cluster
+    env = {"GPU_CLUSTERS_VALIDATE_HISTORY": str(tmp_path / "history.sqlite")}
+    first = train(workdir, "--record", "sandbox-train", env=env)
+    assert first.returncode == 0, first.stdout + first.stderr
+    data = json.loads(first.stdout)
+    assert data["status"] == "pass" and data["stragglers"] == [] and data["failures"] == []
+    assert (data["metrics"]["nodes"], data["metrics"]["gpus"]) == (2, 2)
+    assert data["single_node"]["nodes"] == 1 and data["scaling"] > 0
+    assert data["floor"]["source"].startswith("no floor yet: calibrating")
+    # nothing of the job is left on the cluster: program, scripts and outputs removed
+    left = sched_sh(workdir, "ls -A /home/azureuser | grep clusterctl-validate || true")
+    assert left.stdout.strip() == "", left.stdout
+    faults.inject(workdir, SLOW_HOST_TRAIN, "slow-gpu")
+    try:
+        slow = train(workdir, "--record", "sandbox-train", "--no-scaling", env=env)
+    finally:
+        faults.clear(workdir, SLOW_HOST_TRAIN)
+    assert slow.returncode == 1, slow.stdout + slow.stderr
+    data = json.loads(slow.stdout)
+    assert [s["node"] for s in data["stragglers"]] == [SLOW_TRAIN]
+    assert data["stragglers"][0]["ratio"] >= 1.5 and data["bad_nodes"] == [SLOW_TRAIN]
+    assert data["floor"]["source"].startswith("calibrated: 80% of run #1")
+    assert any("below the floor" in r for r in data["reasons"])
+
+
 def test_a_killed_slurmd_ends_validate_within_minutes_naming_the_node(cluster):
     """Issue 15: a killed slurmd kept `validate --nccl --sandbox` running 37 min. Last in the
     module: the node may be left DOWN (ReturnToService=2 brings it back once slurmd answers)."""
@@ -200,3 +243,36 @@ def test_a_killed_slurmd_ends_validate_within_minutes_naming_the_node(cluster):
     assert proc.returncode in (1, 2), proc.stdout + proc.stderr
     assert "gpu-pg0-4" in proc.stdout + proc.stderr
     assert took < 300, took
+
+
+def test_a_node_killed_mid_training_ends_the_run_within_minutes_naming_it(cluster):
+    """Issue 26: a node crashing (its whole OS killed, as a VM's host fails) while the training
+    runs ends `validate --train` with exit 1 naming it. Last: the node stays down."""
+    _, workdir = cluster
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "clusterctl", "validate", "--train", "--sandbox-dir",
+         str(workdir), "--nodes", "2", "--no-scaling", "--steps", "400", "--json"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 180
+        while "clusterctl-train RUNNING" not in sched_sh(workdir, "squeue -h -o '%j %T'").stdout:
+            assert time.monotonic() < deadline and proc.poll() is None, "the job never ran"
+            time.sleep(1)
+        time.sleep(12)  # torch imported, the rendezvous formed: the steps are running
+        assert proc.poll() is None
+        os.kill(vmstate.load(workdir.resolve()).nodes[SLOW_HOST_TRAIN]["init"], signal.SIGKILL)
+        killed = time.monotonic()
+        stdout, stderr = proc.communicate(timeout=400)
+        took = time.monotonic() - killed
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 1, stdout + stderr
+    data = json.loads(stdout)
+    assert data["bad_nodes"] == [SLOW_TRAIN], data
+    assert data["failures"][0]["kind"] == "lost"
+    assert took < 240, took
+    print(f"killed node named after {took:.0f} s")
+    # cancelled: not pending or running (it may stay COMPLETING until Slurm declares the node down)
+    assert "clusterctl-train" not in sched_sh(workdir, "squeue -h -t PD,R -o '%j'").stdout
