@@ -32,6 +32,11 @@ ELSEWHERE: list[tuple[str, str]] = [
         "tests/e2e/vm/test_vm_power.py::test_a_spot_eviction_drains_requeues_and_deallocates",
     ),
     (
+        r"sandbox fault \S+ slow-gpu\b",
+        "tests/e2e/vm/test_vm_validate.py::"
+        "test_train_runs_ddp_across_nodes_then_names_a_slow_node_against_the_kept_floor",
+    ),
+    (
         r"sandbox (up -s|exec|reboot|fault|down)\b",
         "tests/e2e/vm/test_vm_cli.py::test_vm_cli_up_exec_down",
     ),
@@ -50,6 +55,16 @@ ELSEWHERE: list[tuple[str, str]] = [
         "tests/validate/test_slurm.py::test_stack_outputs_make_a_slurm_target",
     ),
     (r"validate --nccl --host\b", "tests/validate/test_slurm.py::test_submit_wait_collect"),
+    (
+        r"validate --train --sandbox\b",
+        "tests/e2e/vm/test_vm_validate.py::"
+        "test_train_runs_ddp_across_nodes_then_names_a_slow_node_against_the_kept_floor",
+    ),
+    (
+        r"validate --train (-s azure-h100$|--host\b)",
+        "tests/validate/test_train.py::"
+        "test_train_slurm_runs_the_one_node_reference_then_all_nodes_and_judges_scaling",
+    ),
     (
         r"validate --nccl -s \S+ --resume\b",
         "tests/e2e/vm/test_vm_validate.py::"
@@ -97,13 +112,14 @@ RUN_HERE = [
     r"schema\b",
     r"init\b",
     r"validate --nccl --from-log\b",
+    r"validate --train --from-log\b",
     r"users list\b",
     r"validate history\b",
     r"--",
 ]
 
 # Sample logs of failing runs: a README command judging one must give the verdict's exit 1.
-FAILING_SAMPLES = ("derived_i27_azure_socket_fallback.txt",)
+FAILING_SAMPLES = ("derived_i27_azure_socket_fallback.txt", "straggler-2-node.out")
 
 _INLINE = re.compile(r"`((?:sudo )?(?:\.venv/bin/)?clusterctl [^`]+)`")
 

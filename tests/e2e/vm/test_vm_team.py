@@ -170,7 +170,7 @@ def login_node(cluster) -> str:
 
 def ssh_as(
     cluster, project, user: str, cmd: str, key: str | None = None, timeout: float = 60,
-    node: str | None = None,
+    node: str | None = None, input: str | None = None,
 ):  # fmt: skip
     """`cmd` as `user` over SSH to the login node (or `node`), with `key`'s private key (default:
     their own), through the lab as the cloud's users come in; the host's key pinned; BatchMode:
@@ -189,7 +189,7 @@ def ssh_as(
         "-o", f"ProxyCommand={access['proxy_command']}", "-o", "ConnectTimeout=20",
         f"{user}@{address}", cmd,
     ]  # fmt: skip
-    return subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, input=input)
 
 
 def gpu_nodes(cluster) -> list[str]:
@@ -382,3 +382,36 @@ def test_users_add_and_remove_on_the_running_cluster_without_a_reboot(cluster, p
     ).stdout.strip() in ("", "1")
     names = [line.split()[0] for line in _users(project, "list").stdout.splitlines()]
     assert names == ["ann", "bob", "cat"], names
+
+
+SUBMITIT_SETUP = "python3 -m venv ~/venv && ~/venv/bin/pip install submitit==1.5.4"
+SUBMITIT_RUN = "~/venv/bin/python submitit_hello.py"
+
+
+def test_a_user_submits_a_python_function_from_the_login_node_with_submitit(cluster, project):
+    """Issue 26 (seed 000: batch jobs from Python): the README's commands, as bob on the login
+    node: a venv with submitit from the cluster's package index, then docs/examples/
+    submitit_hello.py pickles a function into the shared home, submits it, and gets its result
+    back from a GPU node."""
+    readme = (ROOT / "README.md").read_text()
+    assert SUBMITIT_SETUP in readme and SUBMITIT_RUN in readme
+    example = (ROOT / "docs" / "examples" / "submitit_hello.py").read_text()
+    assert SUBMITIT_SETUP.split(" && ")[1].split()[-1] in example  # the same pin
+    setup = ssh_as(cluster, project, "bob", f"cat > submitit_hello.py && {SUBMITIT_SETUP} -q",
+                   input=example, timeout=300)  # fmt: skip
+    assert setup.returncode == 0, setup.stdout + setup.stderr
+    got = ssh_as(cluster, project, "bob", f"{SUBMITIT_RUN} gpu", timeout=700)
+    assert got.returncode == 0, got.stdout + got.stderr
+    first, result = got.stdout.strip().splitlines()[0], got.stdout.strip().splitlines()[-1]
+    job = re.fullmatch(r"submitted job (\d+) to partition gpu", first)
+    assert job, got.stdout
+    import ast
+
+    ran = ast.literal_eval(result)
+    slurm_names = sh(cluster, "sinfo -h -N -p gpu -o %N").stdout.split()
+    assert ran["greeting"] == "hello from bob" and ran["job"] == job.group(1)
+    assert ran["slurm_node"] in slurm_names and ran["host"] in gpu_nodes(cluster)
+    assert ran["gpus_visible"] == "0" and ran["gpus_listed"] >= 1  # the one GPU it asked for
+    # the job was bob's, charged to his account
+    user = sh(cluster, f"sacct -n -X -P -j {job.group(1)} -o User,Account").stdout.split()
+    assert user and user[0].startswith("bob|"), user
