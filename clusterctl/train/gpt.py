@@ -50,7 +50,7 @@ def _model(torch, a: argparse.Namespace):
     nn = torch.nn
     fn = torch.nn.functional
 
-    class Block(nn.Module):
+    class Block(nn.Module):  # type: ignore[name-defined]  # torch is the node's, not ours
         def __init__(self) -> None:
             super().__init__()
             self.ln1, self.ln2 = nn.LayerNorm(a.dim), nn.LayerNorm(a.dim)
@@ -67,7 +67,7 @@ def _model(torch, a: argparse.Namespace):
             x = x + self.proj(y.transpose(1, 2).reshape(b, t, d))
             return x + self.mlp(self.ln2(x))
 
-    class GPT(nn.Module):
+    class GPT(nn.Module):  # type: ignore[name-defined]
         def __init__(self) -> None:
             super().__init__()
             self.tok = nn.Embedding(a.vocab, a.dim)

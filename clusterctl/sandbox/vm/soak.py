@@ -64,7 +64,7 @@ from clusterctl.power.names import (
 
 from . import boot, faults, power, substitutions, vmstate
 
-SUSPEND_S, SUSPEND_TIMEOUT_S, RESUME_TIMEOUT_S = 20, 10, 150
+SUSPEND_S, SUSPEND_TIMEOUT_S, RESUME_TIMEOUT_S = 20, 10, 100
 MARGIN_S = 60.0
 POLL_S = 3.0
 NODES = 4

@@ -29,7 +29,7 @@ from tests.e2e.vm.conftest import booted_stack
 pytestmark = pytest.mark.sandbox
 ROOT = Path(__file__).resolve().parents[3]
 
-SUSPEND_S, SUSPEND_TIMEOUT_S, RESUME_TIMEOUT_S = 20, 10, 150
+SUSPEND_S, SUSPEND_TIMEOUT_S, RESUME_TIMEOUT_S = 20, 10, 100
 HOSTS = {"gpu-pg0-1": "gpu-pg0-000000", "gpu-pg0-2": "gpu-pg0-000001"}  # Slurm -> Azure hostname
 
 
