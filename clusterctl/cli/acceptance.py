@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -163,21 +164,42 @@ def register_history(group: typer.Typer) -> None:
         try:
             store = open_history()
             runs = store.runs(stack)
+            trains = store.train_runs(stack)
         except UserError as exc:
             bail(*exc.problems)
         if as_json:
-            sys.stdout.write(
-                json.dumps(
-                    {"stack": stack, "file": str(store.path), "runs": [_row(r) for r in runs]},
-                    indent=2,
-                )
-                + "\n"
-            )
+            doc = {"stack": stack, "file": str(store.path), "runs": [_row(r) for r in runs],
+                   "train_runs": [asdict(r) for r in trains]}  # fmt: skip
+            sys.stdout.write(json.dumps(doc, indent=2) + "\n")
             return
-        if not runs:
+        if not runs and not trains:
             out.print(f"no validation runs kept for stack {escape(stack)} ({store.path})")
             return
-        out.print(_trend(stack, runs, store.path))
+        if runs:
+            out.print(_trend(stack, runs, store.path))
+        if trains:
+            out.print(_train_trend(stack, trains, store.path))
+
+
+def _train_trend(stack: str, runs: list, path: Path) -> Table:
+    """`validate --train` runs: throughput per GPU against its floor, scaling."""
+    table = Table(title=f"training runs of {stack}", caption=str(path))
+    for col in ("#", "when (UTC)", "status", "model", "nodes", "GPUs", "tokens/s per GPU",
+                "floor", "scaling"):  # fmt: skip
+        table.add_column(
+            col, justify="left" if col in ("when (UTC)", "status", "model") else "right"
+        )
+    style = {"pass": "green", "fail": "bold red"}
+    for r in runs:
+        status = f"[{style.get(r.status, 'magenta')}]{r.status}[/]"
+        table.add_row(
+            str(r.id), r.at.replace("T", " ")[:16], status, r.preset,
+            str(r.nodes or "-"), str(r.gpus or "-"),
+            "-" if r.tokens_per_s_per_gpu is None else f"{r.tokens_per_s_per_gpu:,.0f}",
+            "-" if r.floor is None else f"{r.floor:,.0f}",
+            "-" if r.scaling is None else f"{r.scaling:.0%}",
+        )  # fmt: skip
+    return table
 
 
 def _row(run) -> dict:

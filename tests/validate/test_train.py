@@ -353,3 +353,14 @@ def test_the_first_passing_run_kept_becomes_the_floor_of_later_runs(cli, tmp_pat
     from clusterctl.validate.history import History
 
     assert [r.status for r in History(tmp_path / "h.sqlite").train_runs("lab")] == ["pass", "pass"]
+
+
+def test_validate_history_lists_the_training_runs(cli, tmp_path, monkeypatch):
+    monkeypatch.setenv("GPU_CLUSTERS_VALIDATE_HISTORY", str(tmp_path / "h.sqlite"))
+    cli("--train", "--from-log", str(DATA / "healthy-2-node.out"), "--record", "lab")
+    cli("--train", "--from-log", str(DATA / "straggler-2-node.out"), "--record", "lab")
+    shown = cli("history", "-s", "lab")
+    assert shown.exit_code == 0 and "training runs of lab" in shown.output
+    assert "pass" in shown.output and "fail" in shown.output
+    data = json.loads(cli("history", "-s", "lab", "--json").stdout)
+    assert [r["status"] for r in data["train_runs"]] == ["pass", "fail"] and data["runs"] == []
