@@ -20,7 +20,7 @@ from clusterctl.nccl.units import fmt_bytes
 from clusterctl.validate.history import HistoryRun
 from clusterctl.validate.run import Outcome
 
-_CSS = """
+CSS = """
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1b1b1b;
  max-width:980px;margin:0 auto;padding:16px}
 h1{font-size:24px;margin:0 0 6px}h2{font-size:18px;margin:28px 0 8px;border-bottom:1px solid #ccc}
@@ -282,7 +282,7 @@ def html(outcome: Outcome, ctx: Context) -> str:
     return (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width,initial-scale=1">'
-        f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>"
+        f"<title>{_e(title)}</title><style>{CSS}</style></head><body>"
         + _verdict(outcome, ctx)
         + _groups(outcome, ctx)
         + _pairs(outcome)

@@ -244,12 +244,12 @@ def register(app: typer.Typer) -> None:
                 _train(
                     dict(nccl=nccl, sweep=sweep, drain=drain, resume=resume or None,
                          min_bytes=min_bytes, max_bytes=max_bytes, fail_below=fail_below,
-                         warn_below=warn_below, report_path=report_path),
+                         warn_below=warn_below),
                     stack=stack, host=host, kubeconfig=kubeconfig,
                     sandbox=sandbox_workdir(sandbox, sandbox_dir), from_log=from_log, sku=sku,
                     nodes=nodes, partition=partition, min_tokens=min_tokens,
                     min_scaling=min_scaling, scaling=not no_scaling, steps=steps,
-                    as_json=as_json, junit=junit, record=record,
+                    as_json=as_json, junit=junit, record=record, report=report_path,
                 )
             )  # fmt: skip
         train_only = {"--min-tokens-per-gpu": min_tokens, "--min-scaling": min_scaling,
@@ -302,7 +302,8 @@ def register(app: typer.Typer) -> None:
 
 
 def _train(refused: dict, *, stack, host, kubeconfig, sandbox, from_log, sku, nodes, partition,
-           min_tokens, min_scaling, scaling, steps, as_json, junit, record) -> int:  # fmt: skip
+           min_tokens, min_scaling, scaling, steps, as_json, junit, record,
+           report) -> int:  # fmt: skip
     from clusterctl.cli import validate_train
     from clusterctl.cli.common import resolve_target
     from clusterctl.validate import CouldNotRun
@@ -310,6 +311,7 @@ def _train(refused: dict, *, stack, host, kubeconfig, sandbox, from_log, sku, no
     try:
         if junit is not None:
             writable_file(junit, "--junit")
+        validate_train.check_report(report)
         kept_as = history_stack(stack, record)
         validate_train.refuse_for_train(refused)
         refuse_ignored(dict(stack=stack, host=host, kubeconfig=kubeconfig, sandbox=sandbox,
@@ -321,7 +323,7 @@ def _train(refused: dict, *, stack, host, kubeconfig, sandbox, from_log, sku, no
         with cancellable():  # Ctrl-C cancels the training jobs, then exits 130
             return validate_train.run(
                 target=target, min_tokens=min_tokens, min_scaling=min_scaling, scaling=scaling,
-                steps=steps, as_json=as_json, junit=junit, kept_as=kept_as,
+                steps=steps, as_json=as_json, junit=junit, kept_as=kept_as, report=report,
             )  # fmt: skip
     except (CouldNotRun, UserError) as exc:
         bail(*([str(exc)] if isinstance(exc, CouldNotRun) else exc.problems))

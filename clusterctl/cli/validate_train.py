@@ -25,7 +25,6 @@ NOT_FOR_TRAIN = {
     "max_bytes": "-e/--max-bytes sizes NCCL messages",
     "fail_below": "--fail-below is an NCCL busbw floor; use --min-tokens-per-gpu",
     "warn_below": "--warn-below is an NCCL busbw level; use --min-tokens-per-gpu",
-    "report_path": "--report draws NCCL curves; use --json or --junit for a training run",
 }
 
 
@@ -65,9 +64,36 @@ def floor_for(
     ), history
 
 
+def check_report(report: Path | None) -> None:
+    """Before the run: the page only (the NCCL report's plots are bandwidth curves)."""
+    if report is not None and report.suffix.lower() != ".html":
+        raise UserError(f"--report {report}: a training run's report is a page: name it .html")
+    from clusterctl.cli.acceptance import check_report_path
+
+    check_report_path(report)
+
+
+def write_report(outcome: Any, report: Path, quiet: bool) -> None:
+    import shlex
+    import sys
+
+    from clusterctl.acceptance.train_page import html
+
+    at = datetime.now(UTC).replace(microsecond=0).isoformat()
+    page = html(outcome, generated_at=at, invocation=shlex.join(["clusterctl", *sys.argv[1:]]))
+    try:
+        report.parent.mkdir(parents=True, exist_ok=True)
+        report.write_text(page, encoding="utf-8")
+    except OSError as exc:
+        bail(path_problem(exc, "--report"))
+    if not quiet:
+        err.print(f"[dim]report: {escape(str(report))}[/]", highlight=False, soft_wrap=True)
+
+
 def run(
     *, target: Any, min_tokens: float | None, min_scaling: float | None, scaling: bool,
     steps: int | None, as_json: bool, junit: Path | None, kept_as: str | None,
+    report: Path | None = None,
 ) -> int:  # fmt: skip
     from clusterctl.validate.targets import KubeTarget, LogTarget
 
@@ -97,6 +123,8 @@ def run(
         opts = _options(floor, min_scaling, scaling, steps, say, image)
         outcome = train_slurm(target, opts, profile_env(target.sku))
     show(outcome, as_json=as_json, junit=junit)
+    if report is not None:
+        write_report(outcome, report, as_json)
     if kept_as is not None:
         from clusterctl.train.report import to_json
 

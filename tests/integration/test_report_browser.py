@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -165,3 +166,31 @@ def test_it_prints_on_a_few_pages(failing_report, tmp_path) -> None:
     assert requested == []
     pages = len(re.findall(rb"/Type\s*/Page\b(?!s)", pdf.read_bytes()))
     assert 1 <= pages <= 3, pages
+
+
+def test_the_training_report_renders_offline_naming_the_straggler(tmp_path: Path) -> None:
+    """`validate --train --report PATH.html` (issue 26): written by the command from the recorded
+    straggler run, opened in chromium: nothing fetched, the failure on top, the slow rank's row
+    marked."""
+    root = Path(__file__).resolve().parents[2]
+    page = tmp_path / "train.html"
+    proc = subprocess.run(
+        [sys.executable, "-m", "clusterctl", "validate",
+         "--train", "--from-log", str(root / "tests/data/train/straggler-2-node.out"),
+         "--report", str(page)],
+        capture_output=True, text=True, timeout=120, cwd=root,
+    )  # fmt: skip
+    assert proc.returncode == 1, proc.stderr
+    dom, requested = chromium(page, tmp_path, "--dump-dom")
+    assert requested == []
+    d = parse(dom)
+    for tag, attrs, _ in d.elements:
+        for key in ("src", "href", "xlink:href", "srcset", "action"):
+            assert attrs.get(key, "#").startswith("#"), (tag, key, attrs[key])
+    (header,) = d.find("header", id="verdict")
+    assert header[1]["data-status"] == "fail"
+    first_reason = next(e for e in d.elements if e[0] == "li")
+    assert first_reason[2][0].startswith("gpu-pg0-2: rank 1 (GPU 0) drags the steps")
+    suspects = [e for e in d.find("tr") if e[1].get("class") == "suspect"]
+    assert len(suspects) == 1
+    assert len(d.find("table", id="ranks")) == 1 and len(d.find("table", id="metrics")) == 1

@@ -397,6 +397,8 @@ def test_a_user_submits_a_python_function_from_the_login_node_with_submitit(clus
     assert SUBMITIT_SETUP in readme and SUBMITIT_RUN in readme
     example = (ROOT / "docs" / "examples" / "submitit_hello.py").read_text()
     assert SUBMITIT_SETUP.split(" && ")[1].split()[-1] in example  # the same pin
+    wait_for("bob on the login node", lambda: ssh_as(
+        cluster, project, "bob", "true").returncode == 0, 120)  # fmt: skip
     setup = ssh_as(cluster, project, "bob", f"cat > submitit_hello.py && {SUBMITIT_SETUP} -q",
                    input=example, timeout=300)  # fmt: skip
     assert setup.returncode == 0, setup.stdout + setup.stderr
