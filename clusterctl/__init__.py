@@ -6,12 +6,13 @@ Packages, top layer first (pyproject.toml's import contract keeps each to those 
   nodes       day-2 node operations (`clusterctl node replace`)
   sandbox     the local sandbox: a stack's nodes booted like VMs on this machine
   acceptance  the acceptance report `validate --report` writes (HTML, PNG, SVG; matplotlib)
-  validate    `clusterctl validate --nccl`: launch, judge, localise, drain
+  validate    `clusterctl validate --nccl` and `--train`: launch, judge, localise, drain
   lifecycle   `clusterctl up / status / down` over the user's `pulumi` CLI
   render      spec -> every file that lands on a node or in a cluster (jinja2)
   spec        stack file -> validated ClusterSpec, the catalog and the rules
   probe       a stdlib ring all-reduce for clusters without GPUs
   nccl        nccl-tests output: parse, judge, report, localise (stdlib)
+  train       `validate --train`: the training program, its output parsed and judged (stdlib)
   project     where the user's project, stack files and state are
   errors      the one-line-per-problem UserError
   outputs     the stack outputs: the contract between the program and the commands
