@@ -8,6 +8,8 @@ the cluster gets. The data behind them is clusterctl/spec/kubernetes.py.
 from __future__ import annotations
 
 import json
+import shlex
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -41,6 +43,24 @@ from clusterctl.spec.kubernetes_addons import HelmAddon, helm_addons, network_op
 from clusterctl.spec.model import ClusterSpec
 
 MPIJOB_NAME = "nccl-tests"
+TRAIN_MPIJOB_NAME = "clusterctl-train"
+TRAIN_CONFIGMAP = "clusterctl-train"
+TRAIN_MOUNT = "/opt/clusterctl-train"
+TRAIN_PROGRAM = Path(__file__).parents[1] / "train" / "gpt.py"
+"""The training program (clusterctl/train/gpt.py), read when the MPIJob is rendered."""
+TRAIN_PROGRAM_FILE = "gpt.py"
+TRAIN_MPIRUN = "/usr/local/mpi/bin/mpirun"
+"""Open MPI in the NGC PyTorch image (HPC-X's, linked at /usr/local/mpi), by its absolute path:
+Open MPI takes that as --prefix, so the workers' orted is found through a plain ssh login."""
+TRAIN_IMAGE_ENV = ("PATH", "LD_LIBRARY_PATH")
+"""The NGC image's own ENV the ranks need (python3, mpirun, CUDA); sshd-started ranks lack it."""
+MPI_HOSTFILE = "/etc/mpi/hostfile"
+"""Where the MPI operator (v2beta1) mounts the hostfile in the launcher: one worker a line, in
+order, `<worker pod>.<job>.<namespace>.svc slots=N`."""
+RDZV_PORT = 29500
+RDZV_JOIN_TIMEOUT_S = 120
+"""torchrun's c10d rendezvous on the first worker; a worker that cannot join in 120 s fails it
+(the same values as the Slurm job, clusterctl/validate/train.py)."""
 
 
 def _labels(spec: ClusterSpec, stack: str) -> dict[str, str]:
@@ -300,6 +320,128 @@ def load_manifest_docs(text: str) -> list[dict[str, Any]]:
     return [doc for doc in yaml.safe_load_all(text) if doc]
 
 
+def k8s_image(ref: str) -> str:
+    """An image reference as Kubernetes spells it: pyxis/enroot write the registry with '#'
+    (`nvcr.io#nvidia/pytorch:TAG`), a container runtime with '/' (`nvcr.io/nvidia/pytorch:TAG`)."""
+    registry, sep, rest = ref.partition("#")
+    return f"{registry}/{rest}" if sep else ref
+
+
+def training_image(cat: Catalog | None = None) -> str:
+    """config/versions.yaml `training.container.image`, as Kubernetes spells it."""
+    cat = cat or catalog()
+    image = ((cat.versions.get("training") or {}).get("container") or {}).get("image")
+    if not image:
+        raise ValueError("config/versions.yaml has no training.container.image")
+    return k8s_image(str(image))
+
+
+def train_mpirun_argv(
+    launcher: out.NcclLauncher, env: dict[str, str], args: list[str], *, name: str
+) -> list[str]:
+    """The launcher's mpirun: one process per worker, each torchrun starting one training process
+    per GPU. RDZV_HEAD stands for the first worker's address, which the launcher reads from the
+    hostfile when it starts (train_mpijob_manifest puts it in)."""
+    workers = int(launcher["workers"])
+    argv = [TRAIN_MPIRUN, "--allow-run-as-root", "--hostfile", MPI_HOSTFILE, "-np", str(workers),
+            "--map-by", "ppr:1:node", "--bind-to", "none"]  # fmt: skip
+    for var in [*TRAIN_IMAGE_ENV, *sorted(env)]:
+        argv += ["-x", var]
+    return [
+        *argv,
+        "python3", "-m", "torch.distributed.run", f"--nnodes={workers}",
+        f"--nproc-per-node={int(launcher['slotsPerWorker'])}", "--rdzv-backend=c10d",
+        f"--rdzv-endpoint={RDZV_HEAD}:{RDZV_PORT}", f"--rdzv-id={name}",
+        f"--rdzv-conf=join_timeout={RDZV_JOIN_TIMEOUT_S}", "--max-restarts=0",
+        f"{TRAIN_MOUNT}/{TRAIN_PROGRAM_FILE}", *args,
+    ]  # fmt: skip
+
+
+RDZV_HEAD = "@HEAD@"
+
+
+def train_mpijob_manifest(
+    launcher: out.NcclLauncher,
+    *,
+    image: str,
+    program: str,
+    args: list[str],
+    name: str = TRAIN_MPIJOB_NAME,
+    labels: dict[str, str] | None = None,
+    deadline_s: int | None = None,
+) -> str:
+    """The training job for an `ncclLauncher` value, as two YAML documents: the ConfigMap that
+    carries the training program and the MPIJob that runs it (slotsPerWorker 1: one torchrun per
+    worker, which starts a process per GPU). What `validate --train` applies and creates and
+    what `plan --out` writes (one function, one template, so the two cannot drift)."""
+    env = {str(k): str(v) for k, v in launcher.get("env", {}).items()}
+    labels = {"app.kubernetes.io/managed-by": "clusterctl", "gpu-clusters/validation": "train",
+              **(labels or {})}  # fmt: skip
+    argv = train_mpirun_argv(launcher, env, args, name=name)
+    line = " ".join(shlex.quote(a) for a in argv).replace(RDZV_HEAD, '"$head"')
+    configmap = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {
+            "name": TRAIN_CONFIGMAP,
+            "namespace": launcher["namespace"],
+            "labels": dict(labels),
+        },
+        "data": {TRAIN_PROGRAM_FILE: program},
+    }
+    job = render_template(
+        "k8s/train-mpijob.yaml.j2",
+        job_name=name,
+        launcher=launcher,
+        image=image,
+        labels=labels,
+        env=env,
+        mpirun=line,
+        hostfile=MPI_HOSTFILE,
+        configmap=TRAIN_CONFIGMAP,
+        mount=TRAIN_MOUNT,
+        launcher_resources=LAUNCHER_RESOURCES,
+        shm_size=launcher.get("shmSize", SHM_SIZE),
+        topology=launcher.get("topology"),
+        deadline_s=deadline_s,
+    )
+    header = (
+        f"# The training program `clusterctl validate --train` runs (clusterctl/train/gpt.py),\n"
+        f"# mounted by the workers of the MPIJob below at {TRAIN_MOUNT}.\n"
+    )
+    return (
+        header + yaml.dump(configmap, Dumper=_BlockDumper, sort_keys=False, width=200)
+        + "---\n" + job
+    )  # fmt: skip
+
+
+def train_mpijob(spec: ClusterSpec, stack: str, cat: Catalog | None = None) -> str:
+    """The training MPIJob (and its program's ConfigMap) `clusterctl validate --train` creates on
+    the default node group: the GPU preset of clusterctl.train.model (not applied by up)."""
+    from clusterctl.train.model import PRESETS
+
+    cat = cat or catalog()
+    return train_mpijob_manifest(
+        nccl_launcher(spec, stack, cat),
+        image=training_image(cat),
+        program=TRAIN_PROGRAM.read_text(),
+        args=train_args(PRESETS["gpu"].argv()),
+        labels=_labels(spec, stack),
+        deadline_s=TRAIN_TIMEOUT_MINUTES * 60,
+    )
+
+
+TRAIN_TIMEOUT_MINUTES = 20
+"""The job's deadline as `validate --train` sets it by default (TrainOptions.timeout_minutes)."""
+TRAIN_COLLECTIVE_TIMEOUT_S = 90
+"""gpt.py --timeout: how long a rank waits in a collective for a peer that stopped (the Slurm
+job's COLLECTIVE_TIMEOUT_S, clusterctl/validate/train.py)."""
+
+
+def train_args(preset_argv: list[str]) -> list[str]:
+    return [*preset_argv, "--timeout", str(TRAIN_COLLECTIVE_TIMEOUT_S)]
+
+
 def render_k8s_bundle(spec: ClusterSpec, stack: str) -> dict[str, str]:
     """Every manifest and Helm values file the cluster gets, keyed by path under k8s/."""
     cat = catalog()
@@ -307,6 +449,7 @@ def render_k8s_bundle(spec: ClusterSpec, stack: str) -> dict[str, str]:
         f"manifests/{name}": text for name, text in cluster_manifests(spec, stack, cat).items()
     }
     files["validation/nccl-tests-mpijob.yaml"] = nccl_mpijob(spec, stack, cat)
+    files["validation/train-mpijob.yaml"] = train_mpijob(spec, stack, cat)
     for addon in helm_addons(spec, stack, cat):
         files[f"helm/{addon.release}.values.yaml"] = values_file(addon)
     return files

@@ -2,7 +2,9 @@
 
 The batch script prints `GPUCL-TRAIN-NODES n1 n2 ...` (the job's nodes in task order), then
 `srun -l` labels every line of task K (node K) with `K: `. gpt.py's own lines carry their node;
-torchrun's rendezvous errors are known by name and placed by their label.
+torchrun's rendezvous errors are known by name and placed by their label. On Kubernetes
+(mpirun, clusterctl.validate.train_k8s) there is neither list nor label: rank 0's start line says
+how many ranks to expect, and the silent ones are named by the node of their reporting peers.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ def parse(text: str, nodes: tuple[str, ...] = ()) -> TrainRun:
     start: dict = {}
     timed_out: set[str] = set()
     unreachable: set[str] = set()  # its torchrun could not connect to the rendezvous store
+    errored: set[int] = set()  # ranks that named their own failure
     labelled: list[tuple[int | None, str]] = []
     for raw in text.splitlines():
         m = _LABEL.match(raw)
@@ -57,6 +60,8 @@ def parse(text: str, nodes: tuple[str, ...] = ()) -> TrainRun:
                     [float(x) for x in body["forward_s"]],
                 )
             elif m.group(1) == "-ERROR":
+                if "rank" in body:
+                    errored.add(int(body["rank"]))
                 failures.append(Failure(body.get("kind", "crash"), body.get("node"),
                                         _error_detail(body)))  # fmt: skip
             else:
@@ -88,10 +93,50 @@ def parse(text: str, nodes: tuple[str, ...] = ()) -> TrainRun:
         for n in nodes:
             if n not in heard:
                 failures.append(Failure("lost", n, "its ranks stopped reporting mid-run"))
+    if not nodes:
+        failures += _silent_ranks(start, ranks, errored)
     if not ranks and not failures:
         failures.append(Failure("no-output", None, "the job printed no training result"))
     return TrainRun(nodes=tuple(nodes), ranks=tuple(sorted(ranks.values(), key=lambda r: r.rank)),
                     failures=tuple(failures), start=start)  # fmt: skip
+
+
+def _silent_ranks(start: dict, ranks: dict[int, RankReport], errored: set[int]) -> list[Failure]:
+    """With no node list (Kubernetes: mpirun's output carries no task labels), the ranks rank 0's
+    start line counts (`world`) that neither reported nor named their own failure. torchrun
+    numbers ranks node by node (rank = node index x processes per node + local rank), so a silent
+    rank whose node's other ranks reported is placed on that node; the others are counted."""
+    try:
+        world = int(start.get("world", 0))
+    except (TypeError, ValueError):
+        return []
+    silent = [r for r in range(world) if r not in ranks and r not in errored]
+    if not silent:
+        return []
+    per_node = max((r.local_rank for r in ranks.values()), default=-1) + 1
+    blocks = (
+        per_node > 0
+        and world % per_node == 0
+        and all(r.rank % per_node == r.local_rank for r in ranks.values())
+    )  # a node's last local ranks all silent would make the blocks look smaller: then unplaced
+    where = {r.rank // per_node: r.node for r in ranks.values()} if blocks else {}
+    named: dict[str, int] = {}
+    unplaced = 0
+    for r in silent:
+        node = where.get(r // per_node) if blocks else None
+        if node is None:
+            unplaced += 1
+        else:
+            named[node] = named.get(node, 0) + 1
+    found = [
+        Failure("lost", node, f"{count} of its ranks stopped reporting mid-run")
+        for node, count in sorted(named.items())
+    ]
+    if unplaced:
+        found.append(Failure("lost", None, (
+            f"{unplaced} of {world} ranks stopped reporting mid-run; the output does not say "
+            "which node they ran on")))  # fmt: skip
+    return found
 
 
 def _rendezvous(

@@ -12,6 +12,7 @@ k8s_nodes   the same on Kubernetes: cordon, taint and annotate; `--resume` re-te
 hook        the post-deploy check `pulumi up` runs when validation.nccl.onDeploy is true
 history     every run kept per stack in a SQLite file; the first accepted run
 train       `--train`: the training program on one node, then on all, judged (clusterctl.train)
+train_k8s   `--train` on Kubernetes: the same as an MPIJob (mpirun -> torchrun on every worker)
 """
 
 from __future__ import annotations

@@ -4,11 +4,13 @@ MPIJob, Pod, Event), JSON merge patches applied as RFC 7386 says, a write carryi
 metadata.resourceVersion refused with the API server's 409 message, and every request recorded
 as (verb, path, body). Pods land only on nodes that are schedulable for them (cordon, taints,
 tolerations, node affinity); a pair's all-reduce runs at `slow_gbps` when a slow node is in it.
+`launcher_log(job, hosts)`, when given, writes every launcher's log instead (a training job).
 """
 
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from typing import Any
 
 from clusterctl.validate import CouldNotRun
@@ -59,10 +61,19 @@ def _tolerated(taint: dict, tolerations: list[dict]) -> bool:
 
 
 class FakeKubeApi:
-    def __init__(self, nodes: list[dict], *, healthy_gbps: float, slow: set[str] = frozenset()):
+    def __init__(
+        self,
+        nodes: list[dict],
+        *,
+        healthy_gbps: float = 0.0,
+        slow: set[str] = frozenset(),
+        launcher_log: Callable[[str, list[str]], str] | None = None,
+    ):
         self.nodes = {n["metadata"]["name"]: n for n in nodes}
         self.healthy, self.slow = healthy_gbps, set(slow)
+        self.launcher_log = launcher_log
         self.requests: list[tuple[str, str, Any]] = []
+        self.applied: list[dict] = []
         self.jobs: dict[str, dict] = {}
         self.placed: dict[str, list[str]] = {}
 
@@ -110,6 +121,7 @@ class FakeKubeApi:
     # -- MPIJobs -----------------------------------------------------------------------------
     def apply(self, docs: list[dict]) -> None:
         self.requests.append(("APPLY", "/", [d["kind"] for d in docs]))
+        self.applied += copy.deepcopy(docs)
 
     def _fits(self, n: dict, pod: dict) -> bool:
         if n["spec"].get("unschedulable"):
@@ -175,6 +187,8 @@ class FakeKubeApi:
         self.requests.append(("GET", f"/api/v1/namespaces/{namespace}/pods/{pod}/log", None))
         job = pod.removesuffix("-launcher")
         hosts = self.placed[job]
+        if self.launcher_log is not None:
+            return self.launcher_log(job, hosts)
         if "-pair-" not in job:
             return FULL_RUN_LOG.read_text()
         gbps = self.healthy * (0.1 if self.slow & set(hosts) else 1.0)

@@ -35,14 +35,14 @@ H100_OUTPUTS = {
 
 
 def h100_job(**extra) -> SlurmJob:
-    from clusterctl.validate.run import _profile_env
+    from clusterctl.validate.run import profile_env
 
     t = stack_target("azure-h100", H100_OUTPUTS)
     return SlurmJob(
         nodes=t.nodes,
         gpus_per_node=t.gpus_per_node,
         partition=t.partition,
-        env=_profile_env(t.sku),
+        env=profile_env(t.sku),
         sku=t.sku,
         **extra,
     )
