@@ -113,6 +113,11 @@ def run(
     elif isinstance(target, KubeTarget):
         from clusterctl.validate.train_k8s import train_k8s
 
+        err.print(
+            f"kubeconfig: {target.kubeconfig} ({target.kubeconfig_source})",
+            highlight=False, soft_wrap=True, markup=False,
+        )  # fmt: skip
+
         outcome = train_k8s(target, _options(floor, min_scaling, scaling, steps, say))
     else:
         from clusterctl.spec.catalog import catalog

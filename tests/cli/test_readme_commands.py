@@ -61,6 +61,10 @@ ELSEWHERE: list[tuple[str, str]] = [
         "test_train_runs_ddp_across_nodes_then_names_a_slow_node_against_the_kept_floor",
     ),
     (
+        r"validate --train --kubeconfig\b",
+        "tests/validate/test_train_k8s.py::test_validate_train_kubeconfig_passes_on_a_healthy_cluster",
+    ),
+    (
         r"validate --train (-s azure-h100$|--host\b)",
         "tests/validate/test_train.py::"
         "test_train_slurm_runs_the_one_node_reference_then_all_nodes_and_judges_scaling",
