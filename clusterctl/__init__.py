@@ -17,6 +17,7 @@ Packages, top layer first (pyproject.toml's import contract keeps each to those 
   errors      the one-line-per-problem UserError
   outputs     the stack outputs: the contract between the program and the commands
   power       the power program copied to the scheduler (gpucl-power)
+  monitor     the Slurm exporter copied to the scheduler (gpucl-slurm-metrics)
   interrupt   Ctrl-C handling
   platform    one object per cloud and scheduler, and what each does not support
   constants   values with one home (the drain prefix, the NCCL sweep's bounds)

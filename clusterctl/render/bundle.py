@@ -54,6 +54,10 @@ def _slurm_bundle(spec: ClusterSpec, stack: str, cat: Catalog) -> dict[str, str]
             files_account=FILES_ACCOUNT_PLACEHOLDER,
             login_index=0,
         )
+    from clusterctl.render.monitoring import render_monitoring_bundle
+
+    for rel, text in render_monitoring_bundle(spec, stack, cat).items():
+        files[f"monitoring/{rel}"] = text
     if spec.head_node.accounting:
         files["scripts/gpucl-team-sync.sh"] = render_team_sync(spec, stack)
     for part in spec.partitions:

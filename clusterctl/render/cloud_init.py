@@ -3,12 +3,15 @@ cloud-init document per role. Pure: spec in, text out."""
 
 from __future__ import annotations
 
+import base64
+import gzip
 from typing import Any
 
 from clusterctl.constants import SERVICE_IDS
 from clusterctl.render.apt_key import microsoft_apt_key
 from clusterctl.render.deep import NHC_DEEP_CONF, deep_hours
 from clusterctl.render.health import render_nhc_checks, render_nhc_conf, render_nhc_deep_conf
+from clusterctl.render.monitoring import node_monitoring, scheduler_monitoring
 from clusterctl.render.nccl_env import render_job_env, render_nccl_conf
 from clusterctl.render.paths import (
     HEALTH_ENV,
@@ -42,6 +45,29 @@ from clusterctl.render.versions import node_versions, slurm_repo
 from clusterctl.spec.catalog import Catalog, catalog
 from clusterctl.spec.defaults import login_count, login_host
 from clusterctl.spec.model import ClusterSpec, PartitionSpec
+
+CUSTOM_DATA_LIMIT = 64 * 1024
+"""Azure caps customData at 64 KiB before base64; the user-data goes there gzipped."""
+
+
+def gzip_user_data(user_data: str) -> bytes:
+    """The user-data as the VM gets it: gzipped (cloud-init unpacks gzip user-data from any
+    datasource), byte-stable (no timestamp in the header)."""
+    return gzip.compress(user_data.encode(), mtime=0)
+
+
+def azure_custom_data(user_data: str) -> str:
+    """Azure's osProfile.customData: the gzipped user-data, base64. Refused over Azure's cap
+    here, with its size, rather than by Azure mid-deployment."""
+    packed = gzip_user_data(user_data)
+    if len(packed) >= CUSTOM_DATA_LIMIT:
+        first = user_data.splitlines()[1:2] or ["user-data"]
+        raise ValueError(
+            f"{first[0].lstrip('# ')}: {len(packed)} bytes gzipped, over Azure's customData "
+            f"cap of {CUSTOM_DATA_LIMIT}"
+        )
+    return base64.b64encode(packed).decode()
+
 
 LOGIN_SCRIPTS = frozenset({"gpucl-pyxis.sh", "gpucl-build-cache.sh", "gpucl-users.sh"})
 """A login node builds (or takes from the cluster's cache) pyxis, so sbatch and srun there accept
@@ -125,6 +151,7 @@ def render_cloud_init(
         ctx["power_pins"] = power_pins(cat)
         ctx["names_seed_path"] = NAMES_SEED
         ctx["names_seed"] = names_seed(spec)
+        ctx["mon"] = scheduler_monitoring(spec, stack, cat)
         if spec.head_node.accounting:
             if not db_password:
                 raise ValueError("headNode.accounting needs the database password")
@@ -138,6 +165,7 @@ def render_cloud_init(
         partition=partition.name,
         sku=sku,
         power_files=power_package(POWER_NODE_MODULES),
+        mon=node_monitoring(cat),
         nccl_conf=render_nccl_conf(sku, cat),
         job_env_path=JOB_ENV,
         job_env=render_job_env(sku, cat),

@@ -114,3 +114,26 @@ def test_power_program_imports_only_itself_the_standard_library_and_azure() -> N
                     continue
                 bad.append(f"{path.name}:{node.lineno}: {name}")
     assert bad == []
+
+
+def test_slurm_exporter_imports_only_itself_and_the_standard_library() -> None:
+    """clusterctl/monitor runs on the scheduler as gpucl_monitor with the system python3, no
+    venv: only relative imports and the standard library."""
+    folder = ROOT / "clusterctl" / "monitor"
+    files = sorted(folder.glob("*.py"))
+    assert len(files) == 3
+    bad = []
+    for path in files:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level:
+                continue
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else []
+            )
+            bad += [f"{path.name}:{node.lineno}: {n}" for n in names
+                    if n.split(".")[0] not in sys.stdlib_module_names]  # fmt: skip
+    assert bad == []

@@ -14,6 +14,7 @@ import pytest
 import yaml
 
 from clusterctl.errors import SpecError, UserError
+from clusterctl.render.cloud_init import CUSTOM_DATA_LIMIT, gzip_user_data
 from clusterctl.render.team import render_team_sync, team_files
 from clusterctl.spec.load import load_stack_spec
 from clusterctl.spec.stack_edit import add_user, remove_user
@@ -94,7 +95,7 @@ def test_the_run_command_carries_the_team_and_is_not_in_the_user_data() -> None:
     sched = yaml.safe_load(plan.files["cloud-init/scheduler.yaml"])
     paths = [f["path"] for f in sched["write_files"]]
     assert not any("team-sync" in p for p in paths)  # Azure caps customData at 64 KiB
-    assert len(plan.files["cloud-init/scheduler.yaml"].encode()) < 64 * 1024
+    assert len(gzip_user_data(plan.files["cloud-init/scheduler.yaml"])) < CUSTOM_DATA_LIMIT
     for role in ("scheduler", "gpu"):
         doc = yaml.safe_load(plan.files[f"cloud-init/{role}.yaml"])
         by_path = {f["path"]: f for f in doc["write_files"]}

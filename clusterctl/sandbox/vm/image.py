@@ -73,6 +73,8 @@ REPO_PACKAGES = (
     "python3-venv",  # the scheduler's power program venv
     "iptables",  # the scheduler's IMDS guard (Ubuntu images ship it; the user-data names it)
     "python3-torch",  # validate --train's stand-in for the NVIDIA PyTorch container (GPU nodes)
+    "prometheus",  # the scheduler's metrics store and alert rules (monitoring)
+    "prometheus-node-exporter",  # every node's exporter, with the scheduler's Slurm metrics file
 )
 
 

@@ -13,6 +13,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from clusterctl.render.cloud_init import gzip_user_data
+
 from ..cgroups import make_dir, v1_hierarchies
 from .vmstate import VmState
 
@@ -159,10 +161,13 @@ def write_seed(root: Path, files: dict[str, str]) -> None:
     for rel, text in files.items():
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
         if rel.endswith("/user-data"):
+            # gzipped, as Azure's customData carries it: cloud-init unpacks it, here as there
+            path.write_bytes(gzip_user_data(text))
             path.chmod(0o600)
-        elif "/system-generators/" in rel:
+            continue
+        path.write_text(text)
+        if "/system-generators/" in rel:
             path.chmod(0o755)
 
 

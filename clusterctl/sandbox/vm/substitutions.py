@@ -211,6 +211,27 @@ SUBSTITUTIONS: tuple[Substitution, ...] = (
         "image+machine",
     ),
     Substitution(
+        "dcgm-exporter",
+        "Moby's docker (the HPC image's) running NVIDIA's dcgm-exporter container "
+        "(versions.yaml monitoring.dcgmExporter) against the nvidia-dcgm host engine",
+        "a docker stand-in in the HPC layer that runs only that image, and only as "
+        "gpucl-dcgm-exporter.service asks: a Python exporter on :9400 serving, in "
+        "dcgm-exporter's format and labels, exactly the fields of the counters file the unit "
+        "passes with -f, one series per /dev/nvidiaN, with fixed idle readings (0 %, 35 C, no "
+        "XID) and counters that grow with time",
+        "no GPUs, DCGM or container runtime here: the unit, the counters file, the scrape, the "
+        "names and labels are real, the numbers are not",
+        "image",
+    ),
+    Substitution(
+        "infiniband-counters",
+        "8 InfiniBand ports per ND node under /sys/class/infiniband, read by node_exporter's "
+        "infiniband collector",
+        "none: the InfiniBand dashboard panels and the InfinibandPortDown alert get no series",
+        "this kernel has no InfiniBand devices, and a container's sysfs cannot hold made-up ones",
+        "machine",
+    ),
+    Substitution(
         "data-disk",
         "scheduler data disk /dev/disk/azure/scsi1/lun0 (blank managed disk; cloud-init "
         "partitions it, makes xfs labelled gpucl-shared, mounts /shared)",

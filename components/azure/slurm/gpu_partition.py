@@ -7,12 +7,10 @@ No resource here grows with the node count: capacity carries it.
 
 from __future__ import annotations
 
-import base64
-
 import pulumi
 import pulumi_azure_native as azure
 
-from clusterctl.render.cloud_init import render_cloud_init
+from clusterctl.render.cloud_init import azure_custom_data, render_cloud_init
 from clusterctl.spec.catalog import catalog
 from clusterctl.spec.model import ClusterSpec, PartitionSpec
 from clusterctl.spec.tags import cloud_tags
@@ -45,11 +43,11 @@ class GpuPartition(pulumi.ComponentResource):
         sku = catalog().get(partition.sku, "azure")
         assert sku is not None  # the spec rules refuse unknown SKUs before any component runs
         custom_data = pulumi.Output.all(secrets.munge_key_b64, files_account).apply(
-            lambda v: base64.b64encode(
+            lambda v: azure_custom_data(
                 render_cloud_init(
                     spec, stack, munge_key_b64=v[0], partition=partition, files_account=v[1]
-                ).encode()
-            ).decode()
+                )
+            )
         )
         image = image_reference("gpuNodes", partition.image, catalog().gpu_image(sku))
         self.scale_sets = []

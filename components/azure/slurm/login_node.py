@@ -5,12 +5,10 @@ identity, so no process here can get a token that changes a VM. Its user-data mo
 
 from __future__ import annotations
 
-import base64
-
 import pulumi
 import pulumi_azure_native as azure
 
-from clusterctl.render.cloud_init import render_cloud_init
+from clusterctl.render.cloud_init import azure_custom_data, render_cloud_init
 from clusterctl.spec.defaults import login_host, login_sku
 from clusterctl.spec.model import ClusterSpec
 from clusterctl.spec.tags import cloud_tags
@@ -59,11 +57,11 @@ class LoginNode(pulumi.ComponentResource):
             opts=child,
         )
         custom_data = pulumi.Output.all(secrets.munge_key_b64, files_account).apply(
-            lambda v: base64.b64encode(
+            lambda v: azure_custom_data(
                 render_cloud_init(
                     spec, stack, munge_key_b64=v[0], files_account=v[1], login_index=index
-                ).encode()
-            ).decode()
+                )
+            )
         )
         entra = spec.login_nodes.entra_id_group
         self.vm = azure.compute.VirtualMachine(

@@ -6,12 +6,10 @@ sets storage.keepOnDestroy: false.
 
 from __future__ import annotations
 
-import base64
-
 import pulumi
 import pulumi_azure_native as azure
 
-from clusterctl.render.cloud_init import render_cloud_init
+from clusterctl.render.cloud_init import azure_custom_data, render_cloud_init
 from clusterctl.render.site import scheduler_host
 from clusterctl.render.storage import scheduler_disk_gib
 from clusterctl.spec.defaults import head_sku
@@ -101,11 +99,9 @@ class SchedulerNode(pulumi.ComponentResource):
         custom_data = pulumi.Output.all(
             secrets.scheduler_inputs(), files_account, self.identity.identity.client_id
         ).apply(
-            lambda v: base64.b64encode(
-                render_cloud_init(
-                    spec, stack, **v[0], files_account=v[1], identity_client_id=v[2]
-                ).encode()
-            ).decode()
+            lambda v: azure_custom_data(
+                render_cloud_init(spec, stack, **v[0], files_account=v[1], identity_client_id=v[2])
+            )
         )
         self.vm = azure.compute.VirtualMachine(
             f"{name}-vm",

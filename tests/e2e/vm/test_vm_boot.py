@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from clusterctl.sandbox.vm import boot, substitutions, vmstate
+from clusterctl.sandbox.vm import boot, faults, substitutions, vmstate
 from tests.e2e.vm.conftest import booted_stack
 
 pytestmark = pytest.mark.sandbox
@@ -41,7 +41,10 @@ def test_node_got_the_clouds_user_data_except_declared_substitutions(booted):
     specs, workdir, _ = booted
     key = (workdir / "logs" / "repo-key.asc").read_text()
     for spec in specs:
-        seen = boot.run(workdir, spec.name, ["cat", "/var/lib/cloud/instance/user-data.txt"]).stdout
+        # cloud-init keeps what it got, gzipped as Azure's customData carries it
+        seen = boot.run(
+            workdir, spec.name, ["zcat", "/var/lib/cloud/instance/user-data.txt"]
+        ).stdout
         commits = json.loads((workdir / "logs" / "pinned-commits.json").read_text())
         assert seen == substitutions.rewrite_user_data(spec.user_data, key, commits)
         # the declared edits only: the Microsoft source's URL and key, slurm.conf's node size,
@@ -195,3 +198,119 @@ def test_no_user_on_a_node_can_read_the_munge_key(booted):
         as_user = boot.run(workdir, node, ["runuser", "-u", "gpucl-eve", "--", "sh", "-c", search])
         assert as_user.stdout.strip() == "", f"{node}: a user reads the key in {as_user.stdout!r}"
         assert "Permission denied" in as_user.stderr, as_user.stderr
+
+
+PROM = "http://127.0.0.1:9090/api/v1"
+HEALTH = "/usr/local/libexec/gpu-clusters/gpucl-health.sh"
+NO_SERIES_HERE = {"InfiniBand port state", "InfiniBand traffic by node"}
+"""Panels with no source in the sandbox (substitution "infiniband-counters"): their queries are
+still run and must be valid; they must return nothing, so this list cannot go stale."""
+
+
+def _prom(workdir, node: str, path: str, query: str | None = None) -> dict:
+    cmd = ["curl", "-sS", "--max-time", "20", "--get", f"{PROM}/{path}"]
+    if query is not None:
+        cmd[4:4] = ["--data-urlencode", f"query={query}"]
+    out = boot.run(workdir, node, cmd, timeout=40)
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data["status"] == "success", data
+    return data["data"]
+
+
+def _until(what: str, check, timeout: float = 150.0, every: float = 5.0, detail=lambda: ""):
+    deadline = time.monotonic() + timeout
+    while True:
+        got = check()
+        if got:
+            return got
+        assert time.monotonic() < deadline, f"not within {timeout:.0f} s: {what}\n{detail()}"
+        time.sleep(every)
+
+
+def _metrics_now(workdir, node: str) -> None:
+    ran = boot.run(workdir, node, ["systemctl", "start", "gpucl-slurm-metrics.service"])
+    assert ran.returncode == 0, ran.stderr
+
+
+def test_prometheus_scrapes_every_exporter_answers_every_panel_and_fires_the_drain_alert(booted):
+    """Issue 27: the scheduler's Prometheus (Debian's package, the user-data's config) scrapes
+    node_exporter on both nodes, the DCGM exporter (declared stand-in) on the GPU node and the
+    Slurm exporter's textfile, after the reboot above; promtool accepts the rules, the config and
+    the exporter's output; every dashboard panel's query returns series (IB: declared none); a
+    failed health check's drain fires NodeDrained naming node and reason, and the alert ends
+    when the check passes again. The API listens on the scheduler's localhost only."""
+    specs, workdir, _ = booted
+    scheduler, gpu = specs[0].name, specs[1].name
+    for check in (
+        ["promtool", "check", "rules", "/etc/gpu-clusters/prometheus/gpucl.rules.yml"],
+        ["promtool", "check", "config", "/etc/gpu-clusters/prometheus/prometheus.yml"],
+    ):
+        got = boot.run(workdir, scheduler, check)
+        assert got.returncode == 0, got.stdout + got.stderr
+    _metrics_now(workdir, scheduler)
+    textfile = "/var/lib/prometheus/node-exporter/gpucl-slurm.prom"
+    got = boot.run(workdir, scheduler, ["sh", "-c", f"promtool check metrics < {textfile}"])
+    assert got.returncode == 0, got.stdout + got.stderr
+
+    def all_up():
+        active = _prom(workdir, scheduler, "targets")["activeTargets"]
+        up = {(t["labels"]["job"], t["labels"]["node"]) for t in active if t["health"] == "up"}
+        want = {("node", "h100-scheduler"), ("node", "gpu-pg0-1"), ("dcgm", "gpu-pg0-1")}
+        return want <= up
+
+    _until("node_exporter on both nodes and the DCGM exporter up", all_up)
+    # rates need two samples of each counter in their window
+    _until(
+        "two scrapes of the DCGM counters",
+        lambda: _prom(workdir, scheduler, "query", "count_over_time(up{job='dcgm'}[5m]) >= 2")[
+            "result"
+        ],
+    )
+    # the API is not on the network: a GPU node cannot reach it
+    far = boot.run(
+        workdir, gpu, ["curl", "-sS", "--max-time", "5", "http://h100-scheduler:9090/-/ready"]
+    )
+    assert far.returncode != 0, far.stdout
+
+    def drained_alert():
+        alerts = _prom(workdir, scheduler, "alerts")["alerts"]
+        return [
+            a
+            for a in alerts
+            if a["labels"]["alertname"] == "NodeDrained" and a["labels"].get("node") == "gpu-pg0-1"
+        ]
+
+    assert drained_alert() == []
+    faults.inject(workdir, gpu, "fail-health")
+    try:
+        boot.run(workdir, gpu, ["env", "SLURMD_NODENAME=gpu-pg0-1", HEALTH])
+        _metrics_now(workdir, scheduler)
+        firing = _until(
+            "NodeDrained firing for gpu-pg0-1",
+            lambda: [a for a in drained_alert() if a["state"] == "firing"],
+            detail=lambda: (
+                boot.run(workdir, scheduler, ["cat", textfile]).stdout
+                + json.dumps(_prom(workdir, scheduler, "alerts"))
+                + json.dumps(_prom(workdir, scheduler, "query", "gpucl_slurm_node_drained"))
+            ),
+        )
+        labels = firing[0]["labels"]
+        assert labels["owner"] == "health" and labels["reason"].startswith("gpucl"), labels
+        # every panel, with a drain to show too
+        panels = []
+        for path in sorted((ROOT / "templates" / "monitoring" / "dashboards").glob("*.json")):
+            panels += json.loads(path.read_text())["panels"]
+        assert len(panels) >= 15
+        empty = {}
+        for panel in panels:
+            for target in panel["targets"]:
+                result = _prom(workdir, scheduler, "query", target["expr"])["result"]
+                if not result:
+                    empty[panel["title"]] = target["expr"]
+        assert set(empty) == NO_SERIES_HERE, empty
+    finally:
+        faults.clear(workdir, gpu)
+    boot.run(workdir, gpu, ["env", "SLURMD_NODENAME=gpu-pg0-1", HEALTH])
+    _metrics_now(workdir, scheduler)
+    _until("NodeDrained resolved for gpu-pg0-1", lambda: drained_alert() == [])

@@ -1,0 +1,151 @@
+"""Monitoring of a Slurm cluster as its nodes get it: Prometheus and its alert rules and the Slurm
+exporter (clusterctl/monitor, copied as gpucl_monitor) on the scheduler, node_exporter everywhere,
+NVIDIA's DCGM exporter on the GPU nodes with the fields the dashboards read; the Grafana
+dashboards as JSON for `plan --out`. Pure: spec in, text out."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from clusterctl.project import templates_dir
+from clusterctl.render.power_files import gzip_b64
+from clusterctl.render.site import scheduler_host
+from clusterctl.render.slurm_conf import partition_sku
+from clusterctl.render.templates import render_template
+from clusterctl.spec.catalog import Catalog
+from clusterctl.spec.model import ClusterSpec
+
+MONITOR_CONFIG = "/etc/gpu-clusters/monitoring.json"
+PROM_DIR = "/etc/gpu-clusters/prometheus"
+PROM_CONFIG = f"{PROM_DIR}/prometheus.yml"
+PROM_RULES = f"{PROM_DIR}/gpucl.rules.yml"
+TARGETS_DIR = f"{PROM_DIR}/targets"
+TEXTFILE = "/var/lib/prometheus/node-exporter/gpucl-slurm.prom"
+"""node_exporter's textfile directory as Debian and Ubuntu package it (the collector's default
+there), so the package's own unit needs no change."""
+PROM_DATA = "/var/lib/prometheus/metrics2"
+DCGM_COUNTERS = "/etc/gpu-clusters/dcgm-exporter/counters.csv"
+DCGM_COUNTERS_IN_CONTAINER = "/etc/dcgm-exporter/gpucl-counters.csv"
+PORTS = {"prometheus": 9090, "node": 9100, "dcgm": 9400}
+INTERVAL_S = 30
+RETENTION_DAYS = 30
+GPU_TEMP_ALERT_C = 85
+MONITOR_MODULES = ("__init__.py", "__main__.py", "slurm_metrics.py")
+
+
+def _mon_dir() -> Path:
+    return templates_dir() / "monitoring"
+
+
+def monitor_package() -> dict[str, str]:
+    """clusterctl/monitor's modules as cloud-init writes them to <home>/lib/gpucl_monitor."""
+    root = Path(__file__).resolve().parents[1] / "monitor"
+    return {name: gzip_b64((root / name).read_text()) for name in MONITOR_MODULES}
+
+
+def _ctx(spec: ClusterSpec, stack: str) -> dict:
+    return {
+        "cluster": spec.name,
+        "stack": stack,
+        "scheduler_host": scheduler_host(spec),
+        "interval_s": INTERVAL_S,
+        "ports": PORTS,
+        "targets_dir": TARGETS_DIR,
+        "rules_path": PROM_RULES,
+        "gpu_temp_c": GPU_TEMP_ALERT_C,
+    }
+
+
+def render_prometheus_config(spec: ClusterSpec, stack: str) -> str:
+    return render_template("monitoring/prometheus.yml.j2", **_ctx(spec, stack))
+
+
+def render_alert_rules(spec: ClusterSpec, stack: str) -> str:
+    return render_template("monitoring/gpucl.rules.yml.j2", **_ctx(spec, stack))
+
+
+def prometheus_args() -> str:
+    """The scheduler's Prometheus command line (a drop-in replaces the package's ExecStart):
+    our config, 30 days kept, the UI and API on localhost only (reach it through ssh -L)."""
+    return " ".join(
+        [
+            "/usr/bin/prometheus",
+            f"--config.file={PROM_CONFIG}",
+            f"--storage.tsdb.path={PROM_DATA}",
+            f"--storage.tsdb.retention.time={RETENTION_DAYS}d",
+            f"--web.listen-address=127.0.0.1:{PORTS['prometheus']}",
+        ]
+    )
+
+
+def monitoring_config(spec: ClusterSpec, cat: Catalog) -> str:
+    """/etc/gpu-clusters/monitoring.json, what gpucl_monitor reads: where to write, the ports to
+    scrape, each partition's on-demand price (0 where the catalog has none)."""
+    prices = {p.name: partition_sku(p, cat).price.usd_per_hour or 0.0 for p in spec.partitions}
+    doc = {
+        "cluster": spec.name,
+        "drainPrefix": spec.health_checks.drain_prefix,
+        "textfile": TEXTFILE,
+        "targetsDir": TARGETS_DIR,
+        "ports": {"node": PORTS["node"], "dcgm": PORTS["dcgm"]},
+        "pricesUsdPerHour": prices,
+    }
+    return json.dumps(doc, indent=2, sort_keys=True) + "\n"
+
+
+def dcgm_counters() -> str:
+    return (_mon_dir() / "dcgm-counters.csv").read_text()
+
+
+def dcgm_image(cat: Catalog) -> str:
+    try:
+        return str(cat.versions["monitoring"]["dcgmExporter"]["image"])
+    except (KeyError, TypeError) as exc:
+        raise LookupError(f"config/versions.yaml monitoring.dcgmExporter: missing {exc}") from None
+
+
+def dashboards() -> dict[str, str]:
+    """The Grafana dashboards, by file name (import them with Grafana's Dashboards > Import; they
+    ask for the Prometheus data source)."""
+    folder = _mon_dir() / "dashboards"
+    return {p.name: p.read_text() for p in sorted(folder.glob("*.json"))}
+
+
+def render_monitoring_bundle(spec: ClusterSpec, stack: str, cat: Catalog) -> dict[str, str]:
+    """What `plan --out` writes under monitoring/."""
+    files = {
+        "prometheus.yml": render_prometheus_config(spec, stack),
+        "gpucl.rules.yml": render_alert_rules(spec, stack),
+        "dcgm-counters.csv": dcgm_counters(),
+        "monitoring.json": monitoring_config(spec, cat),
+    }
+    files.update({f"dashboards/{name}": text for name, text in dashboards().items()})
+    return files
+
+
+def scheduler_monitoring(spec: ClusterSpec, stack: str, cat: Catalog) -> dict[str, object]:
+    """What the scheduler's user-data writes for monitoring."""
+    return {
+        "package": monitor_package(),
+        "interval_s": INTERVAL_S,
+        "config_path": MONITOR_CONFIG,
+        "config": monitoring_config(spec, cat),
+        "prom_config_path": PROM_CONFIG,
+        "prom_config": render_prometheus_config(spec, stack),
+        "rules_path": PROM_RULES,
+        "rules": render_alert_rules(spec, stack),
+        "targets_dir": TARGETS_DIR,
+        "prom_args": prometheus_args(),
+    }
+
+
+def node_monitoring(cat: Catalog) -> dict[str, object]:
+    """What a GPU node's user-data writes for monitoring (node_exporter is its package alone)."""
+    return {
+        "counters_path": DCGM_COUNTERS,
+        "counters": dcgm_counters(),
+        "counters_in_container": DCGM_COUNTERS_IN_CONTAINER,
+        "dcgm_image": dcgm_image(cat),
+        "dcgm_port": PORTS["dcgm"],
+    }
