@@ -7,6 +7,7 @@ log file before); rich's Progress is safe to update from there.
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -77,10 +78,17 @@ def live(console: Console, title: str) -> Iterator[tuple[EventLog, Any]]:
         transient=True,
     ) as bar:
         task = bar.add_task(title, total=None)
+        started = time.monotonic()
+        said = [""]
 
         def on_event(event: Any) -> None:
             log.feed(event)
             bar.update(task, description=log.line(title))
+            if not console.is_terminal and log.current != said[0]:
+                # a log (CI) gets a plain line per operation begun instead of the live line
+                said[0] = log.current
+                elapsed = time.monotonic() - started
+                console.print(f"{title}: {log.current} ({elapsed:.0f} s)", highlight=False)
 
         yield log, on_event
     changed = ", ".join(f"{n} {op}" for op, n in sorted(log.summary.items()) if op != "same")

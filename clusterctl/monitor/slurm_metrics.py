@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -115,6 +116,15 @@ def parse_pending(text: str) -> list[tuple[str, float]]:
     return out
 
 
+def drain_owner(reason: str, prefix: str) -> str:
+    """Who set a drain, from its reason's prefix: `gpucl:` the health check (or the power
+    program), `gpucl-deep:` the deep tier, `gpucl-nccl:` validate; anything else an admin."""
+    if reason.startswith(prefix):
+        return "health"
+    m = re.match(re.escape(prefix[:-1]) + r"-([a-z]+):", reason)
+    return m.group(1) if m else "admin"
+
+
 def _label(value: str) -> str:
     return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ")
 
@@ -141,14 +151,14 @@ def render(
             lines.append(f'gpucl_slurm_nodes{{partition="{part}",state="{state}"}} {count}')
     lines += [
         "# HELP gpucl_slurm_node_drained 1 per drained or draining node, with its reason and who "
-        "set it (health: the cluster's own checks; admin: anyone else).",
+        "set it (health, deep, nccl: the cluster's own checks; admin: anyone else).",
         "# TYPE gpucl_slurm_node_drained gauge",
     ]
     seen = set()
     for n in nodes:
         if n.drained and n.name not in seen:
             seen.add(n.name)
-            owner = "health" if n.reason.startswith(drain_prefix) else "admin"
+            owner = drain_owner(n.reason, drain_prefix)
             lines.append(
                 f'gpucl_slurm_node_drained{{node="{n.name}",partition="{n.partition}",'
                 f'reason="{_label(n.reason)}",owner="{owner}"}} 1'

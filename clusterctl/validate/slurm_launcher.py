@@ -228,6 +228,7 @@ class SlurmLauncher:
         start = time.monotonic()
         final: dict[str, str] = {}
         bad_since: dict[str, float] = {}
+        said = ""
         with self.console.status("") as status:
             while True:
                 live = self._squeue([j for j in job_ids if j not in final])
@@ -235,11 +236,14 @@ class SlurmLauncher:
                     if jid not in final and jid not in live:
                         final[jid] = self._final_state(jid)
                 waited = time.monotonic() - start
-                status.update(
-                    f"{what} job(s) {', '.join(job_ids)}: "
-                    + ", ".join(f"{j} {final.get(j) or live.get(j, '?')}" for j in job_ids)
-                    + f" ({waited:.0f} s)"
+                line = f"{what} job(s) {', '.join(job_ids)}: " + ", ".join(
+                    f"{j} {final.get(j) or live.get(j, '?')}" for j in job_ids
                 )
+                status.update(f"{line} ({waited:.0f} s)")
+                if not self.console.is_terminal and line != said:
+                    # a log (CI) gets a plain line per change instead of the spinner
+                    self.console.print(f"{line} ({waited:.0f} s)", highlight=False, markup=False)
+                    said = line
                 if len(final) == len(job_ids):
                     return [final[j] for j in job_ids]
                 if nodes and waited >= NODE_CHECK_AFTER_S:

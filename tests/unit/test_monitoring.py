@@ -26,7 +26,7 @@ gpu-pg0-4|gpu*|idle#|10.1.0.8|none
 gpu-pg0-5|gpu*|down*|10.1.0.9|Not responding
 gpu-pg0-6|gpu*|drained~|gpu-pg0-6|bad fan, ticket 42 "urgent"
 gpu-pg0-7|gpu*|mixed|10.1.0.11|none
-gpu-pg0-8|gpu*|draining|10.1.0.12|gpucl: deep: dcgm_diag failed
+gpu-pg0-8|gpu*|draining|10.1.0.12|gpucl-deep: dcgm_diag failed
 """
 PENDING = "gpu|2026-11-26T10:00:00\ngpu,other|2026-11-26T10:30:00\nbad|Unknown\n"
 RUNNING = "gpu\ngpu\n"
@@ -68,7 +68,7 @@ def test_metrics_count_states_name_each_drain_and_its_owner_and_price_only_exist
     drained = [x for x in text.splitlines() if x.startswith("gpucl_slurm_node_drained{")]
     assert len(drained) == 3
     assert any('node="gpu-pg0-2"' in x and 'owner="health"' in x for x in drained)
-    assert any('node="gpu-pg0-8"' in x and 'owner="health"' in x for x in drained)
+    assert any('node="gpu-pg0-8"' in x and 'owner="deep"' in x for x in drained)
     admin = next(x for x in drained if 'node="gpu-pg0-6"' in x)
     assert 'owner="admin"' in admin and r'reason="bad fan, ticket 42 \"urgent\""' in admin
     assert _value(text, 'gpucl_slurm_jobs{partition="gpu",state="pending"}') == 2
@@ -211,3 +211,14 @@ def test_custom_data_over_azures_cap_is_refused_with_its_size() -> None:
     noise = os.urandom(70 * 1024).hex()  # does not compress below the cap
     with pytest.raises(ValueError, match="over Azure's customData cap of 65536"):
         azure_custom_data("#cloud-config\n# Scheduler node of cluster x\n" + noise)
+
+
+def test_a_drains_owner_is_read_from_its_prefix() -> None:
+    owner = sm.drain_owner
+    assert owner("gpucl: nhc: GPU count 7 != 8", "gpucl:") == "health"
+    assert owner("gpucl: power: start failed", "gpucl:") == "health"
+    assert owner("gpucl-deep: dcgm_diag", "gpucl:") == "deep"
+    assert owner("gpucl-nccl: busbw 12 < 40", "gpucl:") == "nccl"
+    assert owner("gpuclx: mine", "gpucl:") == "admin"
+    assert owner("rack inspection", "gpucl:") == "admin"
+    assert owner("ops: fan", "ops:") == "health" and owner("ops-deep: x", "ops:") == "deep"

@@ -295,3 +295,34 @@ def test_a_stack_run_short_of_gpus_fails_naming_what_is_missing(drop, named) -> 
     assert outcome.status == "fail"
     text = " ".join(o.message for v in outcome.verdicts for o in v.findings)
     assert named in text, text
+
+
+def test_a_log_gets_one_plain_line_per_job_state_change() -> None:
+    """Not a terminal (CI): no spinner, a plain line each time the job's state changes, with the
+    seconds waited; nothing repeated while the state holds."""
+    import io
+
+    from rich.console import Console
+
+    ssh = RecordedSsh(
+        [
+            ("squeue", "4242 PENDING Resources\n", 0),
+            ("squeue", "4242 PENDING Resources\n", 0),
+            ("squeue", "4242 RUNNING None\n", 0),
+            ("squeue", "4242 RUNNING None\n", 0),
+            ("squeue", "", 0),
+            ("sacct", "COMPLETED\n", 0),
+        ]
+    )
+    buf = io.StringIO()
+    launcher = SlurmLauncher(ssh, sleep=lambda _: None)
+    launcher.console = Console(file=buf, force_terminal=False, width=200)
+    assert launcher.wait(["4242"], timeout_s=60) == ["COMPLETED"]
+    lines = buf.getvalue().splitlines()
+    assert [re.sub(r" \(\d+ s\)$", "", x) for x in lines] == [
+        "NCCL job(s) 4242: 4242 PENDING Resources",
+        "NCCL job(s) 4242: 4242 RUNNING",
+        "NCCL job(s) 4242: 4242 COMPLETED",
+    ], lines
+    assert all(re.search(r" \(\d+ s\)$", x) for x in lines), lines
+    assert "\x1b" not in buf.getvalue()

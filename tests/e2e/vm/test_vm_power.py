@@ -148,12 +148,26 @@ def test_drains_keep_their_owner_and_reason_through_power_down_and_up(cluster: C
                  lambda s: s in ("drained~", "idle~"), down_s)  # fmt: skip
         assert (cluster.state(node), cluster.reason(node)) == ("drained~", why)
         assert cluster.vm_power(node) == "stopped"
+    # monitoring follows: each drain with its owner; a powered-down node is neither scraped nor
+    # billed (issue 27)
+    assert cluster.sh("systemctl start gpucl-slurm-metrics.service").returncode == 0
+    prom = cluster.sh("cat /var/lib/prometheus/node-exporter/gpucl-slurm.prom").stdout
+    assert re.search(r'gpucl_slurm_node_drained\{node="gpu-pg0-1".*owner="admin"\} 1', prom), prom
+    assert re.search(r'gpucl_slurm_node_drained\{node="gpu-pg0-2".*owner="deep"\} 1', prom), prom
+    assert 'gpucl_cost_usd_per_hour{partition="gpu"} 0.00' in prom, prom
+    targets = cluster.sh("cat /etc/gpu-clusters/prometheus/targets/dcgm.json").stdout
+    assert json.loads(targets) == [], targets
     for node in drains:
         assert cluster.sh(f"scontrol update NodeName={node} State=POWER_UP").returncode == 0
     for node, why in drains.items():
         wait_for(f"{node} powered up and registered", lambda n=node: cluster.state(n),
                  lambda s: s == "drained", RESUME_TIMEOUT_S)  # fmt: skip
         assert cluster.reason(node) == why
+        assert cluster.sh("systemctl start gpucl-slurm-metrics.service").returncode == 0
+        targets = json.loads(
+            cluster.sh("cat /etc/gpu-clusters/prometheus/targets/dcgm.json").stdout
+        )
+        assert node in [t["labels"]["node"] for t in targets], targets  # scraped again
         user = cluster.sh(f"scontrol show node {node}").stdout
         assert re.search(r"Reason=.* \[root@", user), user  # the owner, kept
         assert cluster.sh(f"scontrol update NodeName={node} State=RESUME").returncode == 0
