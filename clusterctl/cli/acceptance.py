@@ -86,7 +86,6 @@ def keep_and_report(
     report: Path | None,
     target: str,
     from_log: Path | None,
-    outcome_json: dict,
     quiet: bool,
 ) -> None:
     """Record the run in its stack's history, then write the report (exit 2 if either fails,
@@ -101,18 +100,7 @@ def keep_and_report(
             history = open_history()
             history_path = str(history.path)
             first = history.first_accepted(stack)
-            runs = outcome.runs
-            nets = sorted({n.label for r in runs for n in r.networks})
-            kept = history.record(
-                stack,
-                outcome_json,
-                at=now,
-                source=_source(from_log),
-                sku=outcome.sku,
-                nodes=max((len(v.hosts) for v in outcome.verdicts), default=None) or None,
-                network="; ".join(nets) or None,
-                nccl_version=next((r.nccl_version for r in runs if r.nccl_version), None),
-            )
+            kept = history.record_outcome(stack, outcome, at=now, source=_source(from_log))
             if not quiet:
                 err.print(
                     f"[dim]kept as run #{kept.id} of stack {escape(stack)} in "

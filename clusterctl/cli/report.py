@@ -9,7 +9,7 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import typer
 from rich.markup import escape
@@ -17,7 +17,8 @@ from rich.table import Table
 
 from clusterctl.cli.common import err, out
 from clusterctl.errors import path_problem
-from clusterctl.nccl.report import HEADERS, reasons, table_lines, to_json, to_junit
+from clusterctl.nccl.report import HEADERS, reasons, table_lines, to_junit
+from clusterctl.validate.run import outcome_json
 
 if TYPE_CHECKING:
     from clusterctl.nccl.judge import Verdict
@@ -36,49 +37,6 @@ def nccl_table(verdicts: Sequence[Verdict], *, all_sizes: bool = False) -> Table
         table.add_row(*row[:-1], f"[{_STYLE.get(status, '')}]{status}[/]" if status else "")
     table.caption = "\n".join(f"{g}: {r}" for g, r in reasons(verdicts)) or None
     return table
-
-
-def outcome_json(outcome: Outcome) -> dict[str, Any]:
-    data = to_json(outcome.verdicts)
-    data["status"] = outcome.status
-    data["exit_code"] = outcome.exit_code
-    data["notes"] = list(outcome.notes)
-    data["drained"] = list(outcome.drained)
-    if outcome.sweep is not None:
-        loc = outcome.sweep.localization
-        data["sweep"] = {
-            "floor_gbps": outcome.sweep.floor_gbps,
-            "calibration": outcome.sweep.calibration,
-            "rounds": loc.rounds,
-            "pairs_measured": loc.pairs_measured,
-            "good": list(loc.good),
-            "suspects": [
-                {
-                    "node": s.node,
-                    "status": s.status,
-                    "reason": s.reason,
-                    "figures": [
-                        {
-                            "round": f.round,
-                            "pair": list(f.pair),
-                            "busbw_gbps": f.busbw_gbps,
-                            "passed": f.passed,
-                        }
-                        for f in s.figures
-                    ],
-                }
-                for s in loc.suspects
-            ],
-            "peer_suspects": [
-                {
-                    "pair": list(p.pair),
-                    "busbw_gbps": p.busbw_gbps,
-                    "peer_median_gbps": p.peer_median_gbps,
-                }
-                for p in outcome.sweep.peers
-            ],
-        }
-    return data
 
 
 def report(outcome: Outcome, *, as_json: bool, junit: Path | None) -> None:

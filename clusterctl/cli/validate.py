@@ -291,12 +291,10 @@ def register(app: typer.Typer) -> None:
 
         report(outcome, as_json=as_json, junit=junit)
         from clusterctl.cli.acceptance import keep_and_report
-        from clusterctl.cli.report import outcome_json
 
         keep_and_report(
             outcome, stack=kept_as, report=report_path, from_log=from_log, quiet=as_json,
             target=_target_label(stack, host, kubeconfig, sandbox or sandbox_dir, from_log),
-            outcome_json=outcome_json(outcome),
         )  # fmt: skip
         raise typer.Exit(outcome.exit_code)
 

@@ -139,7 +139,7 @@ class History:
         network: str | None,
         nccl_version: str | None,
     ) -> HistoryRun:
-        """Keep one run: `result` is its JSON form (clusterctl.cli.report.outcome_json)."""
+        """Keep one run: `result` is its JSON form (clusterctl.validate.run.outcome_json)."""
         groups = [g for g in result.get("groups", []) if g.get("measured_busbw_gbps") is not None]
         worst = min(groups, key=lambda g: g["margin_pct"], default=None)
         floor = None
@@ -169,6 +169,22 @@ class History:
             run_id = cur.lastrowid
         assert run_id is not None
         return HistoryRun(run_id, *row[:-1], result=result)  # type: ignore[arg-type]
+
+    def record_outcome(self, stack: str, outcome: Any, *, at: str, source: str) -> HistoryRun:
+        """Keep a validate run (a clusterctl.validate.run.Outcome) as `--json` shows it."""
+        from clusterctl.validate.run import outcome_json
+
+        nets = sorted({n.label for r in outcome.runs for n in r.networks})
+        return self.record(
+            stack,
+            outcome_json(outcome),
+            at=at,
+            source=source,
+            sku=outcome.sku,
+            nodes=max((len(v.hosts) for v in outcome.verdicts), default=None) or None,
+            network="; ".join(nets) or None,
+            nccl_version=next((r.nccl_version for r in outcome.runs if r.nccl_version), None),
+        )
 
     def runs(self, stack: str) -> list[HistoryRun]:
         """The stack's runs, oldest first; none when the file does not exist yet."""

@@ -10,6 +10,7 @@ clusterctl/outputs.py).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -34,9 +35,14 @@ class HookVerdict:
 
 
 def post_deploy_check(
-    outputs: Mapping[str, Any], nccl: NcclValidationSpec, validator: Validator
+    outputs: Mapping[str, Any],
+    nccl: NcclValidationSpec,
+    validator: Validator,
+    keep: Callable[[Any], None] | None = None,
 ) -> HookVerdict:
-    """Run the validation on a fresh cluster and turn its outcome into the update's verdict."""
+    """Run the validation on a fresh cluster and turn its outcome into the update's verdict;
+    `keep` puts the run into the stack's validation history (as `validate -s` does). A history
+    that cannot be written is said in the verdict's message, never costs the verdict."""
     if not nccl.on_deploy:
         return HookVerdict(
             "skipped", "NCCL validation on deploy is off (validation.nccl.onDeploy)", False
@@ -48,6 +54,11 @@ def post_deploy_check(
     else:
         status = outcome.status
         detail = _summary(outcome)
+        if keep is not None:
+            try:
+                keep(outcome)
+            except Exception as exc:  # a history problem must not fail the update
+                detail += f"; not kept in the validation history: {exc}"
     if status in ("pass", "warn"):
         passed: Literal["pass", "warn"] = "pass" if status == "pass" else "warn"
         return HookVerdict(passed, f"NCCL validation {status}: {detail}", False)
@@ -88,6 +99,23 @@ def validate_stack_outputs(
     return run
 
 
+def keep_in_history(stack: str) -> Callable[[Any], None]:
+    """The hook's `keep`: the project's history file (the program runs in the project), or
+    $GPU_CLUSTERS_VALIDATE_HISTORY; source "onDeploy"."""
+
+    def keep(outcome: Any) -> None:
+        from datetime import UTC, datetime
+
+        from clusterctl.project import find_project
+        from clusterctl.validate.history import ENV, History, path_for
+
+        project_dir = None if os.environ.get(ENV) else find_project().dir
+        at = datetime.now(UTC).replace(microsecond=0).isoformat()
+        History(path_for(project_dir)).record_outcome(stack, outcome, at=at, source="onDeploy")
+
+    return keep
+
+
 def nccl_hook_binding(spec: ClusterSpec, stack: str, outputs: Callable[[], Mapping[str, Any]]):
     """ResourceHookBinding(after_create=[hook]) for the last compute resource, or None when off.
 
@@ -103,7 +131,7 @@ def nccl_hook_binding(spec: ClusterSpec, stack: str, outputs: Callable[[], Mappi
     validator = validate_stack_outputs(spec, stack)
 
     def after_create(args: pulumi.ResourceHookArgs) -> None:
-        result = post_deploy_check(outputs(), nccl, validator)
+        result = post_deploy_check(outputs(), nccl, validator, keep_in_history(stack))
         log = {"pass": pulumi.log.info, "skipped": pulumi.log.info}.get(
             result.verdict, pulumi.log.warn
         )

@@ -13,6 +13,7 @@ from typing import Any, Literal
 from clusterctl.constants import NCCL_MAX_BYTES
 from clusterctl.nccl.judge import GIB, Thresholds, Verdict, judge, overall_status
 from clusterctl.nccl.parse import NcclParseError, NcclRun, NotAllReduce, parse_all_reduce
+from clusterctl.nccl.report import to_json
 from clusterctl.nccl.units import SizeError, parse_size
 from clusterctl.spec.model import NcclValidationSpec, default_of
 from clusterctl.validate import CouldNotRun
@@ -425,3 +426,47 @@ def with_stack_overrides(opts: Options, nccl: Any, where: str) -> Options:
         min_bytes=opts.min_bytes or nccl.min_bytes,
         max_bytes=opts.max_bytes or nccl.max_bytes,
     )
+
+
+def outcome_json(outcome: Outcome) -> dict[str, Any]:
+    """The outcome as `--json` prints it and the history keeps it."""
+    data = to_json(outcome.verdicts)
+    data["status"] = outcome.status
+    data["exit_code"] = outcome.exit_code
+    data["notes"] = list(outcome.notes)
+    data["drained"] = list(outcome.drained)
+    if outcome.sweep is not None:
+        loc = outcome.sweep.localization
+        data["sweep"] = {
+            "floor_gbps": outcome.sweep.floor_gbps,
+            "calibration": outcome.sweep.calibration,
+            "rounds": loc.rounds,
+            "pairs_measured": loc.pairs_measured,
+            "good": list(loc.good),
+            "suspects": [
+                {
+                    "node": s.node,
+                    "status": s.status,
+                    "reason": s.reason,
+                    "figures": [
+                        {
+                            "round": f.round,
+                            "pair": list(f.pair),
+                            "busbw_gbps": f.busbw_gbps,
+                            "passed": f.passed,
+                        }
+                        for f in s.figures
+                    ],
+                }
+                for s in loc.suspects
+            ],
+            "peer_suspects": [
+                {
+                    "pair": list(p.pair),
+                    "busbw_gbps": p.busbw_gbps,
+                    "peer_median_gbps": p.peer_median_gbps,
+                }
+                for p in outcome.sweep.peers
+            ],
+        }
+    return data

@@ -74,3 +74,24 @@ def test_could_not_run_follows_on_failure(on_failure, fails) -> None:
     err = CouldNotRun("cannot reach azureuser@20.1.2.3 over ssh: Connection timed out")
     r = post_deploy_check(OUTPUTS, spec(on_failure=on_failure), validator(err))
     assert r.fail_update is fails and "could not run: cannot reach" in r.message
+
+
+def test_the_deploy_run_is_kept_in_the_stacks_history(_validation_history) -> None:
+    """Issue 27: every validate run is kept per stack, the one `pulumi up` runs too (source
+    onDeploy), through the project's history file ($GPU_CLUSTERS_VALIDATE_HISTORY here)."""
+    from clusterctl.validate.history import History
+    from clusterctl.validate.hook import keep_in_history
+
+    r = post_deploy_check(OUTPUTS, spec(), validator(outcome(100)), keep_in_history("azure-h100"))
+    assert r.verdict == "pass" and "not kept" not in r.message
+    (run,) = History(_validation_history).runs("azure-h100")
+    assert run.source == "onDeploy" and run.status == "pass" and run.busbw_gbps
+
+
+def test_a_history_that_cannot_be_written_is_said_and_costs_no_verdict(tmp_path) -> None:
+    def broken(_outcome) -> None:
+        raise OSError("read-only file system")
+
+    r = post_deploy_check(OUTPUTS, spec(), validator(outcome(100)), broken)
+    assert r.verdict == "pass" and not r.fail_update
+    assert "not kept in the validation history: read-only file system" in r.message
