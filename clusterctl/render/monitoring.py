@@ -12,6 +12,7 @@ from clusterctl.project import templates_dir
 from clusterctl.render.power_files import gzip_b64
 from clusterctl.render.site import scheduler_host
 from clusterctl.render.slurm_conf import partition_sku
+from clusterctl.render.storage import scheduler_disk_gib
 from clusterctl.render.templates import render_template
 from clusterctl.spec.catalog import Catalog
 from clusterctl.spec.model import ClusterSpec
@@ -24,7 +25,9 @@ TARGETS_DIR = f"{PROM_DIR}/targets"
 TEXTFILE = "/var/lib/prometheus/node-exporter/gpucl-slurm.prom"
 """node_exporter's textfile directory as Debian and Ubuntu package it (the collector's default
 there), so the package's own unit needs no change."""
-PROM_DATA = "/var/lib/prometheus/metrics2"
+PROM_DATA = "/shared/prometheus"
+"""On the scheduler's data disk: a re-created scheduler keeps its metrics, and 30 days of a large
+cluster do not fill the OS disk (capped at a tenth of the data disk, see prometheus_args)."""
 DCGM_COUNTERS = "/etc/gpu-clusters/dcgm-exporter/counters.csv"
 DCGM_COUNTERS_IN_CONTAINER = "/etc/dcgm-exporter/gpucl-counters.csv"
 PORTS = {"prometheus": 9090, "node": 9100, "dcgm": 9400}
@@ -65,15 +68,18 @@ def render_alert_rules(spec: ClusterSpec, stack: str) -> str:
     return render_template("monitoring/gpucl.rules.yml.j2", **_ctx(spec, stack))
 
 
-def prometheus_args() -> str:
+def prometheus_args(spec: ClusterSpec) -> str:
     """The scheduler's Prometheus command line (a drop-in replaces the package's ExecStart):
-    our config, 30 days kept, the UI and API on localhost only (reach it through ssh -L)."""
+    our config, 30 days kept but never more than a tenth of the data disk, the UI and API on
+    localhost only (reach it through ssh -L)."""
+    cap_gb = max(1, scheduler_disk_gib(spec) // 10)
     return " ".join(
         [
             "/usr/bin/prometheus",
             f"--config.file={PROM_CONFIG}",
             f"--storage.tsdb.path={PROM_DATA}",
             f"--storage.tsdb.retention.time={RETENTION_DAYS}d",
+            f"--storage.tsdb.retention.size={cap_gb}GB",
             f"--web.listen-address=127.0.0.1:{PORTS['prometheus']}",
         ]
     )
@@ -136,7 +142,8 @@ def scheduler_monitoring(spec: ClusterSpec, stack: str, cat: Catalog) -> dict[st
         "rules_path": PROM_RULES,
         "rules": render_alert_rules(spec, stack),
         "targets_dir": TARGETS_DIR,
-        "prom_args": prometheus_args(),
+        "prom_args": prometheus_args(spec),
+        "prom_data": PROM_DATA,
     }
 
 

@@ -174,6 +174,11 @@ def test_the_scheduler_runs_prometheus_on_localhost_with_our_rules_and_exporter(
     dropin = paths["/etc/systemd/system/prometheus.service.d/50-gpu-clusters.conf"]["content"]
     assert "--web.listen-address=127.0.0.1:9090" in dropin
     assert f"--config.file={monitoring.PROM_CONFIG}" in dropin
+    # its data on the data disk (kept by a re-created scheduler), capped at a tenth of it
+    assert f"--storage.tsdb.path={monitoring.PROM_DATA}" in dropin
+    assert monitoring.PROM_DATA.startswith("/shared/")
+    assert f"RequiresMountsFor={monitoring.PROM_DATA}" in dropin
+    assert f"--storage.tsdb.retention.size={spec.storage.size_gib // 10}GB" in dropin
     prom = yaml.safe_load(paths[monitoring.PROM_CONFIG]["content"])
     assert prom["rule_files"] == [monitoring.PROM_RULES]
     jobs = {j["job_name"]: j for j in prom["scrape_configs"]}

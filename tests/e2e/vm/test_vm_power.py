@@ -426,6 +426,11 @@ def test_a_recreated_scheduler_keeps_its_queue_drains_and_reservations(cluster: 
                       "Duration=60 Nodes=gpu-pg0-1 Users=root")  # fmt: skip
     assert resv.returncode == 0, resv.stdout + resv.stderr
     assert cluster.sh("echo old > /root/os-disk-marker").returncode == 0
+    # Prometheus' data lives on the data disk: what it wrote survives the new OS disk
+    query = "curl -sS --max-time 10 --get http://127.0.0.1:9090/api/v1/query --data-urlencode"
+    assert '"status":"success"' in cluster.sh(f"{query} query=up").stdout
+    t0 = int(cluster.sh("date +%s").stdout)
+    assert cluster.sh("systemctl stop prometheus && ls /shared/prometheus/wal").returncode == 0
     with power.locked(cluster.workdir) as state:  # act() takes GPU VMs only
         power.reimage(state, cluster.scheduler)
     done = cluster.sh("cloud-init status --wait --long", timeout=600)
@@ -439,5 +444,9 @@ def test_a_recreated_scheduler_keeps_its_queue_drains_and_reservations(cluster: 
     assert cluster.state("gpu-pg0-2").startswith("drain"), cluster.state("gpu-pg0-2")
     shown = cluster.sh("scontrol show reservation gpucl-maint").stdout
     assert "Nodes=gpu-pg0-1" in shown, shown
+    # samples from before the re-create (the new Prometheus started after t0) answer again
+    old = f"{query} 'query=up{{job=\"prometheus\"}}' --data-urlencode time={t0 - 5}"
+    wait_for("Prometheus with its samples from before", lambda: cluster.sh(old).stdout,
+             lambda s: '"result":[{' in s, 120)  # fmt: skip
     cluster.sh(f"scancel {held}; scontrol delete ReservationName=gpucl-maint")
     cluster.sh("scontrol update NodeName=gpu-pg0-2 State=RESUME")
