@@ -8,7 +8,6 @@ which shows the run against the stack's first accepted one.
 from __future__ import annotations
 
 import json
-import os
 import sys
 from dataclasses import asdict
 from datetime import UTC, datetime
@@ -68,11 +67,9 @@ def history_stack(stack: str | None, record: str | None) -> str | None:
 
 
 def open_history() -> History:
-    from clusterctl.project import find_project
-    from clusterctl.validate.history import ENV, History, path_for
+    from clusterctl.validate.history import project_history
 
-    project_dir = None if os.environ.get(ENV) else find_project().dir
-    return History(path_for(project_dir))
+    return project_history()
 
 
 def _source(from_log: Path | None) -> str:

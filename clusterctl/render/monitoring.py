@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 from clusterctl.project import templates_dir
-from clusterctl.render.power_files import gzip_b64
+from clusterctl.render.power_files import package_files
 from clusterctl.render.site import scheduler_host
 from clusterctl.render.slurm_conf import partition_sku
 from clusterctl.render.storage import scheduler_disk_gib
@@ -39,12 +39,6 @@ MONITOR_MODULES = ("__init__.py", "__main__.py", "slurm_metrics.py")
 
 def _mon_dir() -> Path:
     return templates_dir() / "monitoring"
-
-
-def monitor_package() -> dict[str, str]:
-    """clusterctl/monitor's modules as cloud-init writes them to <home>/lib/gpucl_monitor."""
-    root = Path(__file__).resolve().parents[1] / "monitor"
-    return {name: gzip_b64((root / name).read_text()) for name in MONITOR_MODULES}
 
 
 def _ctx(spec: ClusterSpec, stack: str) -> dict:
@@ -133,7 +127,7 @@ def render_monitoring_bundle(spec: ClusterSpec, stack: str, cat: Catalog) -> dic
 def scheduler_monitoring(spec: ClusterSpec, stack: str, cat: Catalog) -> dict[str, object]:
     """What the scheduler's user-data writes for monitoring."""
     return {
-        "package": monitor_package(),
+        "package": package_files("monitor", MONITOR_MODULES),
         "interval_s": INTERVAL_S,
         "config_path": MONITOR_CONFIG,
         "config": monitoring_config(spec, cat),

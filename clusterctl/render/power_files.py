@@ -36,7 +36,12 @@ POWER_NODE_MODULES = ("__init__.py", "names.py", "slurm.py", "events.py")
 def power_package(modules: tuple[str, ...]) -> dict[str, str]:
     """Source of clusterctl/power's modules, as cloud-init writes them to <home>/lib/gpucl_power
     (read as text: the renderer never imports the power program)."""
-    root = Path(__file__).resolve().parents[1] / "power"
+    return package_files("power", modules)
+
+
+def package_files(package: str, modules: tuple[str, ...]) -> dict[str, str]:
+    """clusterctl/<package>'s modules as cloud-init writes them (`encoding: gz+b64`), by name."""
+    root = Path(__file__).resolve().parents[1] / package
     return {name: gzip_b64((root / name).read_text()) for name in modules}
 
 

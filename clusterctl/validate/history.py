@@ -111,6 +111,14 @@ def path_for(project_dir: Path | None) -> Path:
     return project_dir / ".clusterctl" / FILE
 
 
+def project_history() -> History:
+    """The history of the project the command (or `pulumi up`'s program) runs in, or
+    $GPU_CLUSTERS_VALIDATE_HISTORY's."""
+    from clusterctl.project import find_project
+
+    return History(path_for(None if os.environ.get(ENV) else find_project().dir))
+
+
 class History:
     def __init__(self, path: Path) -> None:
         self.path = path

@@ -10,7 +10,6 @@ clusterctl/outputs.py).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -106,12 +105,10 @@ def keep_in_history(stack: str) -> Callable[[Any], None]:
     def keep(outcome: Any) -> None:
         from datetime import UTC, datetime
 
-        from clusterctl.project import find_project
-        from clusterctl.validate.history import ENV, History, path_for
+        from clusterctl.validate.history import project_history
 
-        project_dir = None if os.environ.get(ENV) else find_project().dir
         at = datetime.now(UTC).replace(microsecond=0).isoformat()
-        History(path_for(project_dir)).record_outcome(stack, outcome, at=at, source="onDeploy")
+        project_history().record_outcome(stack, outcome, at=at, source="onDeploy")
 
     return keep
 

@@ -86,54 +86,41 @@ def test_help_leaves_pulumi_and_pydantic_out() -> None:
     assert loaded.isdisjoint(HEAVY), sorted(loaded & HEAVY)
 
 
+def _absolute_imports(path: Path) -> list[tuple[int, str]]:
+    """(line, module) of every import in the file that is not relative: a relative import stays
+    inside the package wherever it is copied."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, a.name) for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and not node.level:
+            found.append((node.lineno, node.module or ""))
+    return found
+
+
+def _outside_stdlib(files: list[Path], allowed=lambda path, top: False) -> list[str]:
+    return [
+        f"{path.name}:{line}: {name}"
+        for path in files
+        for line, name in _absolute_imports(path)
+        if name.split(".")[0] not in sys.stdlib_module_names
+        and not allowed(path, name.split(".")[0])
+    ]
+
+
 def test_power_program_imports_only_itself_the_standard_library_and_azure() -> None:
     """clusterctl/power is copied to the scheduler and the nodes as a package of its own
     (gpucl_power): every import of the project's is relative, and only azure_backend needs more
     than the standard library (the pinned venv's azure-identity and azure-mgmt-compute)."""
-    folder = ROOT / "clusterctl" / "power"
-    files = sorted(folder.glob("*.py"))
+    files = sorted((ROOT / "clusterctl" / "power").glob("*.py"))
     assert len(files) >= 6
-    bad = []
-    for path in files:
-        tree = ast.parse(path.read_text())
-        for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom) and node.level:
-                continue  # relative: stays inside the package wherever it is copied
-            names = (
-                [a.name for a in node.names]
-                if isinstance(node, ast.Import)
-                else [node.module or ""]
-                if isinstance(node, ast.ImportFrom)
-                else []
-            )
-            for name in names:
-                top = name.split(".")[0]
-                if top in sys.stdlib_module_names:
-                    continue
-                if top == "azure" and path.name == "azure_backend.py":
-                    continue
-                bad.append(f"{path.name}:{node.lineno}: {name}")
-    assert bad == []
+    azure_backend = lambda path, top: top == "azure" and path.name == "azure_backend.py"  # noqa: E731
+    assert _outside_stdlib(files, azure_backend) == []
 
 
 def test_slurm_exporter_imports_only_itself_and_the_standard_library() -> None:
     """clusterctl/monitor runs on the scheduler as gpucl_monitor with the system python3, no
     venv: only relative imports and the standard library."""
-    folder = ROOT / "clusterctl" / "monitor"
-    files = sorted(folder.glob("*.py"))
+    files = sorted((ROOT / "clusterctl" / "monitor").glob("*.py"))
     assert len(files) == 3
-    bad = []
-    for path in files:
-        for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.ImportFrom) and node.level:
-                continue
-            names = (
-                [a.name for a in node.names]
-                if isinstance(node, ast.Import)
-                else [node.module or ""]
-                if isinstance(node, ast.ImportFrom)
-                else []
-            )
-            bad += [f"{path.name}:{node.lineno}: {n}" for n in names
-                    if n.split(".")[0] not in sys.stdlib_module_names]  # fmt: skip
-    assert bad == []
+    assert _outside_stdlib(files) == []

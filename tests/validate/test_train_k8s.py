@@ -82,8 +82,14 @@ def test_the_pod_templates_pass_kubernetes_validate() -> None:
     from tests.validate.test_k8s import _pod_templates
 
     job, (configmap,) = _job()
-    for doc in [*_pod_templates(job), configmap]:
+    templates = _pod_templates(job)
+    assert [t["metadata"]["name"].rsplit("-", 1)[-1] for t in templates] == ["launcher", "worker"]
+    for doc in [*templates, configmap]:
         kv.validate(doc, "1.31.0", strict=True)  # raises on any schema error or unknown field
+    # and it would catch a broken worker: an unknown field in its readiness probe
+    templates[1]["template"]["spec"]["containers"][0]["readinessProbe"]["bogus"] = 1
+    with pytest.raises(kv.ValidationError):
+        kv.validate(templates[1], "1.31.0", strict=True)
 
 
 @pytest.mark.parametrize("sku", [SKU, "p5.48xlarge"])
