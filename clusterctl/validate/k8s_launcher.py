@@ -187,19 +187,33 @@ class K8sLauncher:
         start = self.clock()
         running_since: float | None = None
         pulling_since: dict[str, float] = {}
+        phase = ""
+
+        def tell(now_phase: str, at: float) -> None:
+            nonlocal phase
+            if now_phase != phase:  # a line per change: plain in a CI log, no live line needed
+                phase = now_phase
+                self.say(f"MPIJob {ns}/{name}: {phase} ({at - start:.0f} s)")
+
         while True:
             job = self.client.get_mpijob(ns, name)
             if _condition(job, "Succeeded"):
+                tell("succeeded", self.clock())
                 return None
             if c := _condition(job, "Failed"):
+                tell("failed", self.clock())
                 return f"{c.get('reason', '')}: {c.get('message', '')}".strip(": ")
             now = self.clock()
             if _condition(job, "Running"):
+                tell("running", now)
                 running_since = running_since or now
                 if now - running_since > timeout_s:
                     raise CouldNotRun(f"MPIJob {ns}/{name} did not finish in {timeout_s:.0f} s")
             else:
-                self._check_start(ns, name, job, now - start, timeout_s, pulling_since, now)
+                tell(
+                    self._check_start(ns, name, job, now - start, timeout_s, pulling_since, now),
+                    now,
+                )
             self.sleep(self.poll_s)
 
     def _check_start(
@@ -211,13 +225,14 @@ class K8sLauncher:
         timeout_s: float,
         pulling_since: dict[str, float],
         now: float,
-    ) -> None:
-        """Raise CouldNotRun once the phase the job is in has outlived its window."""
+    ) -> str:
+        """Raise CouldNotRun once the phase the job is in has outlived its window; else say
+        which phase that is."""
         what = f"MPIJob {ns}/{name} did not start in {waited:.0f} s"
         if (job.get("spec", {}).get("runPolicy") or {}).get("suspend"):
             if waited > timeout_s:
                 raise CouldNotRun(f"{what}: still queued, Kueue has not admitted it")
-            return
+            return "queued (Kueue has not admitted it yet)"
         pods = [
             *self.client.list_pods(ns, WORKER_SELECTOR.format(name=name)),
             *self.client.list_pods(ns, LAUNCHER_SELECTOR.format(name=name)),
@@ -239,12 +254,14 @@ class K8sLauncher:
                     f"would take {self.image_bytes / PULL_FLOOR_BYTES_S:.0f} s)"
                 )
         if pulls:
-            return
+            images = sorted({image for _, (image, _, _) in pulls.values()})
+            return f"pulling {', '.join(images)} on {len(pulls)} pod(s)"
         why = _unschedulable(pods)
         if why and waited > self.start_timeout_s + self.provision_s:
             raise CouldNotRun(f"{what}: {why}")
         if not why and waited > self.start_timeout_s:
             raise CouldNotRun(f"{what}: workers not running")
+        return f"waiting for nodes ({why})" if why else "starting pods"
 
     def _last_event(self, ns: str, pod: str) -> str:
         with contextlib.suppress(Exception):

@@ -190,3 +190,29 @@ def test_a_run_short_of_the_workers_gpus_fails_naming_the_host(tmp_path, monkeyp
     assert outcome.status == "fail"
     text = " ".join(o.message for v in outcome.verdicts for o in v.findings)
     assert "ran 7 of 8 GPUs" in text, text
+
+
+def test_the_wait_says_each_phase_once_with_the_seconds_since_the_start() -> None:
+    """A CI log gets a plain line per change of the job's phase, not one per poll."""
+    lines: list[str] = []
+    client = RecordedClient("unschedulable")
+    launcher = K8sLauncher(
+        client, sleep=lambda _: None, clock=Clock(60), start_timeout_s=300, say=lines.append
+    )
+    with pytest.raises(CouldNotRun):
+        launcher.run(build_mpijob(launcher_for_sku("Standard_ND96isr_H100_v5", 2)))
+    assert len(lines) == 1 and "waiting for nodes (" in lines[0], lines
+    assert "Insufficient nvidia.com/gpu" in lines[0] and lines[0].endswith(" s)"), lines
+    polls = [c for c in client.calls if c[0] == "get"]
+    assert len(polls) > 3  # many polls, one line
+
+    lines.clear()
+    client = RecordedClient("succeeded")
+    K8sLauncher(client, sleep=lambda _: None, clock=Clock(10), say=lines.append).run(
+        build_mpijob(target().launcher)
+    )
+    phases = [line.split(": ", 1)[1].rsplit(" (", 1)[0] for line in lines]
+    assert phases[-2:] == ["running", "succeeded"], lines
+    assert len(phases) == len(set(phases)), lines
+    seconds = [int(line.rsplit("(", 1)[1].split(" ")[0]) for line in lines]
+    assert seconds == sorted(seconds) and seconds[-1] > 0, lines
