@@ -304,6 +304,20 @@ def test_a_spot_eviction_drains_requeues_and_deallocates(cluster: Cluster) -> No
         cluster.fault(HOSTS["gpu-pg0-1"], "clear")
 
 
+TEXTFILE = "/var/lib/prometheus/node-exporter/gpucl-slurm.prom"
+
+
+def _monitored(cluster: Cluster) -> set[str]:
+    """The nodes Prometheus scrapes now: the target lists the Slurm exporter writes."""
+    ran = cluster.sh("systemctl start gpucl-slurm-metrics.service")
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    found: set[str] = set()
+    for job in ("node", "dcgm"):
+        text = cluster.sh(f"cat /etc/gpu-clusters/prometheus/targets/{job}.json").stdout
+        found |= {t["labels"]["node"] for t in json.loads(text)}
+    return found
+
+
 def test_a_resize_from_two_to_three_nodes_joins_without_touching_a_running_job(
     cluster: Cluster, tmp_path: Path
 ) -> None:
@@ -350,6 +364,8 @@ def test_a_resize_from_two_to_three_nodes_joins_without_touching_a_running_job(
         assert done == "COMPLETED", cluster.job(new)
         names = json.loads(cluster.sh("cat /sched/h100/names.json").stdout)["names"]
         assert names["h100-gpu-pg0"] == {"0": "gpu-pg0-1", "1": "gpu-pg0-2", "4": "gpu-pg0-3"}
+        # monitoring follows the resize with no reconfiguration: the new node is a target
+        assert "gpu-pg0-3" in _monitored(cluster)
         wait_for("gpu-pg0-3 powered down", lambda: cluster.state("gpu-pg0-3"),
                  lambda s: s == "idle~", SUSPEND_S + SUSPEND_TIMEOUT_S + 60)  # fmt: skip
         assert cluster.vm_power("gpu-pg0-3") == "stopped"
@@ -367,6 +383,12 @@ def test_a_resize_from_two_to_three_nodes_joins_without_touching_a_running_job(
                 assert listed == {"h100-gpu-pg0": ["0", "1"]}, listed
         cluster.vms.pop("gpu-pg0-3")
         assert cluster.sh("sinfo -h -N -o %N").stdout.split() == ["gpu-pg0-1", "gpu-pg0-2"]
+        # ... and forgets the removed one: no target, no series, two nodes counted
+        assert "gpu-pg0-3" not in _monitored(cluster)
+        prom = cluster.sh(f"cat {TEXTFILE}").stdout
+        assert "gpu-pg0-3" not in prom, prom
+        counted = re.findall(r"^gpucl_slurm_nodes\{[^}]*\} (\d+)", prom, re.M)
+        assert sum(int(n) for n in counted) == 2, prom
         run = cluster.sh("systemctl start gpucl-names.service", timeout=180)
         assert run.returncode == 0, run.stdout + run.stderr
         names = json.loads(cluster.sh("cat /sched/h100/names.json").stdout)["names"]
