@@ -15,6 +15,7 @@ The only user of jinja2; pure functions, no Pulumi.
   deep         the deep health tier's timer and job script settings
   power_files  the power program as cloud-init installs it (its modules, config, venv pins)
   monitoring   Prometheus, its alert rules, the Slurm and DCGM exporters, the Grafana dashboards
+  monitoring_k8s  a Kubernetes cluster's Prometheus release (values, rules, DCGM counters)
   apt_key      the Microsoft apt key carried in the user-data
   kubernetes   the Kubernetes objects: manifests, the NCCL MPIJob, Helm values
   vendored     files applied as shipped in config/ (the MPI operator manifest), sha256-checked

@@ -81,8 +81,12 @@ def _slurm_bundle(spec: ClusterSpec, stack: str, cat: Catalog) -> dict[str, str]
 
 def _kubernetes_bundle(spec: ClusterSpec, stack: str, cat: Catalog) -> dict[str, str]:
     from clusterctl.render.kubernetes import render_k8s_bundle
+    from clusterctl.render.monitoring_k8s import render_k8s_monitoring_bundle
 
-    return {f"k8s/{rel}": text for rel, text in render_k8s_bundle(spec, stack).items()}
+    files = {f"k8s/{rel}": text for rel, text in render_k8s_bundle(spec, stack).items()}
+    for rel, text in render_k8s_monitoring_bundle(spec, stack).items():
+        files[f"monitoring/{rel}"] = text
+    return files
 
 
 BUNDLES: dict[str, Callable[[ClusterSpec, str, Catalog], dict[str, str]]] = {

@@ -17,6 +17,7 @@ import yaml
 from clusterctl import outputs as out
 from clusterctl.constants import NCCL_MAX_BYTES, NCCL_MIN_BYTES
 from clusterctl.platform import cloud_of
+from clusterctl.render.monitoring_k8s import cluster_helm_addons
 from clusterctl.render.templates import render_template
 from clusterctl.spec.catalog import Catalog, catalog
 from clusterctl.spec.kubernetes import (
@@ -39,7 +40,7 @@ from clusterctl.spec.kubernetes import (
     topology_file,
     worker_resources,
 )
-from clusterctl.spec.kubernetes_addons import HelmAddon, helm_addons, network_operator_images
+from clusterctl.spec.kubernetes_addons import HelmAddon, network_operator_images
 from clusterctl.spec.model import ClusterSpec
 
 MPIJOB_NAME = "nccl-tests"
@@ -313,7 +314,21 @@ def values_file(addon: HelmAddon) -> str:
         f"#   helm upgrade --install {addon.release} {pin.chart}{repo} --version {pin.version} \\\n"
         f"#     -n {addon.namespace} --create-namespace -f {addon.release}.values.yaml\n"
     )
-    return header + yaml.safe_dump(addon.values, sort_keys=True, default_flow_style=False)
+    return header + yaml.dump(
+        addon.values, Dumper=_BlockDumper, sort_keys=True, default_flow_style=False
+    )
+
+
+class _BlockDumper(yaml.SafeDumper):
+    """Multi-line strings (a counters file, a script) as `|` blocks, readable and diffable."""
+
+
+def _str(dumper: yaml.SafeDumper, text: str) -> yaml.ScalarNode:
+    style = "|" if "\n" in text else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", text, style=style)
+
+
+_BlockDumper.add_representer(str, _str)
 
 
 def load_manifest_docs(text: str) -> list[dict[str, Any]]:
@@ -450,6 +465,6 @@ def render_k8s_bundle(spec: ClusterSpec, stack: str) -> dict[str, str]:
     }
     files["validation/nccl-tests-mpijob.yaml"] = nccl_mpijob(spec, stack, cat)
     files["validation/train-mpijob.yaml"] = train_mpijob(spec, stack, cat)
-    for addon in helm_addons(spec, stack, cat):
+    for addon in cluster_helm_addons(spec, stack, cat):
         files[f"helm/{addon.release}.values.yaml"] = values_file(addon)
     return files

@@ -51,6 +51,7 @@ def _ctx(spec: ClusterSpec, stack: str) -> dict:
         "targets_dir": TARGETS_DIR,
         "rules_path": PROM_RULES,
         "gpu_temp_c": GPU_TEMP_ALERT_C,
+        "slurm": True,
     }
 
 

@@ -177,6 +177,9 @@ NODE_PROVISION_MINUTES = 25
 """How long a new GPU node may take to join and turn Ready (an ND VM can take 20 minutes): the
 autoscaler's max-node-provision-time, and part of validate's start window at zero nodes."""
 CLUSTER_AUTOSCALER_NAMESPACE = "cluster-autoscaler"
+NODE_REASON_ANNOTATION = "gpu-clusters/nccl-suspect-reason"
+"""Why `clusterctl validate` took a node out (clusterctl/validate/k8s_nodes.py); Prometheus'
+kube-state-metrics exports it with the node's cordon (clusterctl/render/monitoring_k8s.py)."""
 CLUSTER_AUTOSCALER_SERVICE_ACCOUNT = "cluster-autoscaler"
 """The EKS cluster autoscaler's service account: the only one EKS Pod Identity gives its role."""
 

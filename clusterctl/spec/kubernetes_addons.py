@@ -56,6 +56,9 @@ FALLBACK_CHARTS: dict[str, ChartPin] = {
     "cluster-autoscaler": ChartPin(
         "https://kubernetes.github.io/autoscaler", "cluster-autoscaler", "9.59.0"
     ),
+    "prometheus": ChartPin(
+        "https://prometheus-community.github.io/helm-charts", "prometheus", "29.27.0"
+    ),
 }
 FALLBACK_CLUSTER_AUTOSCALER_IMAGE = "v1.35.0"
 """kubernetes/autoscaler chart 9.59.0's appVersion; used only where versions.yaml has no
@@ -231,7 +234,12 @@ def cluster_autoscaler_values(spec: ClusterSpec, stack: str, cat: Catalog) -> di
 def gpu_operator_values(spec: ClusterSpec, infiniband: bool) -> dict[str, Any]:
     values: dict[str, Any] = {
         "daemonsets": {"tolerations": [GPU_TOLERATION]},
-        "dcgmExporter": {"enabled": spec.kubernetes.dcgm_exporter},
+        # No Prometheus Operator here: the ServiceMonitor's CRD is absent (Prometheus finds the
+        # exporter by its Service, clusterctl/render/monitoring_k8s.py).
+        "dcgmExporter": {
+            "enabled": spec.kubernetes.dcgm_exporter,
+            "serviceMonitor": {"enabled": False},
+        },
         "migManager": {"enabled": False},
         "vgpuDeviceManager": {"enabled": False},
         "vfioManager": {"enabled": False},

@@ -190,6 +190,10 @@ class KubernetesSpec(Model):
     """managed: the cloud's GPU driver on the node image; gpu-operator: NVIDIA's operator."""
     kueue: Annotated[bool, Strict()] = False
     dcgm_exporter: Annotated[bool, Strict()] = True
+    monitoring: Annotated[bool, Strict()] = True
+    """Prometheus in the cluster (namespace `monitoring`) collecting the DCGM exporter, a
+    node_exporter on every node and kube-state-metrics, with the alert rules; see README
+    "Monitoring a Kubernetes cluster"."""
     system_nodes: Annotated[int, Strict()] = Field(default=2, ge=1, le=20)
     admin_principal_arns: tuple[str, ...] = ()
     """EKS only: the IAM roles/users that get cluster admin (access entries). Empty: the role

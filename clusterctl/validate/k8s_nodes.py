@@ -19,13 +19,14 @@ import copy
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from clusterctl.spec.kubernetes import NODE_REASON_ANNOTATION
 from clusterctl.validate import CouldNotRun
 from clusterctl.validate.drain import validation_prefix
 from clusterctl.validate.recheck import Recheck
 from clusterctl.validate.sweep import output_figure
 
 SUSPECT_TAINT = {"key": "gpu-clusters/nccl-suspect", "value": "validate", "effect": "NoSchedule"}
-REASON_ANNOTATION = "gpu-clusters/nccl-suspect-reason"
+REASON_ANNOTATION = NODE_REASON_ANNOTATION
 HOSTNAME_LABEL = "kubernetes.io/hostname"
 
 

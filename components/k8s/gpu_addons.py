@@ -11,9 +11,10 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from clusterctl.render.kubernetes import cluster_manifests, load_manifest_docs
+from clusterctl.render.monitoring_k8s import cluster_helm_addons
 from clusterctl.render.vendored import mpi_operator_manifest
 from clusterctl.spec.catalog import catalog
-from clusterctl.spec.kubernetes_addons import helm_addons, mpi_operator_version
+from clusterctl.spec.kubernetes_addons import mpi_operator_version
 from clusterctl.spec.model import ClusterSpec
 from clusterctl.spec.tags import k8s_labels
 from components.k8s.helm_addon import HelmAddonRelease
@@ -35,7 +36,7 @@ class KubernetesGpuAddons(pulumi.ComponentResource):
         labels = k8s_labels(spec, stack)
         child = pulumi.ResourceOptions(parent=self, provider=provider)
 
-        addons = helm_addons(spec, stack, cat)
+        addons = cluster_helm_addons(spec, stack, cat)
         self.releases: dict[str, HelmAddonRelease] = {}
         previous: list[pulumi.Resource] = []
         for addon in addons:

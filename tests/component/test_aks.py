@@ -124,7 +124,7 @@ def test_network_operator_offers_rdma_ib_and_the_mpijob_asks_for_it(h100) -> Non
 
 def test_addon_charts_are_pinned_to_exact_versions(h100) -> None:
     found = releases(h100)
-    assert set(found) == {"network-operator", "gpu-operator"}
+    assert set(found) == {"network-operator", "gpu-operator", "prometheus"}
     pins = chart_pins(catalog())
     for name, inputs in found.items():
         assert inputs["version"] == pins[name].version
@@ -132,6 +132,7 @@ def test_addon_charts_are_pinned_to_exact_versions(h100) -> None:
     # the versions config/versions.yaml pins today: a bump shows up here as a reviewed change
     assert found["network-operator"]["version"] == "26.4.1"
     assert found["gpu-operator"]["version"] == "v26.7.0"
+    assert found["prometheus"]["version"] == "29.27.0"
 
 
 def test_everything_tagged_and_labelled(h100) -> None:

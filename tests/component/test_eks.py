@@ -205,7 +205,12 @@ def test_kubernetes_objects_are_labelled(p5) -> None:
 
 def test_addon_charts_are_pinned_to_exact_versions(p5) -> None:
     releases = {r.inputs["name"]: r.inputs for r in resources(p5, RELEASE, at_least=2)}
-    assert set(releases) == {"gpu-operator", "aws-efa-k8s-device-plugin", "cluster-autoscaler"}
+    assert set(releases) == {
+        "gpu-operator",
+        "aws-efa-k8s-device-plugin",
+        "cluster-autoscaler",
+        "prometheus",
+    }
     pins = chart_pins(catalog())
     for name, inputs in releases.items():
         assert inputs["version"] == pins[name].version

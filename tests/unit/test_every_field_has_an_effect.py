@@ -72,6 +72,7 @@ FLIPS: dict[str, tuple[str, str]] = {
     "kubernetes.gpuDriver": (AKS, "managed"),
     "kubernetes.kueue": (AKS, "true"),
     "kubernetes.dcgmExporter": (EKS, "false"),
+    "kubernetes.monitoring": (EKS, "false"),
     "kubernetes.systemNodes": (AKS, "3"),
     "kubernetes.adminPrincipalArns": (EKS, "[arn:aws:iam::123456789012:role/platform/admin]"),
     "tags": (SLURM, "{team: ml}"),

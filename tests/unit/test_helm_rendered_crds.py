@@ -2,8 +2,9 @@
 schemas of the pinned operator versions (issue 14).
 
 A real Helm 3 binary runs `helm template` over the chart sources vendored in tests/data/charts/
-(SOURCES.md there: repository, tag, commit), for every release `helm_addons` declares, with the
-very values components/k8s/helm_addon.py passes to pulumi-kubernetes' `helm.v3.Release`. Then:
+(SOURCES.md there: repository, tag, commit), for every release `cluster_helm_addons` declares,
+with the very values components/k8s/helm_addon.py passes to pulumi-kubernetes'
+`helm.v3.Release`. Then:
 - every rendered object whose apiVersion is not a built-in group must have its CRD installed by
   one of the cluster's own releases (a chart's crds/ or a templated CRD) or vendored in
   tests/data/crds/ (MPIJob: the mpi-operator manifest, not Helm), at a served version, and pass
@@ -32,9 +33,10 @@ from typing import Any
 import pytest
 import yaml
 
+from clusterctl.render.monitoring_k8s import cluster_helm_addons
 from clusterctl.spec.catalog import catalog
 from clusterctl.spec.kubernetes import kubernetes_version
-from clusterctl.spec.kubernetes_addons import HelmAddon, helm_addons
+from clusterctl.spec.kubernetes_addons import HelmAddon
 from clusterctl.spec.load import load_stack_spec
 from tests import helm_tool
 from tests.crd_schema import check, crds
@@ -115,7 +117,10 @@ def rendered(stack: str, overrides: tuple[str, ...]) -> tuple[str, dict[str, lis
     spec, _ = load_stack_spec(stack, list(overrides))
     version = kubernetes_version(spec, catalog()) + ".0"
     with tempfile.TemporaryDirectory(prefix="helm-render-") as tmp:
-        return version, {a.release: render(a, version, Path(tmp)) for a in helm_addons(spec, stack)}
+        return version, {
+            a.release: render(a, version, Path(tmp))
+            for a in cluster_helm_addons(spec, stack, catalog())
+        }
 
 
 def installed_crds(releases: dict[str, list[dict]]) -> dict[tuple[str, str], dict]:
@@ -183,7 +188,7 @@ def test_every_declared_release_has_its_pinned_chart_vendored() -> None:
     seen = set()
     for stack, overrides in CASES:
         spec, _ = load_stack_spec(stack, list(overrides))
-        for addon in helm_addons(spec, stack):
+        for addon in cluster_helm_addons(spec, stack, catalog()):
             chart = chart_dir(addon)
             meta = yaml.safe_load((chart / "Chart.yaml").read_text())
             assert meta["name"] == chart.name, chart
@@ -270,7 +275,9 @@ def test_helm_rendered_built_in_objects_validate(
 
 def _cluster_policy(values: dict[str, Any] | None = None) -> tuple[dict, dict]:
     spec, _ = load_stack_spec("aws-p5", [])
-    (addon,) = [a for a in helm_addons(spec, "aws-p5") if a.release == "gpu-operator"]
+    (addon,) = [
+        a for a in cluster_helm_addons(spec, "aws-p5", catalog()) if a.release == "gpu-operator"
+    ]
     if values is not None:
         addon = HelmAddon(addon.release, addon.namespace, addon.pin, values)
     with tempfile.TemporaryDirectory(prefix="helm-render-") as tmp:

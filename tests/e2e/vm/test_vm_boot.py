@@ -3,11 +3,13 @@ systemd as PID 1, real cloud-init from a NoCloud seed. Root only (netns, mounts,
 
 from __future__ import annotations
 
+import base64
 import json
 import time
 from pathlib import Path
 
 import pytest
+import yaml
 
 from clusterctl.sandbox.vm import boot, faults, substitutions, vmstate
 from tests.e2e.vm.conftest import booted_stack
@@ -314,3 +316,294 @@ def test_prometheus_scrapes_every_exporter_answers_every_panel_and_fires_the_dra
     boot.run(workdir, gpu, ["env", "SLURMD_NODENAME=gpu-pg0-1", HEALTH])
     _metrics_now(workdir, scheduler)
     _until("NodeDrained resolved for gpu-pg0-1", lambda: drained_alert() == [])
+
+
+K8S_DIR = "/var/lib/gpucl-k8s-prometheus"
+K8S_API_PORT = 16443
+K8S_PROM_PORT = 9091
+K8S_REASON = "gpucl-nccl: busbw 12.0 GB/s below 40.0"
+NODE_CORDONED_TEST = """
+rule_files: [alerting_rules.yml]
+evaluation_interval: 30s
+tests:
+  - interval: 30s
+    input_series:
+      - series: kube_node_spec_unschedulable{node="gpu-a"}
+        values: 1x20
+      - series: 'kube_node_annotations{node="gpu-a",
+          annotation_gpu_clusters_nccl_suspect_reason="REASON"}'
+        values: 1x20
+      - series: kube_node_spec_unschedulable{node="gpu-b"}
+        values: 1x20
+      - series: kube_node_spec_unschedulable{node="gpu-c"}
+        values: 0x20
+      - series: DCGM_FI_DEV_XID_ERRORS{node="gpu-a",gpu="3"}
+        values: 0 0 79x18
+    alert_rule_test:
+      - eval_time: 6m
+        alertname: NodeCordoned
+        exp_alerts:
+          - exp_labels:
+              severity: warning
+              node: gpu-a
+              annotation_gpu_clusters_nccl_suspect_reason: REASON
+            exp_annotations:
+              summary: "gpu-a is cordoned by clusterctl validate: REASON"
+              description: CORDON_DESCRIPTION
+          - exp_labels: {severity: warning, node: gpu-b}
+            exp_annotations:
+              summary: "gpu-b is cordoned"
+              description: CORDON_DESCRIPTION
+      - eval_time: 2m
+        alertname: GpuXidError
+        exp_alerts:
+          - exp_labels: {severity: critical, node: gpu-a, gpu: "3"}
+            exp_annotations:
+              summary: "gpu-a GPU 3 reported XID 79"
+              description: XID_DESCRIPTION
+"""
+
+
+def _put(workdir, node: str, path: str, text: str) -> None:
+    data = base64.b64encode(text.encode()).decode()
+    got = boot.run(workdir, node, ["sh", "-c", f"echo {data} | base64 -d > {path}"])
+    assert got.returncode == 0, got.stderr
+
+
+# The GPU Operator's DCGM exporter Service as the operator makes it (NVIDIA/gpu-operator v26.7.0
+# assets/state-dcgm-exporter/0400_service.yaml): note the scrape annotation.
+DCGM_SERVICE = {
+    "metadata": {
+        "name": "nvidia-dcgm-exporter",
+        "namespace": "gpu-operator",
+        "labels": {"app": "nvidia-dcgm-exporter"},
+        "annotations": {"prometheus.io/scrape": "true"},
+    },
+    "spec": {"ports": [{"name": "gpu-metrics", "port": 9400, "targetPort": 9400}]},
+}
+
+
+def _k8s_objects(chart: list[dict], nodes: dict, gpu: str, scheduler: str) -> dict:
+    """What the API server would list: the GPU Operator's DCGM exporter Service and its pod on
+    the GPU node, the chart's own node_exporter Service (as rendered) with a pod on both nodes,
+    and its kube-state-metrics Service, whose pod is this stand-in, with the GPU node cordoned
+    by validate. EndpointSlices and pods as the control plane would make them."""
+    services, slices, pods = [], [], []
+
+    def service(svc: dict, eps: list[tuple[str, str]], port: int | None = None) -> None:
+        meta = {**svc["metadata"], "resourceVersion": "1"}
+        services.append({"metadata": meta, "spec": svc["spec"]})
+        name, ns = meta["name"], meta["namespace"]
+        (svc_port,) = svc["spec"]["ports"]
+        number = port or svc_port.get("targetPort", svc_port["port"])
+        endpoints = []
+        for i, (node, ip) in enumerate(eps):
+            pod = f"{name}-{i}"
+            pods.append({"metadata": {"name": pod, "namespace": ns, "labels": meta["labels"],
+                                      "resourceVersion": "1"},
+                         "spec": {"nodeName": node, "containers": [{"name": name}]},
+                         "status": {"podIP": ip, "phase": "Running"}})  # fmt: skip
+            ref = {"kind": "Pod", "name": pod, "namespace": ns}
+            endpoints.append({"addresses": [ip], "conditions": {"ready": True}, "nodeName": node,
+                              "targetRef": ref})  # fmt: skip
+        slices.append({"metadata": {"name": f"{name}-x", "namespace": ns, "resourceVersion": "1",
+                                    "labels": {"kubernetes.io/service-name": name}},
+                       "addressType": "IPv4", "endpoints": endpoints,
+                       "ports": [{"name": svc_port["name"], "port": number,
+                                  "protocol": "TCP"}]})  # fmt: skip
+
+    def rendered_service(name: str) -> dict:
+        (svc,) = [d for d in chart if d["kind"] == "Service" and d["metadata"]["name"] == name]
+        return svc
+
+    at = {name: nodes[name]["address"] for name in (gpu, scheduler)}
+    service(DCGM_SERVICE, [(gpu, at[gpu])])
+    service(rendered_service("prometheus-prometheus-node-exporter"),
+            [(gpu, at[gpu]), (scheduler, at[scheduler])])  # fmt: skip
+    service(rendered_service("prometheus-kube-state-metrics"), [(scheduler, "127.0.0.1")],
+            port=K8S_API_PORT)  # fmt: skip
+    ksm = (
+        f'kube_node_spec_unschedulable{{node="{gpu}"}} 1\n'
+        f'kube_node_annotations{{node="{gpu}",'
+        f'annotation_gpu_clusters_nccl_suspect_reason="{K8S_REASON}"}} 1\n'
+    )
+    return {"services": services, "endpointslices": slices, "pods": pods, "ksmMetrics": ksm}
+
+
+def test_the_kubernetes_prometheus_finds_the_dcgm_exporter_by_its_service(booted):
+    """Issue 27 on Kubernetes: the Prometheus config and rules the pinned chart renders for
+    aks-h100 (helm template with our values), run by a real Prometheus on the scheduler, find the
+    GPU Operator's DCGM exporter, node_exporter and kube-state-metrics through Kubernetes service
+    discovery, each target named by its node and scraped once; every GPU dashboard panel answers
+    (IB: declared none); NodeCordoned is pending with validate's reason; promtool accepts the
+    config and the rules, and `promtool test rules` fires NodeCordoned (with and without a
+    reason) and GpuXidError as written. Substitutions (test-side): the API server is
+    fake_kube_api.py (real object shapes, list and watch) reached by `api_server` added to each
+    kubernetes_sd_config; the exporters are the sandbox's (DCGM: declared stand-in); Prometheus is
+    the sandbox's Debian 2.53.3, not the chart's v3.14.0 image."""
+    from tests.unit.test_helm_rendered_crds import rendered
+
+    specs, workdir, _ = booted
+    scheduler, gpu = specs[0].name, specs[1].name
+    nodes = vmstate.load(workdir).nodes
+    _, releases = rendered("aks-h100", ())
+    docs = releases["prometheus"]
+    (cm,) = [
+        d for d in docs if d["kind"] == "ConfigMap" and d["metadata"]["name"] == "prometheus-server"
+    ]
+    (dep,) = [
+        d
+        for d in docs
+        if d["kind"] == "Deployment" and d["metadata"]["name"] == "prometheus-server"
+    ]
+    (server,) = [
+        c for c in dep["spec"]["template"]["spec"]["containers"] if c["name"] == "prometheus-server"
+    ]
+    api = f"http://127.0.0.1:{K8S_API_PORT}"
+    config = yaml.safe_load(cm["data"]["prometheus.yml"])
+    for job in config["scrape_configs"]:
+        for sd in job.get("kubernetes_sd_configs", []):
+            sd["api_server"] = api
+    config["rule_files"] = [f"{K8S_DIR}/{Path(p).name}" for p in config["rule_files"]]
+    args = [
+        a for a in server["args"] if not a.startswith(("--config.file=", "--storage.tsdb.path="))
+    ]
+    args += [f"--config.file={K8S_DIR}/prometheus.yml", f"--storage.tsdb.path={K8S_DIR}/data",
+             f"--web.listen-address=127.0.0.1:{K8S_PROM_PORT}"]  # fmt: skip
+    sa = "/run/secrets/kubernetes.io/serviceaccount"  # in a pod, its service account's
+    ran = boot.run(
+        workdir,
+        scheduler,
+        [
+            "sh",
+            "-c",
+            f"mkdir -p {K8S_DIR} {sa} && echo sandbox > {sa}/token"
+            f" && cp /etc/ssl/certs/ca-certificates.crt {sa}/ca.crt",
+        ],
+    )
+    assert ran.returncode == 0, ran.stderr
+    for name, text in cm["data"].items():
+        _put(workdir, scheduler, f"{K8S_DIR}/{name}", text)
+    _put(workdir, scheduler, f"{K8S_DIR}/prometheus.yml", yaml.safe_dump(config))
+    _put(
+        workdir,
+        scheduler,
+        f"{K8S_DIR}/fake_kube_api.py",
+        (ROOT / "tests/e2e/vm/fake_kube_api.py").read_text(),
+    )
+    objects = _k8s_objects(docs, nodes, gpu, scheduler)
+    _put(workdir, scheduler, f"{K8S_DIR}/objects.json", json.dumps(objects))
+    rules_text = cm["data"]["alerting_rules.yml"]
+    rules = yaml.safe_load(rules_text)["groups"][0]["rules"]
+    desc = {r["alert"]: r["annotations"].get("description", "") for r in rules}
+    rule_test = NODE_CORDONED_TEST.replace(
+        "CORDON_DESCRIPTION", json.dumps(desc["NodeCordoned"])
+    ).replace("XID_DESCRIPTION", json.dumps(desc["GpuXidError"]))
+    _put(workdir, scheduler, f"{K8S_DIR}/rules_test.yml", rule_test)
+    for check in (
+        ["promtool", "check", "config", f"{K8S_DIR}/prometheus.yml"],
+        ["promtool", "check", "rules", f"{K8S_DIR}/alerting_rules.yml"],
+        ["sh", "-c", f"cd {K8S_DIR} && promtool test rules rules_test.yml"],
+    ):
+        got = boot.run(workdir, scheduler, check)
+        assert got.returncode == 0, f"{check}\n{got.stdout}{got.stderr}"
+
+    def start(cmd: str, log: str) -> str:
+        got = boot.run(
+            workdir,
+            scheduler,
+            ["sh", "-c", f"setsid nohup {cmd} > {K8S_DIR}/{log} 2>&1 < /dev/null & echo $!"],
+        )
+        assert got.returncode == 0, got.stderr
+        return got.stdout.strip()
+
+    pids = [
+        start(
+            f"python3 {K8S_DIR}/fake_kube_api.py {K8S_API_PORT} {K8S_DIR}/objects.json"
+            f" {K8S_DIR}/requests.log",
+            "api.log",
+        )
+    ]
+    try:
+        pids.append(start("/usr/bin/prometheus " + " ".join(args), "prometheus.log"))
+        base = f"http://127.0.0.1:{K8S_PROM_PORT}/api/v1"
+
+        def prom(path: str, query: str | None = None) -> dict:
+            cmd = ["curl", "-sS", "--max-time", "20", "--get", f"{base}/{path}"]
+            if query is not None:
+                cmd[4:4] = ["--data-urlencode", f"query={query}"]
+            out = boot.run(workdir, scheduler, cmd, timeout=40)
+            assert out.returncode == 0, out.stderr
+            return json.loads(out.stdout)["data"]
+
+        def logs() -> str:
+            return boot.run(
+                workdir,
+                scheduler,
+                [
+                    "sh",
+                    "-c",
+                    f"tail -n 30 {K8S_DIR}/prometheus.log {K8S_DIR}/api.log {K8S_DIR}/requests.log",
+                ],
+            ).stdout
+
+        ready = ["curl", "-sf", "--max-time", "5", f"http://127.0.0.1:{K8S_PROM_PORT}/-/ready"]
+        _until(
+            "Prometheus ready",
+            lambda: boot.run(workdir, scheduler, ready).returncode == 0,
+            timeout=60,
+            every=2,
+            detail=logs,
+        )
+        want = {
+            ("dcgm", gpu),
+            ("node", gpu),
+            ("node", scheduler),
+            ("kube-state-metrics", scheduler),
+        }
+
+        def all_up():
+            active = prom("targets")["activeTargets"]
+            return {
+                (t["labels"]["job"], t["labels"].get("node")) for t in active if t["health"] == "up"
+            } >= want
+
+        _until(
+            "the DCGM exporter, node_exporters and kube-state-metrics discovered and up",
+            all_up,
+            detail=logs,
+        )
+        active = prom("targets")["activeTargets"]
+        dcgm = [t for t in active if t["scrapeUrl"].endswith(":9400/metrics")]
+        assert [t["labels"]["job"] for t in dcgm] == ["dcgm"], dcgm
+        urls = sorted(t["scrapeUrl"] for t in active)
+        assert len(urls) == len(set(urls)), urls  # each exporter scraped once
+        _until("two scrapes of the DCGM counters",
+               lambda: prom("query", "count_over_time(up{job='dcgm'}[5m]) >= 2")
+               ["result"])  # fmt: skip
+        panels = json.loads((ROOT / "templates/monitoring/dashboards/gpucl-gpus.json").read_text())[
+            "panels"
+        ]
+        empty = {
+            p["title"]
+            for p in panels
+            for t in p["targets"]
+            if not prom("query", t["expr"])["result"]
+        }
+        assert empty == NO_SERIES_HERE, empty
+        gpu_util = prom("query", "avg by (node) (DCGM_FI_DEV_GPU_UTIL)")["result"]
+        assert [r["metric"] for r in gpu_util] == [{"node": gpu}], gpu_util
+
+        def cordoned():
+            alerts = prom("alerts")["alerts"]
+            return [a for a in alerts if a["labels"]["alertname"] == "NodeCordoned"]
+
+        (alert,) = _until("NodeCordoned pending for the cordoned node", cordoned, detail=logs)
+        assert alert["labels"]["node"] == gpu, alert
+        assert (
+            alert["annotations"]["summary"]
+            == f"{gpu} is cordoned by clusterctl validate: {K8S_REASON}"
+        )
+    finally:
+        boot.run(workdir, scheduler, ["kill", *pids])
+        boot.run(workdir, scheduler, ["rm", "-rf", K8S_DIR, sa])
