@@ -110,6 +110,11 @@ UNSUPPORTED: dict[tuple[str, str, str], str] = {
     ("arm64 GPU nodes", "azure", "kubernetes"): (
         "the AKS GPU node pool and its add-ons are set up for x86_64 nodes only"
     ),
+    ("shared Lustre file systems", "azure", "kubernetes"): (
+        "the AKS cluster runs in the VNet AKS makes itself (Azure CNI overlay), and Azure Managed "
+        "Lustre needs a subnet of its own (at least /24) in a VNet the nodes reach, which the "
+        "stack does not build yet; remove kubernetes.sharedFilesystem (FSx for Lustre on EKS works)"
+    ),
     ("NVLink domains across nodes", ANY, "kubernetes"): (
         "IMEX channels for multi-node NVLink (NVIDIA's DRA ComputeDomain) are not set up; use "
         "scheduler: slurm"

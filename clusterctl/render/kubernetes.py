@@ -41,6 +41,7 @@ from clusterctl.spec.kubernetes import (
     worker_resources,
 )
 from clusterctl.spec.kubernetes_addons import HelmAddon, network_operator_images
+from clusterctl.spec.lustre import CLAIM_NAME, FSX_CSI_DRIVER, shared_filesystem, volume_name
 from clusterctl.spec.model import ClusterSpec
 
 MPIJOB_NAME = "nccl-tests"
@@ -457,12 +458,86 @@ def train_args(preset_argv: list[str]) -> list[str]:
     return [*preset_argv, "--timeout", str(TRAIN_COLLECTIVE_TIMEOUT_S)]
 
 
+FILLED_AT_UP = "set-at-up-from-the-file-system"
+"""What `plan --out` writes where the file system's id, DNS name and mount name go: the program
+fills them from the FSx resource's outputs when it applies the volume."""
+
+
+def shared_volume_docs(
+    spec: ClusterSpec,
+    stack: str,
+    *,
+    file_system_id: Any = FILLED_AT_UP,
+    dns_name: Any = FILLED_AT_UP,
+    mount_name: Any = FILLED_AT_UP,
+) -> list[dict[str, Any]]:
+    """kubernetes.sharedFilesystem as a static PersistentVolume (FSx CSI, ReadWriteMany, never
+    deleted by Kubernetes: Retain) bound to one claim in the training namespace, so a pod mounts
+    it by `claimName: shared`. The three values are Pulumi outputs in the program, placeholders
+    in `plan --out`."""
+    fs = shared_filesystem(spec)
+    if fs is None:
+        return []
+    labels = _labels(spec, stack)
+    pv = volume_name(spec, stack)
+    size = f"{fs.size_gib}Gi"
+    return [
+        {
+            "apiVersion": "v1",
+            "kind": "PersistentVolume",
+            "metadata": {"name": pv, "labels": dict(labels)},
+            "spec": {
+                "capacity": {"storage": size},
+                "volumeMode": "Filesystem",
+                "accessModes": ["ReadWriteMany"],
+                "persistentVolumeReclaimPolicy": "Retain",
+                "storageClassName": "",
+                "mountOptions": ["flock"],
+                "claimRef": {"namespace": VALIDATION_NAMESPACE, "name": CLAIM_NAME},
+                "csi": {
+                    "driver": FSX_CSI_DRIVER,
+                    "volumeHandle": file_system_id,
+                    "volumeAttributes": {"dnsname": dns_name, "mountname": mount_name},
+                },
+            },
+        },
+        {
+            "apiVersion": "v1",
+            "kind": "PersistentVolumeClaim",
+            "metadata": {
+                "name": CLAIM_NAME,
+                "namespace": VALIDATION_NAMESPACE,
+                "labels": dict(labels),
+            },
+            "spec": {
+                "accessModes": ["ReadWriteMany"],
+                "storageClassName": "",
+                "volumeName": pv,
+                "resources": {"requests": {"storage": size}},
+            },
+        },
+    ]
+
+
+def shared_volume_manifest(spec: ClusterSpec, stack: str) -> str:
+    header = (
+        "# kubernetes.sharedFilesystem: the FSx for Lustre file system as a static volume and\n"
+        f"# its claim; pods of {VALIDATION_NAMESPACE} mount it with claimName: {CLAIM_NAME}.\n"
+        "# The program puts the file system's id, DNS name and mount name where this says\n"
+        f"# {FILLED_AT_UP}.\n"
+    )
+    docs = shared_volume_docs(spec, stack)
+    return header + "---\n".join(yaml.safe_dump(d, sort_keys=False) for d in docs)
+
+
 def render_k8s_bundle(spec: ClusterSpec, stack: str) -> dict[str, str]:
     """Every manifest and Helm values file the cluster gets, keyed by path under k8s/."""
     cat = catalog()
     files = {
         f"manifests/{name}": text for name, text in cluster_manifests(spec, stack, cat).items()
     }
+    if shared_filesystem(spec) is not None:
+        files["manifests/shared-filesystem.yaml"] = shared_volume_manifest(spec, stack)
     files["validation/nccl-tests-mpijob.yaml"] = nccl_mpijob(spec, stack, cat)
     files["validation/train-mpijob.yaml"] = train_mpijob(spec, stack, cat)
     for addon in cluster_helm_addons(spec, stack, cat):

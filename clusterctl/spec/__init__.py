@@ -20,6 +20,7 @@ spec alone (addresses, topology, cost, tags, JSON Schema). Knows no jinja2 and n
   efa                 the EFA interface layout of a multi-card instance
   kubernetes          what a Kubernetes GPU cluster gets on top of its cloud
   kubernetes_addons   the pinned Helm releases
+  lustre              the shared Lustre file system: sizes, ports, claim name
   cost                price per hour at catalog prices
   tags                the tags every resource carries
   schema              JSON Schema of the cluster object

@@ -105,13 +105,21 @@ class ServicePrice(_Entry):
     """A billed service that is not a VM (config/services.yaml)."""
 
     title: str
-    usd_per_hour: float = Field(gt=0)
+    usd_per_hour: float | None = Field(default=None, gt=0)
     usd_per_gb_processed: float | None = Field(default=None, alias="usdPerGbProcessed", gt=0)
+    usd_per_gb_month: float | None = Field(default=None, alias="usdPerGbMonth", gt=0)
+    """Storage billed by its provisioned size (a file system), prorated by the hour."""
     region: str
     as_of: str
     source: str
 
     _check_source = field_validator("source")(_sourced)
+
+    @model_validator(mode="after")
+    def _one_rate(self) -> ServicePrice:
+        if (self.usd_per_hour is None) == (self.usd_per_gb_month is None):
+            raise ValueError("give usdPerHour or usdPerGbMonth, one of them")
+        return self
 
 
 class GuestMemory(_Entry):

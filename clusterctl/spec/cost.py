@@ -8,6 +8,7 @@ from clusterctl.platform import nat_egress, scheduler_of
 from clusterctl.spec.catalog import Catalog
 from clusterctl.spec.defaults import JUMP_HOST_SKU, head_sku, login_count, login_sku
 from clusterctl.spec.kubernetes import autoscaled_min
+from clusterctl.spec.lustre import FSX_PRICE_KEY, HOURS_PER_MONTH, shared_filesystem
 from clusterctl.spec.model import ClusterSpec
 
 
@@ -62,6 +63,9 @@ def cost_per_hour(spec: ClusterSpec, cat: Catalog) -> Cost:
         lines.append(_line(cat, f"partition {part.name}", part.sku, part.nodes))
     if nat_egress(spec.cloud, spec.scheduler):
         lines += [_service(cat, spec.cloud, key) for key in ("natGateway", "publicIp")]
+    fs = shared_filesystem(spec)
+    if fs is not None:
+        lines.append(_file_system(cat, spec.cloud, fs.size_gib, fs.throughput_mbps_per_tib))
     return Cost(tuple(line for line in lines if line))
 
 
@@ -79,6 +83,17 @@ def _service(cat: Catalog, cloud: str, key: str) -> CostLine:
         service=True,
         usd_per_gb_processed=price.usd_per_gb_processed,
     )
+
+
+def _file_system(cat: Catalog, cloud: str, size_gib: int, throughput: int) -> CostLine:
+    """The shared file system: its provisioned GB (1 GiB billed as 1 GB, as the price pages
+    quote) at the tier's per-GB-month price, per hour of a 730-hour month."""
+    shape = f"{size_gib} GiB at {throughput} MB/s/TiB"
+    price = cat.services.get(cloud, {}).get(FSX_PRICE_KEY.format(throughput=throughput))
+    if price is None or price.usd_per_gb_month is None:
+        return CostLine("shared file system (FSx for Lustre)", shape, 1, None, "", service=True)
+    hourly = round(size_gib * price.usd_per_gb_month / HOURS_PER_MONTH, 4)
+    return CostLine(f"{price.title}, {shape}", shape, 1, hourly, price.as_of, service=True)
 
 
 def _line(cat: Catalog, item: str, sku_name: str, count: int) -> CostLine | None:

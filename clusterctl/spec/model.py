@@ -184,6 +184,17 @@ class ValidationSpec(Model):
     nccl: NcclValidationSpec = NcclValidationSpec()
 
 
+class SharedFilesystemSpec(Model):
+    kind: Literal["lustre"] = "lustre"
+    """lustre: FSx for Lustre (PERSISTENT_2, SSD) on EKS; Azure Managed Lustre is not built yet."""
+    size_gib: Annotated[int, Strict()] = Field(default=1200, ge=1200, le=1_000_000)
+    """FSx for Lustre PERSISTENT_2: 1200, 2400, or a multiple of 2400 GiB."""
+    throughput_mbps_per_tib: Annotated[int, Strict()] = 125
+    """MB/s per TiB of storage; FSx for Lustre PERSISTENT_2: 125, 250, 500 or 1000."""
+    keep_on_destroy: Annotated[bool, Strict()] = True
+    """Protect the file system: `pulumi destroy` (and `clusterctl down`) keep it unless false."""
+
+
 class KubernetesSpec(Model):
     version: str | None = None
     gpu_driver: Literal["managed", "gpu-operator"] = "gpu-operator"
@@ -198,6 +209,9 @@ class KubernetesSpec(Model):
     admin_principal_arns: tuple[str, ...] = ()
     """EKS only: the IAM roles/users that get cluster admin (access entries). Empty: the role
     running `pulumi up`, by its issuer ARN with its path (SSO roles live under a path)."""
+    shared_filesystem: SharedFilesystemSpec | None = None
+    """A Lustre file system every pod of the training namespace mounts by one claim name
+    (clusterctl/spec/lustre.py); unset: none."""
 
 
 UserName = Annotated[str, StringConstraints(pattern=r"^[a-z_][a-z0-9_-]{0,31}$")]

@@ -10,7 +10,7 @@ import re
 from collections.abc import Iterator
 
 from clusterctl.errors import Finding
-from clusterctl.platform import cloud_of, only_on, scheduler_of
+from clusterctl.platform import cloud_of, only_on, scheduler_of, unsupported
 from clusterctl.spec.catalog import Catalog
 from clusterctl.spec.kubernetes import (
     AKS_INFINIBAND_FEATURE,
@@ -22,6 +22,12 @@ from clusterctl.spec.kubernetes import (
     kubernetes_version,
     nccl_image,
     reserved_capacity,
+)
+from clusterctl.spec.lustre import (
+    FSX_SIZE_STEP_GIB,
+    FSX_THROUGHPUTS,
+    fsx_size_ok,
+    fsx_sizes_near,
 )
 from clusterctl.spec.model import ClusterSpec, field_path
 from clusterctl.spec.rules import Rule
@@ -308,6 +314,42 @@ def admin_principals(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
         )
 
 
+@only_on(scheduler="kubernetes")
+def shared_filesystem(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
+    """kubernetes.sharedFilesystem: only where it is built, and only sizes and throughputs the
+    service accepts (clusterctl/spec/lustre.py says where each number comes from)."""
+    fs = spec.kubernetes.shared_filesystem
+    if fs is None:
+        return
+    where = ("kubernetes", "sharedFilesystem")
+    message = unsupported("shared Lustre file systems", spec.cloud, spec.scheduler)
+    if message:
+        yield Finding("error", message, field_path(*where))
+        return
+    if not fsx_size_ok(fs.size_gib):
+        below, above = fsx_sizes_near(fs.size_gib)
+        yield Finding(
+            "error",
+            f"{fs.size_gib} GiB is not a size FSx for Lustre PERSISTENT_2 makes: 1200, 2400 or a "
+            f"multiple of {FSX_SIZE_STEP_GIB} GiB; use {below} or {above}",
+            field_path(*where, "sizeGib"),
+        )
+    if fs.throughput_mbps_per_tib not in FSX_THROUGHPUTS:
+        yield Finding(
+            "error",
+            f"{fs.throughput_mbps_per_tib} MB/s per TiB is not a PERSISTENT_2 throughput tier; "
+            f"use one of {', '.join(map(str, FSX_THROUGHPUTS))}",
+            field_path(*where, "throughputMbpsPerTib"),
+        )
+    if len({p.zones[0] if p.zones else None for p in spec.partitions}) > 1:
+        yield Finding(
+            "warning",
+            "the file system lives in one zone, the default partition's; GPU nodes of a "
+            "partition in another zone reach it across zones, slower and billed per GB",
+            field_path(*where),
+        )
+
+
 RULES: tuple[Rule, ...] = (
     api_server_reach,
     aks_entra_sign_in,
@@ -325,4 +367,5 @@ RULES: tuple[Rule, ...] = (
     kubernetes_node_image,
     kubernetes_fabricless_multinode,
     nccl_image_pinned,
+    shared_filesystem,
 )

@@ -45,6 +45,8 @@ TEAM = Rule(
     "within a minute; no reboot",
 )
 NEW_VMS = Rule("in place", "the VM profile: VMs created from now on; running VMs keep theirs")
+SHARED_FS = "kubernetes.sharedFilesystem"
+NEW_SHARED_FS = Rule("in place", "a new shared file system, its volume and claim")
 AUTOSCALER_MIN = Rule("in place", "the GPU node group's autoscaler minimum")
 
 RULES: Final[dict[str, Rule]] = {
@@ -82,6 +84,15 @@ RULES: Final[dict[str, Rule]] = {
     "healthChecks": NEW_VMS,
     "validation": Rule("in place", "the post-deploy validation only"),
     "kubernetes": Rule("in place", "the Kubernetes resources: see `pulumi preview`"),
+    SHARED_FS: Rule(
+        "replaces",
+        "the shared file system and its data (removed from the stack; a protected one makes "
+        "`up` stop instead)",
+        loses=True,
+    ),
+    f"{SHARED_FS}.sizeGib": Rule("in place", "the file system grows (FSx cannot shrink one)"),
+    f"{SHARED_FS}.throughputMbpsPerTib": Rule("in place", "the file system's throughput tier"),
+    f"{SHARED_FS}.keepOnDestroy": Rule("in place", "whether `down` keeps the file system"),
     "tags": Rule("in place", "every resource's tags"),
     "loginNodes.count": Rule(
         "in place", "login VMs added or removed (sessions on a removed one end)"
@@ -143,6 +154,8 @@ def diff(old: ClusterSpec, new: ClusterSpec) -> list[Change]:
     for path in sorted(a.keys() | b.keys()):
         if a.get(path) != b.get(path):
             rule = _rule(path)
+            if path.startswith(f"{SHARED_FS}.") and f"{SHARED_FS}.kind" not in a:
+                rule = NEW_SHARED_FS  # added, not changed
             detail = f"{a.get(path)!r} -> {b.get(path)!r}"
             changes.append(Change(path, rule.policy, rule.affects, detail, rule.loses))
     olds = {p.name: p for p in old.partitions}

@@ -9,5 +9,6 @@ gpu_node_group       one partition as a managed node group, with its EFA interfa
 cluster_autoscaler   the cluster autoscaler's AWS role, through EKS Pod Identity
 efa_launch_template  EFA interfaces, IMDSv2, placement, reserved capacity
 efa_security_group   all protocols from and to itself, as EFA's SRD needs
+fsx_lustre           kubernetes.sharedFilesystem: FSx for Lustre open to the nodes only
 kubeconfig           short-lived tokens from `aws eks get-token`
 """

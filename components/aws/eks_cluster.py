@@ -15,6 +15,7 @@ import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from clusterctl import outputs as out
+from clusterctl.render.kubernetes import shared_volume_docs
 from clusterctl.spec.catalog import catalog
 from clusterctl.spec.defaults import head_sku
 from clusterctl.spec.kubernetes import (
@@ -23,11 +24,13 @@ from clusterctl.spec.kubernetes import (
     kubernetes_version,
     nccl_launcher,
 )
+from clusterctl.spec.lustre import FSX_CSI_ADDON, shared_filesystem
 from clusterctl.spec.model import ClusterSpec
 from clusterctl.spec.tags import cloud_tags, k8s_labels
 from components.aws.access import EksAdminAccess, deployer_principal
 from components.aws.cluster_autoscaler import EksAutoscalerIdentity
 from components.aws.efa_security_group import EfaSecurityGroup
+from components.aws.fsx_lustre import FsxLustreFileSystem
 from components.aws.gpu_node_group import EksGpuNodeGroup
 from components.aws.iam import POD_ROLES, EksIamRoles
 from components.aws.kubeconfig import eks_kubeconfig
@@ -43,6 +46,13 @@ MANAGED_ADDONS = (
 through it (IMDS is out of pods' reach). Without the EBS CSI driver no persistent volume binds
 (Kubernetes removed its in-tree EBS plugin in 1.27); the default StorageClass is rendered with
 the manifests (clusterctl.render.kubernetes)."""
+
+
+def managed_addons(spec: ClusterSpec) -> tuple[str, ...]:
+    """MANAGED_ADDONS, and the FSx CSI driver with a shared Lustre file system. The FSx driver
+    gets no role: it only mounts the stack's own file system (a static volume), which needs no
+    AWS call; a role would only serve dynamic provisioning (CreateFileSystem), unused here."""
+    return MANAGED_ADDONS + ((FSX_CSI_ADDON,) if shared_filesystem(spec) else ())
 
 
 class EksGpuCluster(pulumi.ComponentResource):
@@ -103,7 +113,7 @@ class EksGpuCluster(pulumi.ComponentResource):
         ]  # fmt: skip
         self.admin = self.admins[0]
         self.addons: list[aws.eks.Addon] = []
-        for addon in MANAGED_ADDONS:
+        for addon in managed_addons(spec):
             role = self.iam.pod_roles.get(addon)
             self.addons.append(
                 aws.eks.Addon(
@@ -170,6 +180,20 @@ class EksGpuCluster(pulumi.ComponentResource):
                 tags=tags,
                 opts=pulumi.ResourceOptions(parent=self, depends_on=[*self.addons]),
             )
+        fs = shared_filesystem(spec)
+        self.shared_fs = None
+        if fs is not None:
+            # In the default partition's subnet, so the GPU nodes reach it within their zone.
+            zone = spec.default_partition.zones[0] if spec.default_partition.zones else None
+            self.shared_fs = FsxLustreFileSystem(
+                f"{name}-lustre",
+                fs,
+                vpc_id=self.vpc.vpc.id,
+                subnet_id=self.vpc.subnet_for(zone).id,
+                node_security_group_id=cluster_sg,
+                tags=tags,
+                opts=child,
+            )
 
     def _kubernetes(self, name, spec, stack) -> None:
         """The kubeconfig, a provider on it, and the GPU add-ons once the nodes exist."""
@@ -185,6 +209,16 @@ class EksGpuCluster(pulumi.ComponentResource):
             kubeconfig=self.kubeconfig,
             opts=pulumi.ResourceOptions(parent=self, depends_on=self.admins),
         )
+        volumes = []
+        if self.shared_fs is not None:
+            fsx = self.shared_fs.file_system
+            volumes = shared_volume_docs(
+                spec,
+                stack,
+                file_system_id=fsx.id,
+                dns_name=fsx.dns_name,
+                mount_name=fsx.mount_name,
+            )
         self.k8s_addons = KubernetesGpuAddons(
             f"{name}-addons",
             spec,
@@ -194,6 +228,7 @@ class EksGpuCluster(pulumi.ComponentResource):
                 parent=self,
                 depends_on=[self.system_nodes, *self.gpu_node_groups.values(), self.autoscaler],
             ),
+            volumes=volumes,
         )
 
     def _outputs(self, spec, stack, cat) -> dict[str, Any]:

@@ -7,6 +7,8 @@ the very same values and manifests.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pulumi
 import pulumi_kubernetes as k8s
 
@@ -30,7 +32,10 @@ class KubernetesGpuAddons(pulumi.ComponentResource):
         stack: str,
         provider: k8s.Provider,
         opts: pulumi.ResourceOptions | None = None,
+        volumes: list[dict[str, Any]] | None = None,
     ):
+        """`volumes`: objects made from cloud resources' outputs (the shared file system's
+        PersistentVolume and claim), applied with the manifests once their namespace exists."""
         super().__init__("gpu-clusters:k8s:GpuAddons", name, None, opts)
         cat = catalog()
         labels = k8s_labels(spec, stack)
@@ -73,7 +78,9 @@ class KubernetesGpuAddons(pulumi.ComponentResource):
             after_charts, pulumi.ResourceOptions(depends_on=namespaces)
         )
         self.manifests = namespaces + [
-            apply_manifest(name, d, after_namespaces) for d in docs if d["kind"] != "Namespace"
+            apply_manifest(name, d, after_namespaces)
+            for d in [*docs, *(volumes or [])]
+            if d["kind"] != "Namespace"
         ]
         self.chart_versions = {a.release: a.pin.version for a in addons}
         self.chart_versions["mpi-operator"] = mpi_operator_version(cat)

@@ -34,6 +34,10 @@ def apply_manifest(
             reclaim_policy=doc.get("reclaimPolicy"),
             opts=opts,
         )
+    if doc["kind"] == "PersistentVolume":
+        return k8s.core.v1.PersistentVolume(name, metadata=meta, spec=doc["spec"], opts=opts)
+    if doc["kind"] == "PersistentVolumeClaim":
+        return k8s.core.v1.PersistentVolumeClaim(name, metadata=meta, spec=doc["spec"], opts=opts)
     return k8s.apiextensions.CustomResource(
         name, api_version=doc["apiVersion"], kind=doc["kind"], metadata=meta, opts=opts, **body
     )

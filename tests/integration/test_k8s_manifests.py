@@ -31,6 +31,7 @@ CUSTOM_KINDS = {
 CASES = [
     ("aws-p5", []),
     ("aws-p5", ["kubernetes.kueue=true", "kubernetes.gpuDriver=managed"]),
+    ("aws-p5", ["kubernetes.sharedFilesystem.kind=lustre"]),  # the FSx volume and its claim
     ("aks-h100", []),
     ("aks-h100", ["kubernetes.gpuDriver=managed", "kubernetes.kueue=true"]),
 ]

@@ -75,6 +75,10 @@ FLIPS: dict[str, tuple[str, str]] = {
     "kubernetes.monitoring": (EKS, "false"),
     "kubernetes.systemNodes": (AKS, "3"),
     "kubernetes.adminPrincipalArns": (EKS, "[arn:aws:iam::123456789012:role/platform/admin]"),
+    "kubernetes.sharedFilesystem.kind": (EKS, "lustre"),
+    "kubernetes.sharedFilesystem.sizeGib": (EKS, "2400"),
+    "kubernetes.sharedFilesystem.throughputMbpsPerTib": (EKS, "250"),
+    "kubernetes.sharedFilesystem.keepOnDestroy": (EKS, "false"),
     "tags": (SLURM, "{team: ml}"),
     "loginNodes.count": (TEAM, "2"),
     "loginNodes.sku": (TEAM, "Standard_D4s_v5"),
@@ -118,6 +122,10 @@ WITH = {
     "partitions[0].capacityBlock": ["partitions[0].capacityReservationId=cr-0123456789abcdef0"],
     "accounts[0].name": ["users[0].account=language"],
     "qos[0].name": ["accounts[1].qos=[normal, debug]"],
+    **{
+        f"kubernetes.sharedFilesystem.{key}": ["kubernetes.sharedFilesystem.kind=lustre"]
+        for key in ("sizeGib", "throughputMbpsPerTib", "keepOnDestroy")
+    },
 }
 VALIDATE_FIELDS = {
     k for k in FLIPS if k.startswith("validation.nccl.") and k != "validation.nccl.onDeploy"
