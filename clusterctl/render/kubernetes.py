@@ -186,7 +186,8 @@ def topology_configmap(files: list[str], namespace: str, labels: dict[str, str])
 
 
 class _BlockDumper(yaml.SafeDumper):
-    """Multi-line strings as `|` blocks, so a reviewer reads the XML as it lands in the file."""
+    """Multi-line strings as `|` blocks, so a reviewer reads the XML (or a counters file in Helm
+    values) as it lands in the file."""
 
 
 def _str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
@@ -318,18 +319,6 @@ def values_file(addon: HelmAddon) -> str:
     return header + yaml.dump(
         addon.values, Dumper=_BlockDumper, sort_keys=True, default_flow_style=False
     )
-
-
-class _BlockDumper(yaml.SafeDumper):
-    """Multi-line strings (a counters file, a script) as `|` blocks, readable and diffable."""
-
-
-def _str(dumper: yaml.SafeDumper, text: str) -> yaml.ScalarNode:
-    style = "|" if "\n" in text else None
-    return dumper.represent_scalar("tag:yaml.org,2002:str", text, style=style)
-
-
-_BlockDumper.add_representer(str, _str)
 
 
 def load_manifest_docs(text: str) -> list[dict[str, Any]]:
