@@ -8,6 +8,7 @@ out; components/k8s/ installs them and `plan --out` writes them."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 import re
 from typing import Any
 
@@ -150,7 +151,7 @@ def _with_counters(addon: HelmAddon) -> HelmAddon:
         values["customMetrics"] = dcgm_counters()
     else:
         return addon
-    return HelmAddon(addon.release, addon.namespace, addon.pin, values, addon.privileged_namespace)
+    return dataclasses.replace(addon, values=values)
 
 
 def cluster_helm_addons(spec: ClusterSpec, stack: str, cat: Catalog) -> list[HelmAddon]:

@@ -63,32 +63,23 @@ class FsxLustreFileSystem(pulumi.ComponentResource):
                         opts=child,
                     )
                 )
-        self.rules.append(
-            aws.vpc.SecurityGroupEgressRule(
-                f"{name}-out-nodes",
-                security_group_id=self.group.id,
-                referenced_security_group_id=node_security_group_id,
-                ip_protocol="tcp",
-                from_port=LUSTRE_PORTS[0][0],
-                to_port=LUSTRE_PORTS[-1][1],
-                description="Lustre servers to the nodes' Lustre ports",
-                tags=tags,
-                opts=child,
+        for who, target, description in (
+            ("nodes", node_security_group_id, "Lustre servers to the nodes' Lustre ports"),
+            ("self", self.group.id, "Lustre servers to each other"),
+        ):
+            self.rules.append(
+                aws.vpc.SecurityGroupEgressRule(
+                    f"{name}-out-{who}",
+                    security_group_id=self.group.id,
+                    referenced_security_group_id=target,
+                    ip_protocol="tcp",
+                    from_port=LUSTRE_PORTS[0][0],
+                    to_port=LUSTRE_PORTS[-1][1],
+                    description=description,
+                    tags=tags,
+                    opts=child,
+                )
             )
-        )
-        self.rules.append(
-            aws.vpc.SecurityGroupEgressRule(
-                f"{name}-out-self",
-                security_group_id=self.group.id,
-                referenced_security_group_id=self.group.id,
-                ip_protocol="tcp",
-                from_port=LUSTRE_PORTS[0][0],
-                to_port=LUSTRE_PORTS[-1][1],
-                description="Lustre servers to each other",
-                tags=tags,
-                opts=child,
-            )
-        )
         self.file_system = aws.fsx.LustreFileSystem(
             f"{name}-fs",
             deployment_type=FSX_DEPLOYMENT_TYPE,

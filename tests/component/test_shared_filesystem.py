@@ -166,7 +166,10 @@ def test_each_refusal_names_the_field_and_the_fix(stack, overrides, field, says)
 
 @pytest.mark.parametrize("size", [1200, 2400, 4800, 72000])
 def test_sizes_fsx_makes_pass(size: int) -> None:
-    load_stack_spec("aws-p5", [ON, f"kubernetes.sharedFilesystem.sizeGib={size}"])
+    spec, findings = load_stack_spec("aws-p5", [ON, f"kubernetes.sharedFilesystem.sizeGib={size}"])
+    assert spec.kubernetes.shared_filesystem is not None
+    assert spec.kubernetes.shared_filesystem.size_gib == size
+    assert not [f for f in findings if "sharedFilesystem" in f.field], findings
 
 
 def test_the_cli_refuses_with_exit_2_and_one_line() -> None:

@@ -209,8 +209,8 @@ NO_SERIES_HERE = {"InfiniBand port state", "InfiniBand traffic by node"}
 still run and must be valid; they must return nothing, so this list cannot go stale."""
 
 
-def _prom(workdir, node: str, path: str, query: str | None = None) -> dict:
-    cmd = ["curl", "-sS", "--max-time", "20", "--get", f"{PROM}/{path}"]
+def _prom(workdir, node: str, path: str, query: str | None = None, api: str = PROM) -> dict:
+    cmd = ["curl", "-sS", "--max-time", "20", "--get", f"{api}/{path}"]
     if query is not None:
         cmd[4:4] = ["--data-urlencode", f"query={query}"]
     out = boot.run(workdir, node, cmd, timeout=40)
@@ -529,12 +529,7 @@ def test_the_kubernetes_prometheus_finds_the_dcgm_exporter_by_its_service(booted
         base = f"http://127.0.0.1:{K8S_PROM_PORT}/api/v1"
 
         def prom(path: str, query: str | None = None) -> dict:
-            cmd = ["curl", "-sS", "--max-time", "20", "--get", f"{base}/{path}"]
-            if query is not None:
-                cmd[4:4] = ["--data-urlencode", f"query={query}"]
-            out = boot.run(workdir, scheduler, cmd, timeout=40)
-            assert out.returncode == 0, out.stderr
-            return json.loads(out.stdout)["data"]
+            return _prom(workdir, scheduler, path, query, api=base)
 
         def logs() -> str:
             return boot.run(
