@@ -45,10 +45,18 @@ def up_cmd(
     ] = False,
     workdir: WorkdirOpt = VM_WORKDIR,
     timeout: Annotated[float, typer.Option("--timeout", help="Seconds to wait for boot.")] = 900,
+    slurm: Annotated[
+        str | None,
+        typer.Option(
+            "--slurm",
+            help="Slurm release the nodes install: 26.05 (sid, default) or 24.11 (trixie), the "
+            "two around Azure's 25.11 (default: $GPUCL_SANDBOX_SLURM or 26.05).",
+        ),
+    ] = None,
 ) -> None:
     """Boot the scheduler and N GPU nodes from the stack's user-data, then check them: cloud-init,
     failed units, Slurm logs, munge across nodes. Exit 1 with each problem's node and stage."""
-    from clusterctl.sandbox.vm import boot, checks, substitutions
+    from clusterctl.sandbox.vm import boot, checks, repo, substitutions
     from clusterctl.spec.catalog import catalog
     from clusterctl.spec.load import load_stack_spec
 
@@ -63,6 +71,10 @@ def up_cmd(
         return
     if refused:
         raise UserError(f"sandbox up -s {stack}: {refused}")
+    try:
+        slurm = repo.slurm_version(slurm)
+    except ValueError as exc:
+        raise UserError(f"sandbox up --slurm: {exc}") from None
     _need_root()
     from clusterctl.sandbox import host_tools
 
@@ -78,7 +90,9 @@ def up_cmd(
     start = time.perf_counter()
     say = lambda m: err.print(f"[dim]{m}[/]", highlight=False)  # noqa: E731
     try:
-        reports = boot.up(boot.cluster_from_plan(plan_dir, nodes), workdir, timeout, log=say)
+        reports = boot.up(
+            boot.cluster_from_plan(plan_dir, nodes), workdir, timeout, log=say, slurm=slurm
+        )
     except boot.BootError as exc:
         raise UserError(str(exc)) from None
     names = list(reports)

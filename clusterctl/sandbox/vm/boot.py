@@ -149,18 +149,28 @@ def _base36(n: int, width: int) -> str:
     return out.rjust(width, "0")
 
 
-def up(specs: list[NodeSpec], workdir: Path, timeout: float = 900.0, log=print) -> dict[str, dict]:
-    """Build/reuse the image, start the lab and every node, wait for cloud-init, return reports."""
+def up(
+    specs: list[NodeSpec],
+    workdir: Path,
+    timeout: float = 900.0,
+    log=print,
+    slurm: str | None = None,
+) -> dict[str, dict]:
+    """Build/reuse the image, start the lab and every node, wait for cloud-init, return reports.
+    `slurm`: the Slurm release the nodes install (repo.SLURM_VERSIONS; default $GPUCL_SANDBOX_SLURM
+    or the first)."""
     workdir = workdir.resolve()
     workdir.mkdir(parents=True, exist_ok=True)
     if vmstate.load(workdir) is not None:
         raise BootError(f"{workdir} has a sandbox already; run down first")
     t0 = time.monotonic()
+    slurm = repo.slurm_version(slurm)
     img = image_mod.build(log=log)
-    repo_dir = repo.prepare(img, log=log)
+    repo_dir = repo.prepare(img, log=log, slurm=slurm)
     hpc = repo.hpc_layer(img, repo_dir, log=log)
     stages = {"image": time.monotonic() - t0}
-    state = VmState(workdir=str(workdir), sid=vmstate.sandbox_id(workdir))
+    log(f"up: Slurm {slurm} (Debian's, as slurm-smd stand-ins)")
+    state = VmState(workdir=str(workdir), sid=vmstate.sandbox_id(workdir), slurm=slurm)
     state.save()
     t1 = time.monotonic()
     machine.mount_disks(state)
@@ -224,8 +234,9 @@ def add_node(workdir: Path, spec: NodeSpec, timeout: float = 600.0, log=print) -
     """A VM the scale set gains in a resize, booted into the running sandbox from its user-data:
     the lab's DNS stand-in (every node's /etc/hosts) learns its name, as Azure DNS would."""
     workdir = workdir.resolve()
+    running = vmstate.load(workdir)
     img = image_mod.build(log=log)
-    repo_dir = repo.prepare(img, log=log)
+    repo_dir = repo.prepare(img, log=log, slurm=running.slurm if running else None)
     hpc = repo.hpc_layer(img, repo_dir, log=log)
     with vmstate.lock(workdir):
         state = vmstate.load(workdir)

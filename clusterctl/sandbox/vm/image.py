@@ -60,6 +60,9 @@ REPO_PACKAGES = (
     "slurm-client",
     "libslurm-dev",
     "slurm-wlm-basic-plugins-dev",
+    "sackd",  # the login node's configless client (slurm-smd-sackd)
+    "libpam-slurm-adopt",  # GPU nodes: ssh only into one's own job (slurm-smd-libpam-slurm-adopt)
+    "libpmix2t64",  # srun --mpi=pmix where srun runs (the HPC image has pmix; see repo.py)
     # enroot's .deb dependencies (the user-data installs it from GitHub; apt resolves these) and
     # NHC's build (autogen.sh needs autoconf and automake).
     "jq",
@@ -78,12 +81,30 @@ REPO_PACKAGES = (
 )
 
 
+# Azure's nodes run slurm-smd 25.11.5 (config/versions.yaml), which Debian does not carry; the
+# sandbox runs the releases on either side of it: trixie's 24.11 and sid's 26.05 (the default).
+# sid's Slurm is downloaded by name from sid with what it needs that trixie lacks (libhwloc15 2.15,
+# libllhttp9.4: FACTS 11), into debs-sid/; everything else stays trixie's.
+SID_SLURM_PACKAGES = (
+    "slurmd",
+    "slurmctld",
+    "slurmdbd",
+    "slurm-client",
+    "sackd",
+    "libpam-slurm-adopt",
+    "libslurm-dev",
+    "slurm-wlm-basic-plugins-dev",
+    "slurm-wlm-mysql-plugin",
+)
+
+
 @dataclass(frozen=True)
 class Recipe:
     suite: str = "trixie"
     mirror: str = "http://deb.debian.org/debian"
     packages: tuple[str, ...] = IMAGE_PACKAGES
     repo_packages: tuple[str, ...] = REPO_PACKAGES
+    sid_packages: tuple[str, ...] = SID_SLURM_PACKAGES
 
     def digest(self) -> str:
         """Hash of everything that shapes the image: recipe, mmdebstrap command, files."""
@@ -111,6 +132,11 @@ class Image:
         return self.dir / "debs"
 
     @property
+    def sid_debs(self) -> Path:
+        """sid's Slurm .debs and the sid libraries they need (not in debs/)."""
+        return self.dir / "debs-sid"
+
+    @property
     def ready(self) -> bool:
         return (self.dir / "READY").exists()
 
@@ -120,8 +146,21 @@ def image_for(recipe: Recipe = Recipe(), cache_root: Path = CACHE_ROOT) -> Image
 
 
 def mmdebstrap_argv(recipe: Recipe, rootfs: Path, debs: Path) -> list[str]:
-    """The mmdebstrap command line: base system, then the repo .debs downloaded into `debs`."""
+    """The mmdebstrap command line: base system, then the repo .debs downloaded into `debs`, then
+    sid's Slurm into `debs`-sid (only the files trixie's download did not bring)."""
     download = " ".join(recipe.repo_packages)
+    sid = " ".join(f"{p}/sid" for p in recipe.sid_packages)
+    sid_list = "/etc/apt/sources.list.d/gpucl-sid.list"
+    sid_hook = (
+        # sid's Release is only valid for a week: a mirror snapshot of it has "expired"
+        f'echo "deb [check-valid-until=no] {recipe.mirror} sid main" > "$1"{sid_list} && '
+        'chroot "$1" apt-get clean && chroot "$1" apt-get update -q && '
+        f'chroot "$1" apt-get install --download-only -y -q {sid} && '
+        f"mkdir -p {debs}-sid && "
+        'for f in "$1"/var/cache/apt/archives/*.deb; do '
+        f'[ -e {debs}/"$(basename "$f")" ] || cp "$f" {debs}-sid/; done && '
+        f'rm -f "$1"{sid_list} && chroot "$1" apt-get clean && chroot "$1" apt-get update -q'
+    )
     return [
         "mmdebstrap",
         "--mode=root",
@@ -131,6 +170,7 @@ def mmdebstrap_argv(recipe: Recipe, rootfs: Path, debs: Path) -> list[str]:
         '--aptopt=Acquire::Retries "3"',
         "--customize-hook=" + f'chroot "$1" apt-get install --download-only -y -q {download}',
         "--customize-hook=" + f'cp "$1"/var/cache/apt/archives/*.deb {debs}/',
+        "--customize-hook=" + sid_hook,
         "--customize-hook=" + f'tar -C {FILES}/rootfs -cf - . | tar -C "$1" --no-same-owner -xf -',
         "--customize-hook="
         + 'chroot "$1" systemctl enable gpucl-sandbox-platform.service systemd-networkd',

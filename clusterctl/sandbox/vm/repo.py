@@ -7,9 +7,12 @@ Two archives, served by the lab server (labserver.py) and signed with a local ke
               Their contents are recompressed from xz to zstd, as Ubuntu's archive ships its .debs:
               unpacking xz cost the nodes ~7 CPU-s of a 1+4 boot that Ubuntu's VMs do not spend.
   microsoft/  stands in for packages.microsoft.com/repos/slurm-ubuntu-jammy: slurm-smd* packages
-              that repackage Debian's Slurm 24.11 binaries WITHOUT Debian's maintainer scripts, so
+              that repackage Debian's Slurm binaries (sid's 26.05 by default, or trixie's 24.11:
+              the two releases around Azure's 25.11) WITHOUT Debian's maintainer scripts, so
               (like Microsoft's) they create no `slurm` user and start no daemon, and ship
               upstream's unit files. Versioned 25.11.5-..., so user-data pins "25.11.5*" match.
+              With 26.05 it also carries the few sid libraries that Slurm build needs and trixie
+              lacks (libhwloc15 2.15, libllhttp9.4), so debian/ stays trixie's for either version.
 """
 
 from __future__ import annotations
@@ -31,6 +34,21 @@ HPC_IMAGE_FILES = Path(__file__).parent / "files" / "hpc-image"
 """What the Azure HPC image ships outside packages (stand-ins: substitutions.py)."""
 SMD_VERSION = "25.11.5-1gpucl+deb{debian}"
 ARCH = "amd64"
+SLURM_VERSIONS = ("26.05", "24.11")
+"""The Slurm releases the sandbox can run (sid's, trixie's); the first is the default."""
+SLURM_ENV = "GPUCL_SANDBOX_SLURM"
+
+
+def slurm_version(requested: str | None = None) -> str:
+    """The Slurm release to boot: `requested`, else $GPUCL_SANDBOX_SLURM, else the default."""
+    version = requested or os.environ.get(SLURM_ENV) or SLURM_VERSIONS[0]
+    if version not in SLURM_VERSIONS:
+        raise ValueError(
+            f"Slurm {version!r} is not one the sandbox carries; use one of "
+            + ", ".join(SLURM_VERSIONS)
+        )
+    return version
+
 
 # Microsoft package name -> the Debian packages (regexps) whose files it carries.
 SMD_PACKAGES: dict[str, tuple[str, ...]] = {
@@ -47,6 +65,8 @@ SMD_PACKAGES: dict[str, tuple[str, ...]] = {
     "slurm-smd-slurmd": (r"slurmd",),
     "slurm-smd-slurmctld": (r"slurmctld",),
     "slurm-smd-slurmdbd": (r"slurmdbd",),
+    "slurm-smd-sackd": (r"sackd",),
+    "slurm-smd-libpam-slurm-adopt": (r"libpam-slurm-adopt",),
     "slurm-smd-dev": (
         r"libslurm-dev",
         r"slurm-wlm-basic-plugins-dev",
@@ -54,7 +74,7 @@ SMD_PACKAGES: dict[str, tuple[str, ...]] = {
         r"libpmi2-0-dev",
     ),
 }
-SLURM_DEB = re.compile(r"^(libslurm|slurm|libpmi0|libpmi2-0)")
+SLURM_DEB = re.compile(r"^(libslurm|slurm|libpmi0|libpmi2-0|sackd|libpam-slurm-adopt)")
 NFS_VERSION = "1:2.8.3-1gpucl"
 NFS_PACKAGES = {"nfs-common": "", "nfs-kernel-server": "nfs-common"}
 
@@ -319,28 +339,104 @@ def make_key(gnupg: Path, out: Path) -> None:
     (out / "gpucl-sandbox.gpg").write_bytes(binary)
 
 
-def build_repo(debs_dir: Path, repo_dir: Path, log=print) -> Path:
-    """Build (once per repo digest) the two signed archives under repo_dir; return repo_dir."""
+_DPKG_OPS = {">=": "ge", "<=": "le", "=": "eq", ">>": "gt", "<<": "lt"}
+
+
+def _satisfied(version: str | None, constraint: str) -> bool:
+    """Whether `version` meets a Depends constraint such as ">= 2.15.0" ("" for none)."""
+    if version is None:
+        return False
+    if not constraint:
+        return True
+    op, _, wanted = constraint.partition(" ")
+    argv = ["dpkg", "--compare-versions", version, _DPKG_OPS[op], wanted]
+    return subprocess.run(argv, capture_output=True).returncode == 0
+
+
+def sid_libraries(slurm: list[Path], candidates: list[Path], have: dict[str, str]) -> list[Path]:
+    """The non-Slurm .debs among `candidates` (sid's) that `slurm` needs, directly or through
+    each other, because `have` (trixie's: name -> version) lacks them or has them too old."""
+    by_name = {control(d)["Package"]: d for d in candidates if not SLURM_DEB.match(d.name)}
+    chosen: dict[str, Path] = {}
+    todo = list(slurm)
+    while todo:
+        depends = control(todo.pop()).get("Depends", "")
+        for dep in _deps_without(depends, SLURM_DEB):
+            alternatives = []
+            for alt in dep.split("|"):
+                m = re.match(r"\s*([^\s(:]+)(?::\S+)?\s*(?:\(([^)]*)\))?", alt)
+                if m:
+                    alternatives.append((m.group(1), (m.group(2) or "").strip()))
+            if any(_satisfied(have.get(n), c) for n, c in alternatives):
+                continue
+            for name, constraint in alternatives:
+                deb = by_name.get(name)
+                if (
+                    deb is not None
+                    and name not in chosen
+                    and _satisfied(control(deb)["Version"], constraint)
+                ):
+                    chosen[name] = deb
+                    todo.append(deb)
+                    break
+    return sorted(chosen.values())
+
+
+def dpkg_status(rootfs: Path) -> dict[str, str]:
+    """name -> version of what is installed in a root filesystem."""
+    out, name = {}, ""
+    for line in (rootfs / "var/lib/dpkg/status").read_text().splitlines():
+        if line.startswith("Package: "):
+            name = line.split(": ", 1)[1]
+        elif line.startswith("Version: ") and name:
+            out[name] = line.split(": ", 1)[1]
+    return out
+
+
+def build_repo(
+    debs_dir: Path,
+    repo_dir: Path,
+    log=print,
+    *,
+    sid_debs: Path | None = None,
+    installed: dict[str, str] | None = None,
+) -> Path:
+    """Build (once per repo digest) the two signed archives under repo_dir; return repo_dir.
+    With `sid_debs`, its Slurm replaces trixie's, with only the sid libraries it needs that
+    trixie's .debs (and `installed`, the image's packages) lack or have too old."""
     if (repo_dir / "READY").exists():
         return repo_dir
     shutil.rmtree(repo_dir, ignore_errors=True)
     repo_dir.mkdir(parents=True)
     debs = sorted(debs_dir.glob("*.deb"))
+    slurm = [d for d in debs if SLURM_DEB.match(d.name)]
+    extra: list[Path] = []
+    if sid_debs is not None:
+        sid = sorted(sid_debs.glob("*.deb"))
+        slurm = [d for d in sid if SLURM_DEB.match(d.name)]
+        have = dict(installed or {})
+        have |= {control(d)["Package"]: control(d)["Version"] for d in debs}
+        extra = sid_libraries(slurm, sid, have)
+        log(f"repo: sid's Slurm needs from sid: {', '.join(d.name for d in extra) or 'nothing'}")
     with tempfile.TemporaryDirectory() as tmp:
         work, built = Path(tmp), Path(tmp) / "built"
         built.mkdir()
-        log(f"repo: repackaging Debian Slurm as slurm-smd stand-ins ({len(debs)} .debs downloaded)")
-        smd = build_smd(debs, built, work / "smd")
+        log(f"repo: repackaging Debian Slurm as slurm-smd stand-ins ({len(slurm)} .debs)")
+        smd = build_smd(slurm, built, work / "smd")
         nfs = build_nfs(built, work / "nfs")
-        make_key(repo_dir / "gnupg", repo_dir)
+        # a short home: gpg-agent's socket path must fit 108 bytes; the key is thrown away
+        gnupg = work / "gnupg"
+        make_key(gnupg, repo_dir)
         log("repo: recompressing the .debs with zstd, as Ubuntu's archive has them")
         plain = recompress([d for d in debs if not SLURM_DEB.match(d.name)], work / "zstd")
+        libs = recompress(extra, work / "zstd-sid")
         debian = plain + nfs
         write_index(repo_dir / "debian", "sandbox", debian)
         ms = repo_dir / "microsoft" / "repos" / "slurm-ubuntu-jammy"
-        write_index(ms, "stable", smd)
-        sign(repo_dir / "debian", "sandbox", repo_dir / "gnupg")
-        sign(ms, "stable", repo_dir / "gnupg")
+        write_index(ms, "stable", smd + libs)
+        sign(repo_dir / "debian", "sandbox", gnupg)
+        sign(ms, "stable", gnupg)
+        subprocess.run(["gpgconf", "--homedir", str(gnupg), "--kill", "gpg-agent"], check=False)
         # The image's entry for the same archive (see the image's gpucl-sandbox.sources).
         (repo_dir / "hpc-image").mkdir()
         (repo_dir / "hpc-image" / "microsoft").symlink_to("../microsoft")
@@ -349,16 +445,22 @@ def build_repo(debs_dir: Path, repo_dir: Path, log=print) -> Path:
     return repo_dir
 
 
-def prepare(image, log=print) -> Path:
-    """The repository for this image (built once per repo digest); its key goes into the image.
-    The github.com stand-in (github.py) is built beside it; its CA is trusted by the image."""
+def prepare(image, log=print, slurm: str | None = None) -> Path:
+    """The repository for this image and Slurm release (built once per repo digest); its key
+    goes into the image. The github.com stand-in (github.py) is built beside it; its CA is
+    trusted by the image."""
     from . import github
 
-    repo_dir = image.dir / f"repo-{repo_digest()}"
+    slurm = slurm_version(slurm)
+    digest = repo_digest()
+    repo_dir = image.dir / f"repo-{digest}-slurm{slurm}"
+    mounts = Path("/proc/self/mountinfo").read_text()
     for stale in image.dir.glob("repo-*"):
-        if stale != repo_dir:
+        if not stale.name.startswith(f"repo-{digest}-") and str(stale) not in mounts:
             shutil.rmtree(stale)
-    build_repo(image.debs, repo_dir, log=log)
+    sid = image.sid_debs if slurm == SLURM_VERSIONS[0] else None
+    installed = dpkg_status(image.rootfs) if sid else None
+    build_repo(image.debs, repo_dir, log=log, sid_debs=sid, installed=installed)
     keyrings = image.rootfs / "usr" / "share" / "keyrings"
     shutil.copy2(repo_dir / "gpucl-sandbox.gpg", keyrings / "gpucl-sandbox.gpg")
     pins = github.Pins.from_catalog()
@@ -441,11 +543,15 @@ def _layer_digest() -> str:
 def hpc_layer(image, repo_dir: Path, log=print) -> Path:
     """An overlay layer over the image with what the HPC image adds (GPU nodes boot on it),
     installed once with apt from the stand-in archive; returns the layer's directory."""
-    layer = repo_dir / f"hpc-layer-{_layer_digest()}"
+    # The HPC image is one whatever Slurm boots on it: the layer is the image's, built from the
+    # debian/ archive, which is trixie's for either Slurm release.
+    layer = image.dir / f"hpc-layer-{_layer_digest()}"
     if (layer / "READY").exists():
         return layer / "upper"
-    for stale in repo_dir.glob("hpc-layer*"):
-        shutil.rmtree(stale, ignore_errors=True)
+    mounts = Path("/proc/self/mountinfo").read_text()
+    for stale in image.dir.glob("hpc-layer*"):
+        if str(stale) not in mounts:
+            shutil.rmtree(stale, ignore_errors=True)
     for sub in ("upper", "work", "root"):
         (layer / sub).mkdir(parents=True)
     root = layer / "root"

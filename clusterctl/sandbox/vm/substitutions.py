@@ -83,12 +83,17 @@ SUBSTITUTIONS: tuple[Substitution, ...] = (
     Substitution(
         "slurm-smd",
         "Microsoft's slurm-smd* 25.11.5 (SchedMD packaging)",
-        "Debian's Slurm 24.11.5 binaries repackaged as slurm-smd* version "
-        '25.11.5-1gpucl+deb24.11.5-4 (the user-data\'s "25.11.5*" pins match): no '
-        "maintainer scripts, so no `slurm` user, no sysusers.d entry, no daemon started; "
-        "upstream unit files; daemons under their plain names",
-        "no Slurm 25.11 for Debian; the version string is the declared lie, the behaviour "
-        "that matters (users, units, autostart) is Microsoft's",
+        "Debian's Slurm binaries repackaged as slurm-smd* version 25.11.5-1gpucl+deb<debian> "
+        "(the user-data's \"25.11.5*\" pins match): sid's 26.05.5 by default, trixie's "
+        "24.11.5 with `sandbox up --slurm 24.11` (or GPUCL_SANDBOX_SLURM=24.11); sackd and "
+        "pam_slurm_adopt as slurm-smd-sackd and slurm-smd-libpam-slurm-adopt; no maintainer "
+        "scripts, so no `slurm` user, no sysusers.d entry, no daemon started; upstream unit "
+        "files; daemons under their plain names. With 26.05 the stand-in archive also carries "
+        "the sid libraries that build links and trixie lacks (libhwloc15 2.15, libllhttp9.4)",
+        "no Slurm 25.11 for Debian: the releases on either side of it run instead (26.05 is "
+        "the default, 24.11 the second run), so behaviour that changed between them shows; "
+        "the version string is the declared lie, the behaviour that matters (users, units, "
+        "autostart) is Microsoft's",
         "repo",
     ),
     Substitution(

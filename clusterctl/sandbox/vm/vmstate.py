@@ -35,6 +35,8 @@ class VmState:
     workdir: str
     sid: str
     phase: str = "starting"
+    slurm: str = ""
+    """The Slurm release the nodes install (repo.SLURM_VERSIONS); "" in a state from before."""
     nodes: dict[str, dict] = field(default_factory=dict)
     """node name -> {"role", "address", "netns", "root", "pid" (nspawn), "init" (its PID 1)}."""
     lab: dict = field(default_factory=dict)

@@ -1,4 +1,5 @@
-"""azure-gb200's Slurm files under a real slurmctld: the sandbox image's Debian Slurm 24.11.
+"""azure-gb200's Slurm files under a real slurmctld: the sandbox's two Slurm releases (sid's 26.05
+and trixie's 24.11, either side of Azure's 25.11; `scontrol show topology` changed between them).
 
 The GB200 nodes are arm64 and cannot boot here (substitutions.cannot_boot says why), but the
 controller's side of the cluster can be checked by the program that consumes it: slurmctld reads
@@ -6,9 +7,9 @@ topology/block's NVL72 block and the 4 gb200 GPUs per node, and runs as the prim
 The daemon runs in a chroot of the node image (an overlay, so the cache is untouched) for as long
 as it takes to say so; root only.
 
-Then the GPU nodes' rendered prolog and epilog run in that chroot against it, with Debian's
-scontrol 24.11: a job's IMEX peers are its nodes in this node's NVL72 block, by the address
-slurmctld holds. What stands in: nvidia-smi (the image's, over four /dev/nvidiaN files) and
+Then the GPU nodes' rendered prolog and epilog run in that chroot against it, with the release's
+scontrol: a job's IMEX peers are its nodes in this node's NVL72 block, by the address slurmctld
+holds. What stands in: nvidia-smi (the image's, over four /dev/nvidiaN files) and
 systemctl (a recorder: no systemd in a chroot)."""
 
 from __future__ import annotations
@@ -22,14 +23,14 @@ from pathlib import Path
 
 import pytest
 
-from clusterctl.sandbox.vm import image
+from clusterctl.sandbox.vm import image, repo
 from tests.e2e.vm.conftest import need_sandbox
 
 pytestmark = pytest.mark.sandbox
 
 ROOT = Path(__file__).resolve().parents[3]
-DEBS = ("slurmctld", "slurm-client", "libslurm42t64", "slurm-wlm-basic-plugins", "libmunge2",
-        "munge")  # fmt: skip
+SLURM_DEBS = ("slurmctld", "slurm-client", "libslurm[0-9]*", "slurm-wlm-basic-plugins")
+MUNGE_DEBS = ("libmunge2", "munge")
 NODES = 36  # two NVL72 blocks: gpu-pg0-[1-18] and gpu-pg0-[19-36]
 ADDRESSES = {f"gpu-pg0-{n}": f"10.40.128.{n + 10}" for n in range(1, NODES + 1)}
 SYSTEMCTL = """#!/bin/sh
@@ -58,7 +59,18 @@ def _stop(proc: subprocess.Popen) -> None:
             proc.wait(timeout=15)
 
 
-def test_slurmctld_24_11_runs_the_gb200_cluster_with_its_nvl72_block(tmp_path: Path) -> None:
+def _debs(img: image.Image, slurm: str) -> list[Path]:
+    """The .debs to unpack: the release's Slurm, with sid's libraries for sid's; trixie's munge."""
+    sid = slurm == repo.SLURM_VERSIONS[0]
+    source = img.sid_debs if sid else img.debs
+    debs = [sorted(source.glob(f"{name}_*.deb"))[0] for name in SLURM_DEBS]
+    if sid:
+        debs += [d for d in sorted(img.sid_debs.glob("*.deb")) if not repo.SLURM_DEB.match(d.name)]
+    return debs + [sorted(img.debs.glob(f"{name}_*.deb"))[0] for name in MUNGE_DEBS]
+
+
+@pytest.mark.parametrize("slurm", repo.SLURM_VERSIONS)
+def test_slurmctld_runs_the_gb200_cluster_with_its_nvl72_block(tmp_path: Path, slurm) -> None:
     need_sandbox()
     img = image.build(log=lambda _m: None)
     plan = tmp_path / "plan"
@@ -74,9 +86,11 @@ def test_slurmctld_24_11_runs_the_gb200_cluster_with_its_nvl72_block(tmp_path: P
     subprocess.run(["mount", "-t", "overlay", "overlay", "-o", overlay, str(root)], check=True)
     procs: list[subprocess.Popen] = []
     try:
-        for name in DEBS:
-            (deb,) = sorted(img.debs.glob(f"{name}_*.deb"))[:1]
+        for deb in _debs(img, slurm):
             subprocess.run(["dpkg-deb", "-x", str(deb), str(root)], check=True)
+        version = subprocess.run(["chroot", str(root), "scontrol", "--version"],
+                                 capture_output=True, text=True).stdout  # fmt: skip
+        assert version.startswith(f"slurm-wlm {slurm}."), version
         ctld = root / "usr/sbin/slurmctld"
         if not ctld.exists():  # Debian installs slurmctld-wlm and an alternatives link
             ctld.symlink_to("slurmctld-wlm")
