@@ -55,7 +55,9 @@ SINGLE_VMS = Rule(
     "replaces",
     f"the scheduler VM ({_SCHEDULER_DOWN}), the login VMs (their sessions end) and the jump host",
     loses=True,
-    keeps=f"the scheduler keeps {_SCHEDULER_KEEPS}; login VMs and the jump host keep {_LOGIN_KEEPS}",
+    keeps=(
+        f"the scheduler keeps {_SCHEDULER_KEEPS}; login VMs and the jump host keep {_LOGIN_KEEPS}"
+    ),
 )
 HEAD_SKU = Rule(
     "replaces",
