@@ -277,8 +277,11 @@ def _show_edits(edits) -> None:
         return
     err.print("edits to the deployed cluster:", highlight=False)
     for e in edits:
+        kept = f"; kept: {e.keeps}" if e.keeps else ""
         err.print(
-            f"  {e.path}: {e.policy} ({e.affects}): {e.detail}", highlight=False, soft_wrap=True
+            f"  {e.path}: {e.policy} ({e.affects}): {e.detail}{kept}",
+            highlight=False,
+            soft_wrap=True,
         )
 
 

@@ -36,6 +36,8 @@ class RecordedResource:
     parent_urn: str | None = None
     after_create_hooks: list[str] = field(default_factory=list)
     ignore_changes: list[str] = field(default_factory=list)
+    replace_on_changes: list[str] = field(default_factory=list)
+    delete_before_replace: bool = False
     depends_on: list[str] = field(default_factory=list)
     """Names of the resources the engine waits for before this one (its dependencies)."""
 
@@ -50,6 +52,10 @@ class RecordedResource:
             doc["protect"] = True
         if self.ignore_changes:  # the engine leaves these inputs as they were created
             doc["ignoreChanges"] = list(self.ignore_changes)
+        if self.replace_on_changes:  # a change here replaces the resource
+            doc["replaceOnChanges"] = list(self.replace_on_changes)
+        if self.delete_before_replace:  # a replacement deletes the old one first
+            doc["deleteBeforeReplace"] = True
         if self.after_create_hooks:  # run by the engine after the resource is created
             doc["hooks"] = {"afterCreate": list(self.after_create_hooks)}
         return doc
@@ -190,6 +196,8 @@ class RecordingMonitor(pmocks.MockMonitor):
                     secret_paths=secrets,
                     protect=bool(getattr(request, "protect", False)),
                     ignore_changes=list(getattr(request, "ignoreChanges", []) or []),
+                    replace_on_changes=list(request.replaceOnChanges),
+                    delete_before_replace=bool(request.deleteBeforeReplace),
                     depends_on=[self._names.get(u, u) for u in request.dependencies],
                     urn=response.urn,
                     parent_urn=request.parent or None,

@@ -22,7 +22,10 @@ class Rule:
     policy: Policy
     affects: str
     loses: bool = False
-    """A replacement that loses data or running jobs: `up` needs an explicit flag for it."""
+    """A replacement that loses data, running jobs or the scheduler for minutes: `up` needs an
+    explicit flag for it."""
+    keeps: str = ""
+    """What a replacement keeps, said in `up`'s list of edits."""
 
 
 @dataclass(frozen=True)
@@ -32,10 +35,36 @@ class Change:
     affects: str
     detail: str
     loses: bool = False
+    keeps: str = ""
 
 
 EVERYTHING = Rule("replaces", "every resource: a new cluster, its data and jobs gone", loses=True)
-SCHEDULER_VM = Rule("replaces", "the scheduler VM: running jobs are lost", loses=True)
+# A replaced scheduler, login or jump host VM is deleted first and its successor takes the same NIC
+# and, on the scheduler, the same data disk (components/azure/slurm/vm_replacement.py).
+_SCHEDULER_DOWN = (
+    "deleted, then created again with its OS disk; Slurm answers no command until it is back "
+    "(minutes), running jobs go on"
+)
+_SCHEDULER_KEEPS = (
+    "its NIC (the same private and public IP), hostname and data disk: /home (unless on Azure "
+    "Files), /sched, Slurm's state (queue, drains, reservations), the accounting database, "
+    "Prometheus's data"
+)
+_LOGIN_KEEPS = "each one's NIC (the same private and public IP) and hostname; /home is not on it"
+SINGLE_VMS = Rule(
+    "replaces",
+    f"the scheduler VM ({_SCHEDULER_DOWN}), the login VMs (their sessions end) and the jump host",
+    loses=True,
+    keeps=(
+        f"the scheduler keeps {_SCHEDULER_KEEPS}; login VMs and the jump host keep {_LOGIN_KEEPS}"
+    ),
+)
+HEAD_SKU = Rule(
+    "replaces",
+    f"the scheduler VM ({_SCHEDULER_DOWN}) and the login VMs unless loginNodes.sku sets theirs",
+    loses=True,
+    keeps=f"the scheduler keeps {_SCHEDULER_KEEPS}; login VMs keep {_LOGIN_KEEPS}",
+)
 NETWORK = Rule("replaces", "the VNet, its subnets and every VM on them", loses=True)
 SCALE_SETS = Rule("replaces", "the partition's scale sets: every VM and its jobs", loses=True)
 SLURM_CONF = Rule("in place", "slurm.conf on the scheduler (config sync, scontrol reconfigure)")
@@ -54,16 +83,16 @@ RULES: Final[dict[str, Rule]] = {
     "cloud": EVERYTHING,
     "region": EVERYTHING,
     "scheduler": EVERYTHING,
-    "ssh.adminUser": SCHEDULER_VM,
-    "ssh.publicKey": SCHEDULER_VM,
+    "ssh.adminUser": SINGLE_VMS,
+    "ssh.publicKey": SINGLE_VMS,
     "ssh.allowedCidrs": Rule("in place", "the network security group's SSH rule"),
     "ssh.allowWorldOpen": Rule("in place", "the network security group's SSH rule"),
     "ssh.access": Rule("in place", "the jump host and the scheduler's public IP"),
     "network.addressSpace": NETWORK,
     "network.schedulerSubnet": NETWORK,
     "network.computeSubnet": NETWORK,
-    "headNode.sku": SCHEDULER_VM,
-    "headNode.image": SCHEDULER_VM,
+    "headNode.sku": HEAD_SKU,
+    "headNode.image": SINGLE_VMS,
     "headNode.accounting": Rule("refused", "the scheduler's first-boot setup, never re-run"),
     "storage.kind": Rule("replaces", "/home's disk or share, and the data on it", loses=True),
     "storage.sizeGib": Rule("in place", "the data disk grows (Azure cannot shrink one)"),
@@ -98,7 +127,12 @@ RULES: Final[dict[str, Rule]] = {
         "in place", "login VMs added or removed (sessions on a removed one end)"
     ),
     "loginNodes.entraIdGroup": Rule("in place", "the login VMs' Entra extension and role"),
-    "loginNodes.sku": Rule("replaces", "the login VMs: users' sessions and local files there"),
+    "loginNodes.sku": Rule(
+        "replaces",
+        "the login VMs: deleted, then created again with their OS disks (sessions and files "
+        "outside /home end)",
+        keeps=_LOGIN_KEEPS,
+    ),
     "users": TEAM,
     "accounts": TEAM,
     "qos": TEAM,
@@ -157,7 +191,7 @@ def diff(old: ClusterSpec, new: ClusterSpec) -> list[Change]:
             if path.startswith(f"{SHARED_FS}.") and f"{SHARED_FS}.kind" not in a:
                 rule = NEW_SHARED_FS  # added, not changed
             detail = f"{a.get(path)!r} -> {b.get(path)!r}"
-            changes.append(Change(path, rule.policy, rule.affects, detail, rule.loses))
+            changes.append(Change(path, rule.policy, rule.affects, detail, rule.loses, rule.keeps))
     olds = {p.name: p for p in old.partitions}
     for i, part in enumerate(new.partitions):
         path = f"partitions[{i}]"
@@ -178,7 +212,9 @@ def diff(old: ClusterSpec, new: ClusterSpec) -> list[Change]:
                     rule = AUTOSCALER_MIN
                 detail = f"{x.get(key)!r} -> {y.get(key)!r}"
                 changes.append(
-                    Change(f"{path}.{key}", rule.policy, rule.affects, detail, rule.loses)
+                    Change(
+                        f"{path}.{key}", rule.policy, rule.affects, detail, rule.loses, rule.keeps
+                    )
                 )
     for name, was in olds.items():
         detail = f"removes partition {name!r}: drains {_span(_names(was))}, then deletes them"

@@ -253,3 +253,16 @@ def test_up_refuses_a_new_scale_set_limit_on_a_deployed_partition(deployed):
     assert result.exception.problems[0].startswith(
         "partitions[0].maxNodesPerScaleSet: cannot change on a deployed cluster"
     )
+
+
+def test_up_names_what_a_moved_head_image_pin_replaces_and_that_the_schedulers_data_stays(
+    deployed,
+):
+    pin = "Canonical:0001-com-ubuntu-server-jammy:22_04-lts-gen2:22.04.202502010"
+    _edit(deployed, "accounting: false ", f"accounting: false\n      image: {pin} ")
+    result = deployed.invoke("up", "-s", STACK, "--yes", "--allow-replace")
+
+    (line,) = [x for x in result.output.splitlines() if x.strip().startswith("headNode.image:")]
+    assert "headNode.image: replaces (the scheduler VM (deleted, then created again" in line
+    assert f"-> '{pin}'; kept: the scheduler keeps its NIC (the same private and public IP)" in line
+    assert "data disk: /home (unless on Azure Files), /sched, Slurm's state" in line

@@ -29,13 +29,22 @@ def test_plan_json_contract(tmp_path) -> None:
     assert set(doc) >= {"stack", "resources", "outputs", "cost_per_hour_usd", "findings"}
     assert doc["stack"] == "azure-h100"
     for res in doc["resources"]:
-        # the contract's four keys, plus protect/hooks/ignoreChanges where a resource has them
+        # the contract's four keys, plus the resource options a resource has
+        options = {"protect", "hooks", "ignoreChanges", "replaceOnChanges", "deleteBeforeReplace"}
         assert (
             {"type", "name", "parent", "inputs"}
             <= set(res)
-            <= {"type", "name", "parent", "inputs", "protect", "hooks", "ignoreChanges"}
+            <= {
+                "type",
+                "name",
+                "parent",
+                "inputs",
+                *options,
+            }
         )
     assert any(r.get("protect") for r in doc["resources"])  # the shared data disk
+    vm = next(r for r in doc["resources"] if r["type"].endswith(":VirtualMachine"))
+    assert vm["deleteBeforeReplace"] is True and vm["replaceOnChanges"]  # the scheduler
     types = {r["type"] for r in doc["resources"]}
     assert "azure-native:compute:VirtualMachineScaleSet" in types
     vmss = next(r for r in doc["resources"] if r["type"].endswith("VirtualMachineScaleSet"))

@@ -75,3 +75,32 @@ def test_a_team_change_is_applied_in_place_by_the_team_run_command() -> None:
     changes = diff(old, new)
     assert {c.path for c in changes} == {"users", "accounts"}, changes
     assert all(c.policy == "in place" and "team Run Command" in c.affects for c in changes)
+
+
+JAMMY = "Canonical:0001-com-ubuntu-server-jammy:22_04-lts-gen2"
+
+
+def test_a_moved_head_image_pin_names_every_vm_it_replaces_and_what_each_keeps() -> None:
+    old = spec(f"headNode.image={JAMMY}:22.04.202501010")
+    (c,) = diff(old, spec(f"headNode.image={JAMMY}:22.04.202502010"))
+    assert c.path == "headNode.image" and c.policy == "replaces"
+    for vm in ("scheduler VM", "login VMs", "jump host"):
+        assert vm in c.affects, c.affects
+    assert "running jobs go on" in c.affects and "running jobs are lost" not in c.affects
+    for kept in ("NIC", "private and public IP", "data disk", "/home", "Slurm's state"):
+        assert kept in c.keeps, c.keeps
+    line = refusal([c], allow_replace=False)  # the scheduler is down for minutes: the flag
+    assert line and line.startswith("headNode.image: ") and "--allow-replace" in line
+
+
+def test_a_new_head_size_keeps_the_schedulers_data_too() -> None:
+    (c,) = diff(spec(), spec("headNode.sku=Standard_D4s_v5"))
+    assert c.policy == "replaces" and "scheduler VM" in c.affects
+    assert "data disk" in c.keeps and "/home" in c.keeps
+
+
+def test_a_new_login_size_replaces_the_login_vms_which_keep_their_addresses() -> None:
+    old = spec("loginNodes.count=1", "loginNodes.sku=Standard_D8s_v5")
+    (c,) = diff(old, spec("loginNodes.count=1", "loginNodes.sku=Standard_D4s_v5"))
+    assert c.policy == "replaces" and "login VMs" in c.affects
+    assert "NIC" in c.keeps and "/home" in c.keeps

@@ -16,6 +16,7 @@ from components.azure.slurm.images import image_reference
 from components.azure.slurm.network import AzureNetwork
 from components.azure.slurm.os_profile import linux_os_profile
 from components.azure.slurm.public_ip import static_public_ip
+from components.azure.slurm.vm_replacement import kept_nic, replaced_vm_options
 
 
 class JumpHost(pulumi.ComponentResource):
@@ -61,11 +62,9 @@ class JumpHost(pulumi.ComponentResource):
                 "image_reference": image_reference("scheduler", spec.head_node.image),
                 "os_disk": {"create_option": "FromImage", "delete_option": "Delete"},
             },
-            network_profile={
-                "network_interfaces": [{"id": nic.id, "primary": True, "delete_option": "Delete"}]
-            },
+            network_profile=kept_nic(nic.id),
             security_profile={"security_type": "TrustedLaunch"},
             tags=tags,
-            opts=child,
+            opts=replaced_vm_options(self),
         )
         self.register_outputs({"publicIp": self.public_ip.ip_address})

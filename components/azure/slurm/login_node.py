@@ -17,6 +17,7 @@ from components.azure.slurm.images import image_reference
 from components.azure.slurm.network import AzureNetwork
 from components.azure.slurm.os_profile import linux_os_profile
 from components.azure.slurm.public_ip import static_public_ip
+from components.azure.slurm.vm_replacement import kept_nic, replaced_vm_options
 
 VM_USER_LOGIN_ROLE = "fb879df8-f326-4884-b1cf-06f3ad86be52"
 """Azure's built-in role "Virtual Machine User Login" (Azure built-in roles, Compute)."""
@@ -84,18 +85,14 @@ class LoginNode(pulumi.ComponentResource):
                     "delete_option": "Delete",
                 },
             },
-            network_profile={
-                "network_interfaces": [
-                    {"id": self.nic.id, "primary": True, "delete_option": "Delete"}
-                ]
-            },
+            network_profile=kept_nic(self.nic.id),
             security_profile={"security_type": "TrustedLaunch"},
             # Entra login's extension needs a system identity; it is granted no role, so its
             # token can change nothing (the power identity lives on the scheduler alone)
             identity={"type": "SystemAssigned"} if entra else None,
             tags=tags,
             # the team reaches it by the Run Command and /sched, never by a new customData
-            opts=pulumi.ResourceOptions(parent=self, ignore_changes=["osProfile.customData"]),
+            opts=replaced_vm_options(self, ignore_changes=["osProfile.customData"]),
         )
         if entra:
             self._entra_login(name, spec, rg, tags, entra, network)

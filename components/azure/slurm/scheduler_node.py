@@ -1,7 +1,8 @@
 """SchedulerNode: the CycleCloud-like head VM running slurmctld, munge and the NFS export.
 
 Its data disk holds /home and /sched; it is protected (kept by `pulumi destroy`) unless the stack
-sets storage.keepOnDestroy: false.
+sets storage.keepOnDestroy: false. A new image pin or size replaces the VM alone: deleted first,
+its successor takes the same NIC and data disk (components/azure/slurm/vm_replacement.py).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from components.azure.slurm.network import AzureNetwork
 from components.azure.slurm.os_profile import linux_os_profile
 from components.azure.slurm.public_ip import static_public_ip
 from components.azure.slurm.scheduler_identity import SchedulerIdentity
+from components.azure.slurm.vm_replacement import kept_nic, replaced_vm_options
 
 
 class SchedulerNode(pulumi.ComponentResource):
@@ -132,11 +134,7 @@ class SchedulerNode(pulumi.ComponentResource):
                     }
                 ],
             },
-            network_profile={
-                "network_interfaces": [
-                    {"id": self.nic.id, "primary": True, "delete_option": "Delete"}
-                ]
-            },
+            network_profile=kept_nic(self.nic.id),
             identity={
                 "type": "UserAssigned",
                 "user_assigned_identities": [self.identity.identity.id],
@@ -145,5 +143,5 @@ class SchedulerNode(pulumi.ComponentResource):
             tags=tags,
             # Later Slurm files reach the scheduler through SlurmConfigSync (a run command);
             # a changed customData must not replace the VM that runs slurmctld.
-            opts=pulumi.ResourceOptions(parent=self, ignore_changes=["osProfile.customData"]),
+            opts=replaced_vm_options(self, ignore_changes=["osProfile.customData"]),
         )
