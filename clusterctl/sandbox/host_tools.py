@@ -31,6 +31,7 @@ HOST_TOOLS: tuple[HostTool, ...] = (
         "mmdebstrap checks the Debian archive with it",
     ),
     HostTool("gpg", "gpg", "signs the sandbox's apt archive stand-in"),
+    HostTool("gpgconf", "gpgconf", "stops the gpg-agent that signing started"),
     HostTool("openssl", "openssl", "the github.com stand-in's TLS certificate"),
     HostTool("git", "git", "the github.com stand-in serves git over smart HTTP"),
     HostTool("zstd", "zstd", "the apt stand-in's .debs are zstd-compressed, as Ubuntu's"),
@@ -50,6 +51,9 @@ HOST_TOOLS: tuple[HostTool, ...] = (
     HostTool("sh", "dash", "runs shell steps", essential=True),
     HostTool("tar", "tar", "unpacks the vendored sources", essential=True),
     HostTool("dpkg-deb", "dpkg", "builds the apt stand-in's packages", essential=True),
+    HostTool(
+        "dpkg", "dpkg", "compares versions: which sid libraries sid's Slurm needs", essential=True
+    ),
 )
 
 

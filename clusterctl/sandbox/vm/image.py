@@ -84,7 +84,7 @@ REPO_PACKAGES = (
 # Azure's nodes run slurm-smd 25.11.5 (config/versions.yaml), which Debian does not carry; the
 # sandbox runs the releases on either side of it: trixie's 24.11 and sid's 26.05 (the default).
 # sid's Slurm is downloaded by name from sid with what it needs that trixie lacks (libhwloc15 2.15,
-# libllhttp9.4: FACTS 11), into debs-sid/; everything else stays trixie's.
+# libllhttp9.4: slurmd 26.05.5's Depends), into debs-sid/; everything else stays trixie's.
 SID_SLURM_PACKAGES = (
     "slurmd",
     "slurmctld",

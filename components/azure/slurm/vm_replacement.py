@@ -1,14 +1,15 @@
 """How a single VM with a NIC of its own (scheduler, login node, jump host) is replaced.
 
 Azure refuses some changes to a VM in place: its image (PropertyChangeNotAllowed, which
-pulumi-azure-native passes through instead of replacing: pulumi-azure-native issue 1117, whose
-workaround is `replaceOnChanges`), its admin user, SSH keys and computer name. Its size can change
-in place only when the running VM's hardware cluster offers the new size, and never between a size
-with a local temp disk and one without (MicrosoftDocs azure-docs
-`articles/virtual-machines/resize-vm.md`); terraform-provider-azurerm deallocates the VM to resize
-it (`linux_virtual_machine_resource.go`, update), while azure-native sends one PUT, which Azure
-refuses when the size needs that. So a size change replaces the VM too: every size the region
-offers works, and what the scheduler must keep is on its data disk, not its OS disk.
+pulumi-azure-native passes through instead of replacing:
+github.com/pulumi/pulumi-azure-native/issues/1117, whose workaround is `replaceOnChanges`), its
+admin user, SSH keys and computer name. Its size can change in place only when the running VM's
+hardware cluster offers the new size, and never between a size with a local temp disk and one
+without (MicrosoftDocs azure-docs `articles/virtual-machines/resize-vm.md`);
+terraform-provider-azurerm deallocates the VM to resize it (`linux_virtual_machine_resource.go`,
+update), while azure-native sends one PUT, which Azure refuses when the size needs that. So a size
+change replaces the VM too: every size the region offers works, and what the scheduler must keep is
+on its data disk, not its OS disk.
 
 Pulumi's default replacement creates the new VM while the old one still holds the NIC (and the
 scheduler's data disk), which Azure refuses; so the old VM is deleted first. Its NIC and data
