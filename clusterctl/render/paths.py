@@ -44,11 +44,15 @@ MARIADB_TUNING = {
     "innodb_buffer_pool_size": "4096M",
     "innodb_log_file_size": "64M",
     "innodb_lock_wait_timeout": "900",
+    "loose-innodb_snapshot_isolation": "OFF",
 }
-"""Slurm's accounting guide (accounting.html): a buffer pool that holds the job tables' indexes,
-a redo log sized for slurmdbd's bulk inserts, and a lock wait long enough for its purge and
-rollup transactions (slurmdbd checks the buffer pool and the lock wait at start and logs
-"Database settings not recommended values" when they are lower)."""
+"""Slurm's accounting guide (accounting.html): a buffer pool that holds the job tables' indexes, a
+redo log sized for slurmdbd's bulk inserts, and a lock wait long enough for its purge and rollup
+transactions (slurmdbd checks the buffer pool and the lock wait at start and logs "Database settings
+not recommended values" when they are lower). Snapshot isolation off: slurmdbd 26.05 (not 24.11)
+says at start it is "not supported by Slurm and will cause slurmdbd to fatal when a write
+conflicts"); MariaDB 11.6+ turns it on by default, older ones lack it, hence `loose-` (an option a
+server does not know is then ignored, not fatal)."""
 
 
 HEALTH_ENV = "/etc/gpu-clusters/health.env"
