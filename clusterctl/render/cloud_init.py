@@ -23,6 +23,7 @@ from clusterctl.render.paths import (
     NHC_FAST_CONF,
     RESTART_POLICY,
     SCRATCH,
+    WAITS_FOR_A_PEER,
 )
 from clusterctl.render.power_files import (
     NAMES_SEED,
@@ -127,6 +128,7 @@ def render_cloud_init(
         "scratch": SCRATCH,
         "ids": SERVICE_IDS,
         "restart": RESTART_POLICY,
+        "waits_for_a_peer": WAITS_FOR_A_PEER,
         "log_rotation": LOG_ROTATION,
         "mariadb_tuning": MARIADB_TUNING,
         "nccl_conf_ours": NCCL_CONF_OURS,
