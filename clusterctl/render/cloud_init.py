@@ -14,6 +14,7 @@ from clusterctl.render.health import render_nhc_checks, render_nhc_conf, render_
 from clusterctl.render.monitoring import node_monitoring, scheduler_monitoring
 from clusterctl.render.nccl_env import render_job_env, render_nccl_conf
 from clusterctl.render.paths import (
+    ADOPT_ACCESS,
     HEALTH_ENV,
     JOB_ENV,
     LOG_ROTATION,
@@ -175,4 +176,5 @@ def render_cloud_init(
         nhc_deep_conf=render_nhc_deep_conf(spec, sku, cat),
         nhc_checks=render_nhc_checks(),
         nhc_paths={"fast": NHC_FAST_CONF, "deep": NHC_DEEP_CONF, "checks": NHC_CHECKS},
+        adopt_access=ADOPT_ACCESS,
     )

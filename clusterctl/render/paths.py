@@ -65,6 +65,10 @@ rollup transactions (slurmdbd checks the buffer pool and the lock wait at start 
 HEALTH_ENV = "/etc/gpu-clusters/health.env"
 
 
+ADOPT_ACCESS = "/etc/security/gpucl-adopt-access.conf"
+"""pam_access rules for a GPU node's sshd, before pam_slurm_adopt: who logs in without a job."""
+
+
 NCCL_CONF_OURS = "/etc/gpu-clusters/nccl.conf"
 
 
