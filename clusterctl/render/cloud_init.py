@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import gzip
+import posixpath
 from typing import Any
 
 from clusterctl.constants import SERVICE_IDS
@@ -177,4 +178,12 @@ def render_cloud_init(
         nhc_checks=render_nhc_checks(),
         nhc_paths={"fast": NHC_FAST_CONF, "deep": NHC_DEEP_CONF, "checks": NHC_CHECKS},
         adopt_access=ADOPT_ACCESS,
+        topo_dir=_topology_dir(sku, cat),
     )
+
+
+def _topology_dir(sku, cat: Catalog) -> str | None:
+    """The folder of the SKU's NCCL topology file (the image's /opt/microsoft), which container
+    jobs need mounted: its /etc/nccl.conf names a file there."""
+    profile = cat.profile(sku)
+    return posixpath.dirname(profile.topo_file) if profile and profile.topo_file else None

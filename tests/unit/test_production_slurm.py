@@ -15,7 +15,7 @@ import yaml
 
 from clusterctl.render.bundle import MUNGE_PLACEHOLDER
 from clusterctl.render.cloud_init import render_cloud_init
-from clusterctl.render.paths import ADOPT_ACCESS
+from clusterctl.render.paths import ADOPT_ACCESS, NCCL_CONF_OURS
 from clusterctl.render.scripts import node_scripts
 from clusterctl.render.site import cloud_site
 from clusterctl.spec.catalog import catalog
@@ -137,3 +137,22 @@ def test_sshd_checks_pam_access_then_pam_slurm_adopt_last_and_drops_pam_systemd(
     (pam / "sshd").write_text("account required pam_nologin.so\n")
     done = subprocess.run(["bash", str(script)], env=env, capture_output=True, text=True)
     assert done.returncode == 1 and "common-account" in done.stderr
+
+
+@pytest.mark.parametrize("stack", ["azure-h100", "azure-a100"])
+def test_container_jobs_get_the_nodes_nccl_conf_and_its_topology_file(stack: str) -> None:
+    """pyxis/enroot containers (validate --train's NGC image) saw neither /etc/nccl.conf nor the
+    NCCL_TOPO_FILE it names under /opt/microsoft: exported, not mounted."""
+    files = _files(_user_data(stack, "gpu"))
+    fstab = [
+        line.split() for line in files["/etc/enroot/mounts.d/50-gpu-clusters.fstab"].splitlines()
+    ]
+    assert all(len(f) == 6 for f in fstab), fstab
+    mounts = {f[0]: f for f in fstab}
+    # ours is merged into the image's /etc/nccl.conf at boot (gpucl-nccl-conf.sh)
+    (topo,) = re.findall(r"^NCCL_TOPO_FILE=(\S+)$", files[NCCL_CONF_OURS], re.M)
+    for path in ("/etc/nccl.conf", topo):
+        src = next((s for s in mounts if path == s or path.startswith(s.rstrip("/") + "/")), None)
+        assert src is not None, f"{path} is not mounted into containers: {fstab}"
+        _, dst, _, options, _, _ = mounts[src]
+        assert dst == src and {"bind", "ro"} <= set(options.split(",")), mounts[src]
