@@ -33,7 +33,8 @@ ENROOT_RUNTIME = f"{SCRATCH}/enroot/runtime"
 RESTART_POLICY = {"delay_s": 10, "burst": 5, "interval_s": 600}
 """The restart drop-in for munge and slurmdbd (upstream units have no Restart=): 5 starts in 600 s,
 then the unit stays failed instead of looping on a broken configuration. slurmdbd waits for
-MariaDB itself (accounting_storage_mysql.c retries every 5 s) and is Type=simple: no start timeout."""
+MariaDB itself (accounting_storage_mysql.c retries every 5 s) and is Type=simple: no start
+timeout."""
 
 
 WAITS_FOR_A_PEER = {"slurmd": "always", "sackd": "always", "slurmctld": "on-failure"}

@@ -7,8 +7,8 @@ from clusterctl.render.deep import deep_context, deep_hours
 from clusterctl.render.health import health_script
 from clusterctl.render.paths import (
     ACCOUNTING_DATADIR,
-    ADOPT_ACCESS,
     ACCOUNTING_DB,
+    ADOPT_ACCESS,
     ENROOT_RUNTIME,
     IMEX_DIR,
     JOB_ENV,

@@ -43,7 +43,7 @@ def _logs(stack: str) -> list[str]:
 
 
 def _log_dir_owner(stack: str, role: str) -> str:
-    """Who owns the Slurm log folder once cloud-init is done: a runcmd's chown, else root (mkdir)."""
+    """Who owns the Slurm log folder once cloud-init is done: a runcmd's chown, else root."""
     spec, _ = load_stack_spec(stack, ["headNode.accounting=true"])
     part = None if role == "scheduler" else spec.partitions[0]
     doc = yaml.safe_load(

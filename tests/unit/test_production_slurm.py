@@ -1,7 +1,7 @@
-"""What a cluster on Azure's slurm-smd 25.11 needs beyond a booting slurm.conf (issue 39): PMIx where
-srun runs, sackd on the login nodes, pam_slurm_adopt on the GPU nodes, container jobs that see the
-node's NCCL settings, and Slurm logs that rotate on every role. Each test reads the user-data (or
-runs the rendered script) as the node would."""
+"""What a cluster on Azure's slurm-smd 25.11 needs beyond a booting slurm.conf (issue 39): PMIx
+where srun runs, sackd on the login nodes, pam_slurm_adopt on the GPU nodes, and container jobs
+that see the node's NCCL settings. Each test reads the user-data (or runs the rendered script) as
+the node would."""
 
 from __future__ import annotations
 
@@ -125,7 +125,8 @@ def test_sshd_checks_pam_access_then_pam_slurm_adopt_last_and_drops_pam_systemd(
     for _ in range(2):  # a second run (cloud-init rerun) changes nothing
         done = subprocess.run(["bash", str(script)], env=env, capture_output=True, text=True)
         assert done.returncode == 0, done.stderr
-    account = [x.split() for x in (pam / "sshd").read_text().splitlines() if x.startswith(("account", "@include common-account"))]  # fmt: skip
+    lines = (pam / "sshd").read_text().splitlines()
+    account = [x.split() for x in lines if x.startswith(("account", "@include common-account"))]
     assert account[-3] == ["@include", "common-account"]
     assert account[-2] == ["account", "sufficient", "pam_access.so", f"accessfile={ADOPT_ACCESS}"]
     assert account[-1][:3] == ["account", "required", "pam_slurm_adopt.so"]
