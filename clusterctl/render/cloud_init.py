@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import gzip
+import posixpath
 from typing import Any
 
 from clusterctl.constants import SERVICE_IDS
@@ -14,6 +15,7 @@ from clusterctl.render.health import render_nhc_checks, render_nhc_conf, render_
 from clusterctl.render.monitoring import node_monitoring, scheduler_monitoring
 from clusterctl.render.nccl_env import render_job_env, render_nccl_conf
 from clusterctl.render.paths import (
+    ADOPT_ACCESS,
     HEALTH_ENV,
     JOB_ENV,
     LOG_ROTATION,
@@ -23,6 +25,7 @@ from clusterctl.render.paths import (
     NHC_FAST_CONF,
     RESTART_POLICY,
     SCRATCH,
+    WAITS_FOR_A_PEER,
 )
 from clusterctl.render.power_files import (
     NAMES_SEED,
@@ -127,6 +130,7 @@ def render_cloud_init(
         "scratch": SCRATCH,
         "ids": SERVICE_IDS,
         "restart": RESTART_POLICY,
+        "waits_for_a_peer": WAITS_FOR_A_PEER,
         "log_rotation": LOG_ROTATION,
         "mariadb_tuning": MARIADB_TUNING,
         "nccl_conf_ours": NCCL_CONF_OURS,
@@ -173,4 +177,13 @@ def render_cloud_init(
         nhc_deep_conf=render_nhc_deep_conf(spec, sku, cat),
         nhc_checks=render_nhc_checks(),
         nhc_paths={"fast": NHC_FAST_CONF, "deep": NHC_DEEP_CONF, "checks": NHC_CHECKS},
+        adopt_access=ADOPT_ACCESS,
+        topo_dir=_topology_dir(sku, cat),
     )
+
+
+def _topology_dir(sku, cat: Catalog) -> str | None:
+    """The folder of the SKU's NCCL topology file (the image's /opt/microsoft), which container
+    jobs need mounted: its /etc/nccl.conf names a file there."""
+    profile = cat.profile(sku)
+    return posixpath.dirname(profile.topo_file) if profile and profile.topo_file else None

@@ -31,9 +31,21 @@ ENROOT_RUNTIME = f"{SCRATCH}/enroot/runtime"
 
 
 RESTART_POLICY = {"delay_s": 10, "burst": 5, "interval_s": 600}
-"""The restart drop-in for munge, slurmctld, slurmdbd and slurmd (upstream units have no Restart=).
-5 starts in 600 s outlasts a slurmctld that waits for its data disk or slurmdbd (10 s apart), and
-still ends a crash loop within minutes."""
+"""The restart drop-in for munge and slurmdbd (upstream units have no Restart=): 5 starts in 600 s,
+then the unit stays failed instead of looping on a broken configuration. slurmdbd waits for
+MariaDB itself (accounting_storage_mysql.c retries every 5 s) and is Type=simple: no start
+timeout."""
+
+
+WAITS_FOR_A_PEER = {"slurmd": "always", "sackd": "always", "slurmctld": "on-failure"}
+"""Daemons that wait for another host before they tell systemd READY (Type=notify), with their
+Restart=: configless slurmd and sackd loop "failed to load configs. Retrying in 10 seconds" until
+slurmctld answers (SchedMD src/slurmd/slurmd/slurmd.c _establish_configuration, src/sackd/sackd.c
+_establish_config_source); slurmctld with slurmdbd and no state file loops "Retrying initial
+connection to slurmdbd" (src/slurmctld/controller.c _retry_init_db_conn). Under systemd's 90 s start
+timeout and a start limit they ended failed for good while the other host was away: these get no
+start limit and no start timeout, so they wait as long as it takes. slurmd and sackd restart
+always, as Azure/cyclecloud-slurm's slurmd.override (Restart=always, RestartSec=10s)."""
 
 
 LOG_ROTATION = {"keep": 14, "max_size": "100M"}
@@ -56,6 +68,10 @@ server does not know is then ignored, not fatal)."""
 
 
 HEALTH_ENV = "/etc/gpu-clusters/health.env"
+
+
+ADOPT_ACCESS = "/etc/security/gpucl-adopt-access.conf"
+"""pam_access rules for a GPU node's sshd, before pam_slurm_adopt: who logs in without a job."""
 
 
 NCCL_CONF_OURS = "/etc/gpu-clusters/nccl.conf"

@@ -8,6 +8,7 @@ from clusterctl.render.health import health_script
 from clusterctl.render.paths import (
     ACCOUNTING_DATADIR,
     ACCOUNTING_DB,
+    ADOPT_ACCESS,
     ENROOT_RUNTIME,
     IMEX_DIR,
     JOB_ENV,
@@ -60,8 +61,10 @@ def node_scripts(spec: ClusterSpec, site: SlurmSite, sku: Sku | None) -> dict[st
             "gpu-node-setup.sh",
             "gpucl-nccl-conf.sh",
             "gpucl-mounts.sh",
+            "gpucl-pam-adopt.sh",
             TASK_PROLOG,
         ]
+        ctx["adopt_access"] = ADOPT_ACCESS
         ctx["mount_retry"] = MOUNT_RETRY
         ctx["nvme_expected"] = sku.local_nvme_disks or '""'
     if deep_hours(spec):

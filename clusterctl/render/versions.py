@@ -12,6 +12,7 @@ def node_versions(cat: Catalog) -> dict[str, str]:
         return {
             "slurm": str(pkgs["slurm"]["version"]),
             "slurm_repo": str(pkgs["slurm"]["aptRepo"]["jammy"]),
+            "pmix": str(pkgs["pmix"]["version"]),
             "enroot": str(pkgs["enroot"]["version"]),
             "pyxis": str(pkgs["pyxis"]["gitTag"]),
             "aznhc": str(pkgs["nhc"]["azurehpcHealthChecks"]["version"]),

@@ -59,10 +59,11 @@ def test_the_scheduler_serves_the_login_nodes_and_takes_only_the_admins_logins()
 
 def test_the_login_user_data_mounts_the_shares_and_reaches_slurmctld_configless() -> None:
     doc = yaml.safe_load(plan_stack("azure-team").files["cloud-init/login.yaml"])
-    env = next(f for f in doc["write_files"] if f["path"] == "/etc/environment")
-    assert (
-        env["append"] is True and env["content"].strip() == "SLURM_CONF_SERVER=team-scheduler:6817"
-    )
+    files = {f["path"]: f["content"] for f in doc["write_files"]}
+    # sackd, not an environment variable that systemd units and cron jobs never read
+    assert "/etc/environment" not in files and "SLURM_CONF_SERVER" not in str(doc)
+    sackd = files["/etc/systemd/system/sackd.service.d/50-gpu-clusters.conf"]
+    assert 'Environment="SACKD_OPTIONS=--conf-server team-scheduler:6817"' in sackd.splitlines()
     runcmd = " ".join(str(c) for c in doc["runcmd"])
     assert "team-scheduler:/shared/home /home nfs" in runcmd
     assert "gpucl-pyxis.sh" in runcmd and "gpucl-users.timer" in runcmd

@@ -1,6 +1,7 @@
 """Issue 29 item 10: every Slurm and gpu-clusters log on the scheduler (30 GiB OS disk) and the
-GPU nodes is rotated, with Slurm's daemons told to reopen theirs; MariaDB for slurmdbd gets the
-settings Slurm's accounting guide names."""
+GPU nodes is rotated, as the owner of its folder on that role (issue 39), with Slurm's daemons
+told to reopen theirs (login nodes run no Slurm daemon that writes a log file); MariaDB for slurmdbd
+gets the settings Slurm's accounting guide names."""
 
 from __future__ import annotations
 
@@ -41,6 +42,25 @@ def _logs(stack: str) -> list[str]:
     return [n.replace("%n", "gpu-pg0-1") for n in names]
 
 
+def _log_dir_owner(stack: str, role: str) -> str:
+    """Who owns the Slurm log folder once cloud-init is done: a runcmd's chown, else root."""
+    spec, _ = load_stack_spec(stack, ["headNode.accounting=true"])
+    part = None if role == "scheduler" else spec.partitions[0]
+    doc = yaml.safe_load(
+        render_cloud_init(
+            spec, stack, munge_key_b64=MUNGE_PLACEHOLDER, partition=part, db_password="x"
+        )
+    )
+    log_dir = cloud_site(spec).log_dir
+    runcmd = [c if isinstance(c, str) else " ".join(c) for c in doc["runcmd"]]
+    made = [c for c in runcmd if re.search(rf"mkdir -p [^&]*{log_dir}\b", c)]
+    assert made, f"no runcmd makes {log_dir}"
+    owners = [
+        m.group(1) for c in runcmd if (m := re.search(rf"chown (\w+):\w+ [^&]*{log_dir}\b", c))
+    ]
+    return owners[-1] if owners else "root"
+
+
 @pytest.mark.parametrize("stack", ["azure-h100", "azure-a100"])
 @pytest.mark.parametrize("role", ["scheduler", "gpu"])
 def test_every_log_is_rotated_and_the_daemons_reopen_theirs(stack: str, role: str) -> None:
@@ -50,7 +70,13 @@ def test_every_log_is_rotated_and_the_daemons_reopen_theirs(stack: str, role: st
     logs = _logs(stack)
     assert len(logs) == 4 and all(fnmatch.fnmatch(log, pattern) for log in logs), (pattern, logs)
     body = conf.split("{", 1)[1]
-    assert "su slurm slurm" in body  # the folder belongs to slurm: logrotate refuses it otherwise
+    # logrotate works as the folder's owner: `su` to it where that is not root (logrotate refuses a
+    # folder another user can write), none where it is (`su slurm` cannot write in a root folder:
+    # the GPU nodes' logs never rotated)
+    owner = _log_dir_owner(stack, role)
+    su = re.findall(r"^\s*su (\S+) (\S+)$", body, re.M)
+    assert su == ([] if owner == "root" else [(owner, owner)]), (owner, su)
+    assert re.search(rf"^\s*create 0640 {owner} {owner}$", body, re.M), body
     keep = int(re.search(r"\brotate (\d+)", body).group(1))
     assert 1 <= keep <= 30 and re.search(r"\bmaxsize \d+M\b", body) and "compress" in body
     daemons = ("slurmctld", "slurmdbd") if role == "scheduler" else ("slurmd",)

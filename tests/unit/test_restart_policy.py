@@ -1,6 +1,8 @@
 """Issue 29 item 13: slurmctld, slurmdbd, munge and slurmd come back after a crash or a SIGKILL.
 Slurm's upstream units have no Restart=; a sandbox fault run (SIGKILL of slurmctld) showed nothing
-bring it back. Each daemon gets a bounded on-failure drop-in from the user-data."""
+bring it back. A daemon that needs no other host gets a bounded on-failure drop-in; one that waits
+for another host before it is ready (slurmd and sackd for slurmctld, slurmctld for slurmdbd) is
+never given up on (issue 39)."""
 
 from __future__ import annotations
 
@@ -35,10 +37,11 @@ def _restart_dropin(doc: dict, unit: str) -> configparser.ConfigParser:
 
 @pytest.mark.parametrize("stack", ["azure-h100", "azure-a100"])
 @pytest.mark.parametrize(
-    ("role", "units"),
-    [("scheduler", ["munge", "slurmctld", "slurmdbd"]), ("gpu", ["munge", "slurmd"])],
+    ("role", "units"), [("scheduler", ["munge", "slurmdbd"]), ("gpu", ["munge"])]
 )
-def test_every_daemon_restarts_on_failure_with_a_bound(stack: str, role: str, units) -> None:
+def test_a_daemon_that_needs_no_other_host_restarts_on_failure_with_a_bound(
+    stack: str, role: str, units
+) -> None:
     doc = _user_data(stack, role)
     for unit in units:
         conf = _restart_dropin(doc, unit)
@@ -49,3 +52,22 @@ def test_every_daemon_restarts_on_failure_with_a_bound(stack: str, role: str, un
         interval = int(conf.get("Unit", "StartLimitIntervalSec"))
         # bounded, and reachable: the burst's restarts fit inside the interval
         assert 2 <= burst <= 10 and burst * int(conf.get("Service", "RestartSec")) < interval
+
+
+@pytest.mark.parametrize("stack", ["azure-h100", "azure-a100"])
+@pytest.mark.parametrize(
+    ("role", "unit", "restart"),
+    [("scheduler", "slurmctld", "on-failure"), ("gpu", "slurmd", "always")],
+)
+def test_a_daemon_that_waits_for_another_host_never_gives_up(
+    stack: str, role: str, unit: str, restart: str
+) -> None:
+    """slurmd (configless) loops on its config fetch before READY while slurmctld is away, and
+    slurmctld on slurmdbd: a start timeout kills the wait and a start limit ends the retries, so a
+    node booted while the scheduler is down stayed failed (issue 39)."""
+    conf = _restart_dropin(_user_data(stack, role), unit)
+    assert conf.get("Service", "Restart") == restart
+    assert 1 <= int(conf.get("Service", "RestartSec")) <= 60
+    assert conf.get("Service", "TimeoutStartSec") in ("infinity", "0")
+    assert conf.get("Unit", "StartLimitIntervalSec") == "0"  # systemd: 0 turns the limit off
+    assert not conf.has_option("Unit", "StartLimitBurst")

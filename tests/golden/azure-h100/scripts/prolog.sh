@@ -1,5 +1,5 @@
 #!/bin/bash
-# Slurm Prolog (PrologFlags=Alloc): runs once per node when a job is allocated.
+# Slurm Prolog (PrologFlags=Alloc,Contain): runs once per node when a job is allocated.
 # Refuse to start a job on a node whose GPUs are not all visible; the node drains with our prefix.
 set -u
 expected=8
