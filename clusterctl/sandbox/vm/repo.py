@@ -75,6 +75,9 @@ SMD_PACKAGES: dict[str, tuple[str, ...]] = {
     ),
 }
 SLURM_DEB = re.compile(r"^(libslurm|slurm|libpmi0|libpmi2-0|sackd|libpam-slurm-adopt)")
+PMIX_VERSION = "4.2.9-2gpucl"
+"""Microsoft's `pmix` (config/versions.yaml pmix, pinned "4.2.9-2*"): a stand-in that brings
+Debian's PMIx, the one Debian's Slurm is built against (its pmix plugin dlopens that path)."""
 NFS_VERSION = "1:2.8.3-1gpucl"
 NFS_PACKAGES = {"nfs-common": "", "nfs-kernel-server": "nfs-common"}
 
@@ -253,6 +256,21 @@ def build_nfs(out_dir: Path, work: Path) -> list[Path]:
     return built
 
 
+def build_pmix(out_dir: Path, work: Path) -> Path:
+    tree = work / "pmix"
+    tree.mkdir(parents=True)
+    fields = {
+        "Package": "pmix",
+        "Version": PMIX_VERSION,
+        "Architecture": ARCH,
+        "Maintainer": "gpu-clusters sandbox <sandbox@localhost>",
+        "Depends": "libpmix2t64",
+        "Description": "gpucl sandbox stand-in for Microsoft's pmix (Debian's libpmix2t64, "
+        "which Debian's Slurm is built against)",
+    }
+    return _build_deb(tree, fields, out_dir)
+
+
 def _overlay(src: Path, dst: Path) -> None:
     if src.is_dir():
         shutil.copytree(src, dst, symlinks=True, dirs_exist_ok=True)
@@ -424,6 +442,7 @@ def build_repo(
         log(f"repo: repackaging Debian Slurm as slurm-smd stand-ins ({len(slurm)} .debs)")
         smd = build_smd(slurm, built, work / "smd")
         nfs = build_nfs(built, work / "nfs")
+        pmix = build_pmix(built, work / "pmix")
         # a short home: gpg-agent's socket path must fit 108 bytes; the key is thrown away
         gnupg = work / "gnupg"
         make_key(gnupg, repo_dir)
@@ -433,7 +452,7 @@ def build_repo(
         debian = plain + nfs
         write_index(repo_dir / "debian", "sandbox", debian)
         ms = repo_dir / "microsoft" / "repos" / "slurm-ubuntu-jammy"
-        write_index(ms, "stable", smd + libs)
+        write_index(ms, "stable", [*smd, pmix, *libs])
         sign(repo_dir / "debian", "sandbox", gnupg)
         sign(ms, "stable", gnupg)
         subprocess.run(["gpgconf", "--homedir", str(gnupg), "--kill", "gpg-agent"], check=False)

@@ -89,7 +89,9 @@ SUBSTITUTIONS: tuple[Substitution, ...] = (
         "pam_slurm_adopt as slurm-smd-sackd and slurm-smd-libpam-slurm-adopt; no maintainer "
         "scripts, so no `slurm` user, no sysusers.d entry, no daemon started; upstream unit "
         "files; daemons under their plain names. With 26.05 the stand-in archive also carries "
-        "the sid libraries that build links and trixie lacks (libhwloc15 2.15, libllhttp9.4)",
+        "the sid libraries that build links and trixie lacks (libhwloc15 2.15, libllhttp9.4); "
+        "Microsoft's pmix 4.2.9-2 is a stand-in `pmix` 4.2.9-2gpucl that depends on Debian's "
+        "libpmix2t64 (PMIx 5, the one Debian's Slurm is built against)",
         "no Slurm 25.11 for Debian: the releases on either side of it run instead (26.05 is "
         "the default, 24.11 the second run), so behaviour that changed between them shows; "
         "the version string is the declared lie, the behaviour that matters (users, units, "

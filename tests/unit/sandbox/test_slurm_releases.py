@@ -88,6 +88,7 @@ def test_each_release_fills_the_microsoft_archive_and_leaves_ubuntus_trixie(
     assert ubuntu["libhwloc15"] == "2.12.0-4"
     assert not any(repo.SLURM_DEB.match(name) for name in ubuntu)
     assert "munge" in ubuntu
+    assert ms.pop("pmix") == repo.PMIX_VERSION
     extra = {k: v for k, v in ms.items() if not k.startswith("slurm-smd")}
     if release == "26.05":
         assert extra == {"libhwloc15": "2.15.0-1", "libllhttp9.4": "9.4.0-1", "libjwt2": "1.17.2-1"}
@@ -105,3 +106,14 @@ def test_the_release_comes_from_the_flag_then_the_environment_then_the_default(
     assert repo.slurm_version("26.05") == "26.05"
     with pytest.raises(ValueError, match=r"use one of 26\.05, 24\.11"):
         repo.slurm_version("25.11")
+
+
+def test_the_pmix_stand_in_matches_the_pin_the_user_data_installs() -> None:
+    import yaml
+
+    from tests.conftest import ROOT
+
+    pin = yaml.safe_load((ROOT / "config" / "versions.yaml").read_text())["nodePackages"]["pmix"][
+        "version"
+    ]
+    assert repo.PMIX_VERSION.startswith(pin)  # the user-data asks for "<pin>*"
