@@ -25,6 +25,11 @@ ALLOWED_LOG_LINES: tuple[tuple[str, str], ...] = (
         "the first start of a new cluster has no saved state yet",
     ),
     (
+        r"error: No fed_mgr state file \(\S+\) to recover",
+        "the first start of a cluster with accounting has no federation state yet (24.11 logs "
+        "it as an error, 26.05 does not)",
+    ),
+    (
         r"error: High latency for 1000 calls to gettimeofday\(\)",
         "slurmctld times 1000 gettimeofday() calls at start (bound 200 us); on a host booting "
         "every node at once it can be preempted mid-loop (22 us when idle, seen 2262 us in CI)",
