@@ -95,6 +95,9 @@ SID_SLURM_PACKAGES = (
     "libslurm-dev",
     "slurm-wlm-basic-plugins-dev",
     "slurm-wlm-mysql-plugin",
+    # not Slurm's: trixie's libhwloc-plugins pins libhwloc15 (< 2.12.0A), so the sid libhwloc15
+    # that sid's slurmd needs brings its own plugins (repo.sid_libraries takes same-source siblings)
+    "libhwloc-plugins",
 )
 
 

@@ -375,8 +375,18 @@ def sid_libraries(slurm: list[Path], candidates: list[Path], have: dict[str, str
     """The non-Slurm .debs among `candidates` (sid's) that `slurm` needs, directly or through
     each other, because `have` (trixie's: name -> version) lacks them or has them too old."""
     by_name = {control(d)["Package"]: d for d in candidates if not SLURM_DEB.match(d.name)}
+    source = {n: control(d).get("Source", n).split(" ")[0] for n, d in by_name.items()}
     chosen: dict[str, Path] = {}
     todo = list(slurm)
+
+    def choose(name: str) -> None:
+        # a library's siblings from the same source pin each other's version (libhwloc-plugins
+        # depends on libhwloc15 (<< next)): trixie's sibling would refuse sid's library
+        for sibling in [n for n in by_name if source[n] == source[name]] or [name]:
+            if sibling not in chosen and (sibling == name or sibling in have):
+                chosen[sibling] = by_name[sibling]
+                todo.append(by_name[sibling])
+
     while todo:
         depends = control(todo.pop()).get("Depends", "")
         for dep in _deps_without(depends, SLURM_DEB):
@@ -394,8 +404,7 @@ def sid_libraries(slurm: list[Path], candidates: list[Path], have: dict[str, str
                     and name not in chosen
                     and _satisfied(control(deb)["Version"], constraint)
                 ):
-                    chosen[name] = deb
-                    todo.append(deb)
+                    choose(name)
                     break
     return sorted(chosen.values())
 

@@ -18,10 +18,11 @@ SLURM = ("slurmd", "slurmctld", "slurmdbd", "slurm-client", "slurm-wlm-basic-plu
          "libpam-slurm-adopt")  # fmt: skip
 
 
-def _deb(out: Path, name: str, version: str, depends: str = "") -> Path:
+def _deb(out: Path, name: str, version: str, depends: str = "", source: str = "") -> Path:
     tree = out / f"tree-{name}-{version}"
     (tree / "DEBIAN").mkdir(parents=True)
-    control = f"Package: {name}\nVersion: {version}\nArchitecture: amd64\n"
+    control = f"Package: {name}\n" + (f"Source: {source}\n" if source else "")
+    control += f"Version: {version}\nArchitecture: amd64\n"
     control += f"Depends: {depends}\n" if depends else ""
     control += "Maintainer: t <t@example.org>\nDescription: test\n"
     (tree / "DEBIAN" / "control").write_text(control)
@@ -61,7 +62,10 @@ def downloads(tmp_path_factory) -> tuple[Path, Path]:
     _deb(sid, "libslurm45t64", "26.05.5-1")
     _deb(trixie, "munge", "0.5.16-1")
     _deb(trixie, "libhwloc15", "2.12.0-4")
-    _deb(sid, "libhwloc15", "2.15.0-1")
+    _deb(sid, "libhwloc15", "2.15.0-1", source="hwloc")
+    # trixie's plugins pin trixie's library: sid's library must bring sid's plugins
+    _deb(trixie, "libhwloc-plugins", "2.12.0-4", "libhwloc15 (<< 2.12.0A)", source="hwloc")
+    _deb(sid, "libhwloc-plugins", "2.15.0-1", "libhwloc15 (<< 2.15.0A)", source="hwloc")
     _deb(sid, "libllhttp9.4", "9.4.0-1", "libjwt2 (>= 1.17)")
     _deb(sid, "libjwt2", "1.17.2-1")  # needed through libllhttp9.4: trixie's is too old
     _deb(trixie, "libjwt2", "1.12.0-1")
@@ -91,7 +95,12 @@ def test_each_release_fills_the_microsoft_archive_and_leaves_ubuntus_trixie(
     assert ms.pop("pmix") == repo.PMIX_VERSION
     extra = {k: v for k, v in ms.items() if not k.startswith("slurm-smd")}
     if release == "26.05":
-        assert extra == {"libhwloc15": "2.15.0-1", "libllhttp9.4": "9.4.0-1", "libjwt2": "1.17.2-1"}
+        assert extra == {
+            "libhwloc15": "2.15.0-1",
+            "libhwloc-plugins": "2.15.0-1",
+            "libllhttp9.4": "9.4.0-1",
+            "libjwt2": "1.17.2-1",
+        }
     else:
         assert extra == {}
 
