@@ -1,9 +1,10 @@
 """What the cloud's slurm-smd cluster needs beyond a booting slurm.conf, on the team stack booted
-from its own user-data (a login node, 2 GPU nodes): `srun --mpi=pmix` from the login node (PMIx
-installed where srun runs), SSH to a GPU node only with a job there and into its cgroup
-(pam_slurm_adopt, PrologFlags=Contain; admins exempt), Slurm's commands from a systemd unit on the
-login node (sackd's /run/slurm/conf, no environment variable), the NCCL files container jobs need
-in enroot's mount table, and logrotate on a GPU node. Root only.
+from its own user-data (a login node, 2 GPU nodes): SSH to a GPU node only with a job there and
+into its cgroup (pam_slurm_adopt, PrologFlags=Contain; admins exempt), Slurm's commands from a
+systemd unit on the login node (sackd's /run/slurm/conf, no environment variable), the NCCL files
+container jobs need in enroot's mount table, and logrotate on a GPU node. Root only. (`srun
+--mpi=pmix` where srun runs is in test_vm_user_path's Slurm 24.11 run: Debian's 26.05 build ships
+no pmix plugin.)
 
 Stand-ins this relies on (the sandbox's archive): slurm-smd-sackd, slurm-smd-libpam-slurm-adopt and
 pmix, repackaging Debian's sackd, libpam-slurm-adopt and libpmix2t64."""
@@ -24,18 +25,6 @@ cluster = team.cluster
 pytestmark = pytest.mark.sandbox
 
 USER = "bob"  # account language: no GPU cap, so a 2-node allocation runs; not an admin
-
-
-def test_a_team_user_runs_srun_mpi_pmix_across_two_nodes_from_the_login_node(cluster, project):
-    run = ssh_as(
-        cluster, project, USER,
-        "cd ~ && salloc -N2 --time=2 srun --mpi=pmix bash -c 'echo $PMIX_RANK $(hostname)'",
-        timeout=240,
-    )  # fmt: skip
-    assert run.returncode == 0, run.stdout + run.stderr
-    ranks = sorted(line.split() for line in run.stdout.splitlines() if line.strip())
-    assert [r[0] for r in ranks] == ["0", "1"], run.stdout  # PMIx gave each task its rank
-    assert sorted(r[1] for r in ranks) == gpu_nodes(cluster), run.stdout
 
 
 def test_ssh_to_a_gpu_node_needs_a_job_there_and_lands_in_its_cgroup(cluster, project):

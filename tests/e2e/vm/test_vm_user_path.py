@@ -3,7 +3,8 @@
 scheduler's disk note below, failed units, Slurm logs, munge, srun and sbatch), a job across the
 GPU nodes with `sandbox exec`, and `sandbox down` leaving nothing. azure-h100 also runs on the
 second Slurm release (trixie's 24.11, the one below Azure's 25.11; the default is sid's 26.05)
-with one `validate --nccl`, so behaviour that differs between the two shows. Root only."""
+with one `validate --nccl` and `srun --mpi=pmix` from the scheduler, so behaviour that differs
+between the two shows. Root only."""
 
 from __future__ import annotations
 
@@ -64,6 +65,12 @@ def test_sandbox_up_as_a_user_types_it(tmp_path: Path, stack: str, slurm: str) -
         assert hosts.returncode == 0, hosts.stderr
         assert sorted(hosts.stdout.split()) == ["gpu-pg0-1", "gpu-pg0-2"], hosts.stdout
         if slurm != "26.05":
+            # PMIx where srun runs (the scheduler installs the pinned pmix now); Debian builds
+            # its pmix plugin for 24.11 only, so the default 26.05 run cannot show it
+            pmix = cli(*ex, "su", "-", "azureuser", "-c",
+                       "srun -N2 --mpi=pmix bash -c 'echo $PMIX_RANK'")  # fmt: skip
+            assert pmix.returncode == 0, pmix.stdout + pmix.stderr
+            assert sorted(pmix.stdout.split()) == ["0", "1"], pmix.stdout
             check = cli("validate", "--nccl", "--sandbox-dir", str(workdir), timeout=600)
             assert check.returncode == 0, check.stdout[-2000:] + check.stderr[-2000:]
     finally:
