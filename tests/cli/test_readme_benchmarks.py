@@ -69,7 +69,8 @@ def test_readme_benchmark_runs(name: str, tmp_path: Path) -> None:
         args += ["--runs", "1"]
     if "--e2e" in args:  # the JUnit XML of a real pytest run
         junit = tmp_path / "e2e.xml"
-        run = [sys.executable, "-m", "pytest", "-q", "-n", "0", f"--junitxml={junit}"]
+        run = [sys.executable, "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider"]
+        run.append(f"--junitxml={junit}")
         subprocess.run([*run, *NARROW[name][1:]], cwd=ROOT, check=True, capture_output=True)
         args[args.index("--e2e") + 1] = str(junit)
     proc = subprocess.run(
