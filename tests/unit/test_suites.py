@@ -81,3 +81,33 @@ def test_the_consoles_take_their_width_when_they_print(monkeypatch) -> None:
     for columns in ("200", "123"):
         monkeypatch.setenv("COLUMNS", columns)
         assert (out.width, err.width) == (int(columns), int(columns))
+
+
+def test_ci_runs_both_readme_commands() -> None:
+    ci = (ROOT / ".ci" / "run").read_text()
+    for args in readme_pytest_commands().values():
+        assert " ".join([".venv/bin/python -m pytest", *args]) in ci, args
+
+
+def _ci_suite(*commands: str) -> subprocess.CompletedProcess[str]:
+    """.ci/run's `suite` function, run on stand-in commands; prints the suites it failed."""
+    ci = (ROOT / ".ci" / "run").read_text()
+    function = re.search(r"^suite\(\) \{\n.*?^\}\n", ci, re.S | re.M)
+    assert function, ".ci/run has no suite() function"
+    script = (
+        "failed=()\n" + function.group(0) + "\n".join(commands) + '\necho "failed=${failed[*]}"'
+    )
+    return subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=30)
+
+
+def test_ci_fails_a_required_suite_that_selects_no_tests_and_says_so_for_an_optional_one() -> None:
+    """pytest's exit 5 (no tests selected) is neither a silent pass nor a wrong failure."""
+    got = _ci_suite(
+        "suite empty required sh -c 'exit 5'",
+        "suite not-yet optional sh -c 'exit 5'",
+        "suite red required sh -c 'exit 1'",
+        "suite green required true",
+    )
+    assert got.stdout.splitlines()[-1] == "failed=empty red", got.stdout + got.stderr
+    assert "ci: suite empty selected no tests, and it must hold some" in got.stderr
+    assert "ci: suite not-yet selected no tests: nothing to run" in got.stdout
