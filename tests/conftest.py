@@ -1,5 +1,9 @@
 """Shared fixtures. Plans run the real Pulumi program under mocks and return recorded resources,
-so component tests assert on plain data after everything resolved: nothing is left un-awaited."""
+so component tests assert on plain data after everything resolved: nothing is left un-awaited.
+
+Two suites (README "Tests"): the fast one, `python -m pytest -q`, is everything outside tests/e2e/,
+run by any user, in parallel (pytest-xdist, `-n auto` in pyproject's addopts); the end-to-end one,
+`pytest -m e2e` as root, is tests/e2e/, run one test at a time."""
 
 from __future__ import annotations
 
@@ -21,6 +25,34 @@ SLURM_STACKS = sorted(
 @pytest.fixture(scope="session")
 def repo_root() -> Path:
     return ROOT
+
+
+E2E = ROOT / "tests" / "e2e"
+
+# pytest-xdist's workers start with COLUMNS=80 and LINES=24 in their environment (the controller
+# has neither). clusterctl.cli.common makes its rich consoles at import, and rich fixes a console's
+# width to COLUMNS when it is set then, so every later CliRunner(env={"COLUMNS": ...}) would be
+# ignored and output wrapped at 80. Without them the consoles read COLUMNS at each print.
+for _name in ("COLUMNS", "LINES"):
+    os.environ.pop(_name, None)
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects (pytest's own hook)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The suite is the folder: every test under tests/e2e/ carries the `e2e` mark, no other."""
+    for item in items:
+        if item.path.is_relative_to(E2E):
+            item.add_marker(pytest.mark.e2e)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """`-n auto` runs tests in parallel only where the selection leaves out the e2e suite: `-m
+    "not e2e"` (the default) or `-m "... and not e2e"`. e2e tests boot the VM sandbox, whose nodes
+    want every core, and share its host (image cache, addresses): any other selection runs one
+    test at a time."""
+    expr = config.option.markexpr.strip()
+    return None if expr == "not e2e" or expr.endswith(" and not e2e") else 0
 
 
 def plan_stack(stack: str, *overrides: str):

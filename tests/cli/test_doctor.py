@@ -72,10 +72,9 @@ def test_sandbox_up_refuses_before_making_anything_when_a_tool_is_missing(
     """Old code: `sandbox up` started and failed deep inside the boot (mkfs.ext4: not found)."""
     import os
 
-    import pytest
-
-    if os.geteuid() != 0:
-        pytest.fail("run as root (CI does): `sandbox up` checks root before its tools")
+    # `sandbox up` checks root before its tools: root as far as that check sees, so any user
+    # runs this test (it makes nothing that needs root)
+    monkeypatch.setattr(os, "geteuid", lambda: 0)
     from clusterctl.sandbox import host_tools
 
     monkeypatch.setattr(

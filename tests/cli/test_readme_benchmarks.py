@@ -27,7 +27,11 @@ PRINTS = {
     "cli_start": "--help",
     "power_save": "idleMinutes",
     "localize_rounds": "rounds",
+    "test_time": "fast suite",
 }
+# The README runs test_time.py on the whole fast suite (this test is in it) and on an e2e run's
+# report: here, on one small test file, and on the report of that file's own run.
+NARROW = {"test_time": ["--", "tests/unit/test_constants.py"]}
 
 
 def readme_benchmarks() -> dict[str, list[str]]:
@@ -52,15 +56,25 @@ def test_sandbox_benchmarks_name_a_test_that_exists(name: str) -> None:
     assert name in readme_benchmarks()
 
 
+def test_every_readme_benchmark_is_run_by_a_test() -> None:
+    assert set(readme_benchmarks()) == set(PRINTS) | set(SANDBOX)
+
+
 @pytest.mark.parametrize("name", sorted(set(PRINTS)))
-def test_readme_benchmark_runs(name: str) -> None:
+def test_readme_benchmark_runs(name: str, tmp_path: Path) -> None:
     args = readme_benchmarks()[name]
     if "--runs" in args:
         args[args.index("--runs") + 1] = "1"
     else:
         args += ["--runs", "1"]
+    if "--e2e" in args:  # the JUnit XML of a real pytest run
+        junit = tmp_path / "e2e.xml"
+        run = [sys.executable, "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider"]
+        run.append(f"--junitxml={junit}")
+        subprocess.run([*run, *NARROW[name][1:]], cwd=ROOT, check=True, capture_output=True)
+        args[args.index("--e2e") + 1] = str(junit)
     proc = subprocess.run(
-        [sys.executable, f"benchmarks/{name}.py", *args],
+        [sys.executable, f"benchmarks/{name}.py", *args, *NARROW.get(name, [])],
         cwd=ROOT, capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     # A benchmark over its own target exits 1 saying so ("above ..."): it ran, and its numbers are
@@ -68,3 +82,5 @@ def test_readme_benchmark_runs(name: str) -> None:
     over_target = proc.returncode == 1 and proc.stderr.strip().startswith("above ")
     assert proc.returncode == 0 or over_target, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert PRINTS[name] in proc.stdout, proc.stdout[-2000:]
+    if "--e2e" in args:  # each module's share of the run, one module here: all of it
+        assert re.search(r"^tests\.unit\.test_constants +\d+ +\d+ +\d+\.\d%$", proc.stdout, re.M)

@@ -37,3 +37,22 @@ def test_a_changed_or_missing_archive_is_refused(tmp_path: Path, monkeypatch) ->
         github._vendored("pyxis-0.24.0.tar.gz", tmp_path)
     with pytest.raises(RuntimeError, match=re.escape("no vendored pyxis-9.9.9.tar.gz")):
         github._vendored("pyxis-9.9.9.tar.gz", tmp_path)
+
+
+def test_the_archive_unpacks_on_a_python_without_extraction_filters(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """Debian 12's python3 (3.11.2) predates extractall's filter= (3.11.4): the README's first
+    command, run with it, failed building the github stand-in with a TypeError."""
+    import tarfile
+
+    plain = tarfile.TarFile.extractall
+
+    def extractall(self, path=".", members=None, *, numeric_owner=False):  # 3.11.2's signature
+        return plain(self, path, members, numeric_owner=numeric_owner)
+
+    monkeypatch.delattr(tarfile, "data_filter", raising=False)  # 3.11.2 has none
+    monkeypatch.setattr(tarfile.TarFile, "extractall", extractall)
+    version = github.Pins.from_catalog().pyxis_tag.removeprefix("v")
+    top = github._vendored(f"pyxis-{version}.tar.gz", tmp_path)
+    assert top.parent == tmp_path and (top / "pyxis_slurmstepd.c").is_file()

@@ -113,7 +113,12 @@ def _vendored(name: str, into: Path) -> Path:
     if got != VENDORED[name]:
         raise RuntimeError(f"github stand-in: {archive} has sha256 {got}, not {VENDORED[name]}")
     with tarfile.open(archive) as tar:
-        tar.extractall(into, filter="data")
+        # extractall's filter= (PEP 706) came in Python 3.11.4; Debian 12's python3 is 3.11.2 and
+        # has none. The sha256 above already fixes every member, so there it unpacks as it is.
+        if hasattr(tarfile, "data_filter"):
+            tar.extractall(into, filter="data")
+        else:
+            tar.extractall(into)
     (top,) = [p for p in into.iterdir() if p.is_dir()]
     return top
 
