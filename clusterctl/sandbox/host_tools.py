@@ -31,7 +31,7 @@ HOST_TOOLS: tuple[HostTool, ...] = (
         "mmdebstrap checks the Debian archive with it",
     ),
     HostTool("gpg", "gpg", "signs the sandbox's apt archive stand-in"),
-    HostTool("gpgconf", "gpgconf", "stops the gpg-agent that signing started"),
+    HostTool("gpgconf", "gpg", "stops the gpg-agent that signing started (gpg depends on it)"),
     HostTool("openssl", "openssl", "the github.com stand-in's TLS certificate"),
     HostTool("git", "git", "the github.com stand-in serves git over smart HTTP"),
     HostTool("zstd", "zstd", "the apt stand-in's .debs are zstd-compressed, as Ubuntu's"),

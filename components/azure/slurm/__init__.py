@@ -14,4 +14,5 @@ network             resource group, VNet, subnets, NSGs (SSH only from allowed C
 public_ip           static Standard public addresses
 os_profile          key-only SSH for the admin user
 images              image references from the catalog or an override URN
+vm_replacement      how a single VM with its own NIC is replaced (delete first, NIC kept)
 """
