@@ -3,7 +3,6 @@ its fingerprint checked at every render, instead of a keyserver lookup by key id
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from types import SimpleNamespace
 
@@ -16,6 +15,7 @@ from clusterctl.render.bundle import MUNGE_PLACEHOLDER
 from clusterctl.render.cloud_init import render_cloud_init
 from clusterctl.spec.catalog import catalog
 from clusterctl.spec.load import load_stack_spec
+from tests.conftest import need_tool
 
 PINNED = "BC528686B50D79E339D3721CEB3E94ADBE1229CF"
 
@@ -34,9 +34,7 @@ def test_the_slurm_source_carries_the_pinned_key_and_asks_no_keyserver(role: str
 
 
 def test_our_fingerprint_is_gpgs() -> None:
-    gpg = shutil.which("gpg")
-    if gpg is None:
-        pytest.skip("gpg not installed")
+    gpg = need_tool("gpg")  # in CI a missing gpg fails, as every other tool does
     path = config_dir() / "keys" / "microsoft.asc"
     out = subprocess.run(
         [gpg, "--show-keys", "--with-colons", str(path)], capture_output=True, text=True, check=True
