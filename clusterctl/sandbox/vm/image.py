@@ -44,6 +44,7 @@ IMAGE_PACKAGES = (
     "less",
     "systemd-resolved",
     "sudo",
+    "logrotate",  # Ubuntu's images ship it (the user-data's /etc/logrotate.d files need it)
     "udev",  # every Ubuntu image has it (the GPU nodes' mdadm would pull it in at boot otherwise)
 )
 # Downloaded (with their dependencies) into the local repository; installed only by the user-data.

@@ -40,7 +40,7 @@ SUBSTITUTIONS: tuple[Substitution, ...] = (
         "os-image",
         "Azure HPC image microsoft-dsvm:ubuntu-hpc (Ubuntu 22.04)",
         "Debian trixie rootfs (systemd 257, cloud-init 25.x) built by mmdebstrap, with "
-        "python3, curl, openssh, iproute2, rsync, git, make, gpg, xfsprogs, e2fsprogs, udev "
+        "python3, curl, openssh, iproute2, rsync, git, make, gpg, xfsprogs, e2fsprogs, udev, logrotate "
         "preinstalled; "
         "systemd-resolved with LLMNR and mDNS off (resolved.conf.d), as Ubuntu builds it and as "
         "a VNet without multicast behaves, so no Slurm name resolves that Azure DNS would not; "

@@ -1,15 +1,22 @@
 """What the cloud's slurm-smd cluster needs beyond a booting slurm.conf, on the team stack booted
-from its own user-data: Slurm's commands from a systemd unit on the login node (sackd's
-/run/slurm/conf, no environment variable) and the NCCL files container jobs need in enroot's mount
-table. Root only. (pam_slurm_adopt's SSH refusal and GPU-node logrotate are not shown here yet:
-the first was refused by sshd before PAM's message, the second needs logrotate in the image.)"""
+from its own user-data (a login node, 2 GPU nodes): SSH to a GPU node only with a job there and
+into its cgroup (pam_slurm_adopt, PrologFlags=Contain; admins exempt), Slurm's commands from a
+systemd unit on the login node (sackd's /run/slurm/conf, no environment variable), the NCCL files
+container jobs need in enroot's mount table, and logrotate on a GPU node. Root only. (`srun
+--mpi=pmix` where srun runs is in test_vm_user_path's Slurm 24.11 run: Debian's 26.05 build ships
+no pmix plugin.)
+
+Stand-ins this relies on (the sandbox's archive): slurm-smd-sackd, slurm-smd-libpam-slurm-adopt and
+pmix, repackaging Debian's sackd, libpam-slurm-adopt and libpmix2t64."""
 
 from __future__ import annotations
+
+import re
 
 import pytest
 
 from tests.e2e.vm import test_vm_team as team
-from tests.e2e.vm.test_vm_team import gpu_nodes, login_node, on_node
+from tests.e2e.vm.test_vm_team import gpu_nodes, login_node, on_node, sh, ssh_as, wait_for
 
 # the team stack booted as test_vm_team boots it, with its users' keys and the team synced
 project = team.project
@@ -18,6 +25,35 @@ cluster = team.cluster
 pytestmark = pytest.mark.sandbox
 
 USER = "bob"  # account language: no GPU cap, so a 2-node allocation runs; not an admin
+
+
+def test_ssh_to_a_gpu_node_needs_a_job_there_and_lands_in_its_cgroup(cluster, project):
+    node = gpu_nodes(cluster)[0]
+    # the node's timer makes the team's users (within a minute of the sync)
+    wait_for(f"{USER} on {node}", lambda: on_node(
+        cluster, node, f"getent passwd {USER} ann").stdout.count("\n") == 2, 120)  # fmt: skip
+    since = on_node(cluster, node, "date '+%Y-%m-%d %H:%M:%S'").stdout.strip()
+    refused = ssh_as(cluster, project, USER, "true", node=node)
+    assert refused.returncode != 0, refused.stdout
+    # with a key, sshd runs PAM's account stack inside authentication: the client sees only
+    # "Permission denied"; the refusal and its reason are in the node's journal
+    journal = on_node(cluster, node, f"journalctl --no-pager -q --since '{since}'").stdout
+    assert re.search(r"pam_slurm_adopt.*\b(no active jobs|Access denied)", journal), journal[-3000:]
+    # the team's admin (group gpucl-admins) and root log in without a job
+    assert ssh_as(cluster, project, "ann", "true", node=node).returncode == 0
+    slurm_name = on_node(cluster, node, "hostname").stdout.strip()  # the node's Slurm name
+    submit = f"cd ~ && sbatch --parsable -w {slurm_name} --time=5 -o /dev/null --wrap 'sleep 300'"
+    job = ssh_as(cluster, project, USER, submit)
+    job_id = job.stdout.strip().split(";")[0]
+    assert job_id, job.stderr
+    try:
+        wait_for(f"job {job_id} running", lambda: sh(
+            cluster, f"squeue -h -j {job_id} -o %T").stdout.strip() == "RUNNING", 120)  # fmt: skip
+        inside = ssh_as(cluster, project, USER, "cat /proc/self/cgroup", node=node)
+        assert inside.returncode == 0, inside.stderr
+        assert re.search(rf"job_{job_id}/step_extern", inside.stdout), inside.stdout
+    finally:
+        sh(cluster, f"scancel {job_id}")
 
 
 def test_sbatch_from_a_systemd_unit_on_the_login_node_reaches_slurmctld(cluster):
@@ -44,3 +80,14 @@ def test_container_jobs_get_the_nodes_nccl_conf_through_enroots_mount_table(clus
     assert on_node(cluster, node, "ls /etc/enroot/mounts.d/").stdout.split().count(
         "50-gpu-clusters.fstab") == 1  # fmt: skip
     assert on_node(cluster, node, "grep -q NCCL_ /etc/nccl.conf").returncode == 0
+
+
+def test_logrotate_rotates_the_gpu_nodes_slurm_logs(cluster):
+    node = gpu_nodes(cluster)[0]
+    run = on_node(cluster, node, "logrotate -f /etc/logrotate.d/gpu-clusters-slurm")
+    assert run.returncode == 0, run.stdout + run.stderr
+    logs = on_node(cluster, node, "ls /var/log/slurm").stdout.split()
+    assert any(re.fullmatch(r"slurmd-.*\.log\.1(\.gz)?", x) for x in logs), logs
+    # a fresh log in its place, root's as slurmd (root) writes it; logrotate told slurmd (SIGUSR2)
+    owner = on_node(cluster, node, "stat -c %U /var/log/slurm/slurmd-*.log").stdout.split()
+    assert owner == ["root"], owner
