@@ -40,8 +40,8 @@ SUBSTITUTIONS: tuple[Substitution, ...] = (
         "os-image",
         "Azure HPC image microsoft-dsvm:ubuntu-hpc (Ubuntu 22.04)",
         "Debian trixie rootfs (systemd 257, cloud-init 25.x) built by mmdebstrap, with "
-        "python3, curl, openssh, iproute2, rsync, git, make, gpg, xfsprogs, e2fsprogs, udev, logrotate "
-        "preinstalled; "
+        "python3, curl, openssh, iproute2, rsync, git, make, gpg, xfsprogs, e2fsprogs, udev, "
+        "logrotate preinstalled; "
         "systemd-resolved with LLMNR and mDNS off (resolved.conf.d), as Ubuntu builds it and as "
         "a VNet without multicast behaves, so no Slurm name resolves that Azure DNS would not; "
         "GPU nodes boot it under an overlay layer with what the HPC image adds that the scripts "
