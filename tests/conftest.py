@@ -61,6 +61,17 @@ def plan_stack(stack: str, *overrides: str):
     return make_plan(stack, list(overrides))
 
 
+def node_script(stack: str, name: str, *overrides: str) -> str:
+    """One of the GPU nodes' rendered scripts (clusterctl.render.scripts) for a shipped stack."""
+    from clusterctl.render.scripts import node_scripts
+    from clusterctl.render.site import cloud_site
+    from clusterctl.spec.catalog import catalog
+    from clusterctl.spec.load import load_stack_spec
+
+    spec, _ = load_stack_spec(stack, list(overrides))
+    return node_scripts(spec, cloud_site(spec), catalog().require(spec.partitions[0].sku))[name]
+
+
 def resources(plan, type_: str, *, at_least: int = 1):
     """Resources of one type; fails below `at_least`, so no assertion loop runs empty."""
     found = plan.run.by_type(type_)

@@ -12,6 +12,7 @@ import pytest
 
 from clusterctl.sandbox.vm import vmstate
 from tests.conftest import need_tool
+from tests.unit.sandbox.test_vmstate import nested_node_dirs
 
 
 def test_down_removes_nested_node_dirs_at_once_but_never_crosses_a_mount(tmp_path: Path) -> None:
@@ -21,14 +22,8 @@ def test_down_removes_nested_node_dirs_at_once_but_never_crosses_a_mount(tmp_pat
         pytest.skip("a bind mount needs root (the e2e suite runs as root)")
     need_tool("mount")
     nodes = tmp_path / "nodes"
-    dirs = [nodes / f"n{i}" for i in range(4)]
     state = vmstate.VmState(workdir=str(tmp_path), sid=vmstate.sandbox_id(tmp_path))
-    state.resources = [vmstate.Resource(kind="dir", name=str(nodes))]
-    for d in dirs:
-        (d / "usr" / "lib").mkdir(parents=True)
-        for j in range(50):
-            (d / "usr" / "lib" / f"f{j}").write_text("x")
-        state.resources.append(vmstate.Resource(kind="dir", name=str(d)))
+    dirs = nested_node_dirs(state, nodes)
     keep = tmp_path / "host-data"
     keep.mkdir()
     (keep / "precious").write_text("mine")

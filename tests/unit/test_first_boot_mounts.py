@@ -13,10 +13,8 @@ import yaml
 from clusterctl.render.bundle import MUNGE_PLACEHOLDER
 from clusterctl.render.cloud_init import render_cloud_init
 from clusterctl.render.paths import MOUNT_RETRY
-from clusterctl.render.scripts import node_scripts
-from clusterctl.render.site import cloud_site
-from clusterctl.spec.catalog import catalog
 from clusterctl.spec.load import load_stack_spec
+from tests.conftest import node_script
 
 FAKE_MOUNT = """#!/bin/sh
 # succeeds from try $READY_AFTER on; records what it mounted
@@ -32,10 +30,8 @@ grep -qx "$2" "$STATE/mounted" 2>/dev/null
 
 
 def _run(tmp_path, ready_after: int) -> subprocess.CompletedProcess[str]:
-    spec, _ = load_stack_spec("azure-h100")
-    sku = catalog().get(spec.partitions[0].sku)
     script = tmp_path / "gpucl-mounts.sh"
-    script.write_text(node_scripts(spec, cloud_site(spec), sku)["gpucl-mounts.sh"])
+    script.write_text(node_script("azure-h100", "gpucl-mounts.sh"))
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     for name, text in (

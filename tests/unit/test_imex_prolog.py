@@ -16,10 +16,7 @@ from pathlib import Path
 import pytest
 
 from clusterctl.render.paths import IMEX_DIR
-from clusterctl.render.scripts import node_scripts
-from clusterctl.render.site import cloud_site
-from clusterctl.spec.catalog import catalog
-from clusterctl.spec.load import load_stack_spec
+from tests.conftest import node_script
 
 NODES = 36  # two NVL72 blocks of 18
 ADDRESSES = {f"gpu-pg0-{n}": f"10.40.128.{n + 10}" for n in range(1, NODES + 1)}
@@ -93,9 +90,7 @@ else:
 
 
 def _prolog(tmp_path: Path) -> Path:
-    spec, _ = load_stack_spec("azure-gb200", [f"partitions[0].nodes={NODES}"])
-    sku = catalog().require(spec.partitions[0].sku)
-    text = node_scripts(spec, cloud_site(spec), sku)["prolog.sh"]
+    text = node_script("azure-gb200", "prolog.sh", f"partitions[0].nodes={NODES}")
     imex = tmp_path / "imex"
     imex.mkdir()
     (imex / "config.cfg").write_text("SERVER_PORT=50000\n")

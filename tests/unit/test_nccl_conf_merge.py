@@ -6,10 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 
-from clusterctl.render.scripts import node_scripts
-from clusterctl.render.site import cloud_site
-from clusterctl.spec.catalog import catalog
-from clusterctl.spec.load import load_stack_spec
+from tests.conftest import node_script
 
 IMAGE_WRITES = (  # what sku-customizations writes on an ND H100 v5 (Azure/azhpc-images)
     "NCCL_IB_PCI_RELAXED_ORDERING=1\n"
@@ -19,10 +16,8 @@ IMAGE_WRITES = (  # what sku-customizations writes on an ND H100 v5 (Azure/azhpc
 
 
 def _merge(tmp_path, ours: str) -> str:
-    spec, _ = load_stack_spec("azure-h100")
-    sku = catalog().get(spec.partitions[0].sku)
     script = tmp_path / "merge.sh"
-    script.write_text(node_scripts(spec, cloud_site(spec), sku)["gpucl-nccl-conf.sh"])
+    script.write_text(node_script("azure-h100", "gpucl-nccl-conf.sh"))
     (tmp_path / "ours.conf").write_text(ours)
     env = {
         **os.environ,

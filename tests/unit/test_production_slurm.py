@@ -16,10 +16,9 @@ import yaml
 from clusterctl.render.bundle import MUNGE_PLACEHOLDER
 from clusterctl.render.cloud_init import render_cloud_init
 from clusterctl.render.paths import ADOPT_ACCESS, NCCL_CONF_OURS
-from clusterctl.render.scripts import node_scripts
-from clusterctl.render.site import cloud_site
 from clusterctl.spec.catalog import catalog
 from clusterctl.spec.load import load_stack_spec
+from tests.conftest import node_script
 
 ROLES = ("scheduler", "login", "gpu")
 
@@ -113,10 +112,8 @@ session	optional	pam_systemd.so
 def test_sshd_checks_pam_access_then_pam_slurm_adopt_last_and_drops_pam_systemd(
     tmp_path: Path,
 ) -> None:
-    spec, _ = load_stack_spec("azure-team")
-    sku = catalog().require(spec.partitions[0].sku)
     script = tmp_path / "gpucl-pam-adopt.sh"
-    script.write_text(node_scripts(spec, cloud_site(spec), sku)["gpucl-pam-adopt.sh"])
+    script.write_text(node_script("azure-team", "gpucl-pam-adopt.sh"))
     pam = tmp_path / "pam.d"
     pam.mkdir()
     (pam / "sshd").write_text(UBUNTU_SSHD)

@@ -12,7 +12,8 @@ Two archives, served by the lab server (labserver.py) and signed with a local ke
               (like Microsoft's) they create no `slurm` user and start no daemon, and ship
               upstream's unit files. Versioned 25.11.5-..., so user-data pins "25.11.5*" match.
               With 26.05 it also carries the few sid libraries that Slurm build needs and trixie
-              lacks (libhwloc15 2.15, libllhttp9.4), so debian/ stays trixie's for either version.
+              lacks or has too old (sid_libraries: libhwloc15 2.15 with its plugins, libllhttp9.4,
+              libhttp-parser2.9), so debian/ stays trixie's for either version.
 """
 
 from __future__ import annotations
@@ -374,8 +375,9 @@ def _satisfied(version: str | None, constraint: str) -> bool:
 def sid_libraries(slurm: list[Path], candidates: list[Path], have: dict[str, str]) -> list[Path]:
     """The non-Slurm .debs among `candidates` (sid's) that `slurm` needs, directly or through
     each other, because `have` (trixie's: name -> version) lacks them or has them too old."""
-    by_name = {control(d)["Package"]: d for d in candidates if not SLURM_DEB.match(d.name)}
-    source = {n: control(d).get("Source", n).split(" ")[0] for n, d in by_name.items()}
+    fields = {d: control(d) for d in candidates if not SLURM_DEB.match(d.name)}
+    by_name = {f["Package"]: d for d, f in fields.items()}
+    source = {f["Package"]: f.get("Source", f["Package"]).split(" ")[0] for f in fields.values()}
     chosen: dict[str, Path] = {}
     todo = list(slurm)
 
@@ -402,7 +404,7 @@ def sid_libraries(slurm: list[Path], candidates: list[Path], have: dict[str, str
                 if (
                     deb is not None
                     and name not in chosen
-                    and _satisfied(control(deb)["Version"], constraint)
+                    and _satisfied(fields[deb]["Version"], constraint)
                 ):
                     choose(name)
                     break
@@ -442,7 +444,7 @@ def build_repo(
         sid = sorted(sid_debs.glob("*.deb"))
         slurm = [d for d in sid if SLURM_DEB.match(d.name)]
         have = dict(installed or {})
-        have |= {control(d)["Package"]: control(d)["Version"] for d in debs}
+        have |= {c["Package"]: c["Version"] for c in map(control, debs)}
         extra = sid_libraries(slurm, sid, have)
         log(f"repo: sid's Slurm needs from sid: {', '.join(d.name for d in extra) or 'nothing'}")
     with tempfile.TemporaryDirectory() as tmp:

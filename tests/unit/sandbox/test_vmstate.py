@@ -56,19 +56,25 @@ def test_only_a_torn_first_save_still_lets_down_clean_up(tmp_path: Path) -> None
     assert not tmp.exists()
 
 
-def test_down_removes_nested_node_dirs_at_once(tmp_path: Path) -> None:
-    """The nodes' disks go in parallel `rm -rf` runs, the folder holding them last. The half with
-    a mount inside (root) is tests/e2e/test_down_keeps_a_mount.py."""
-    nodes = tmp_path / "nodes"
-    nodes.mkdir()
+def nested_node_dirs(state: vmstate.VmState, nodes: Path) -> list[Path]:
+    """Four node folders of 50 files each under `nodes`, recorded in `state` after `nodes`."""
     dirs = [nodes / f"n{i}" for i in range(4)]
-    state = _state(tmp_path, [nodes / "x"])  # a recorded dir
     state.resources = [vmstate.Resource(kind="dir", name=str(nodes))]
     for d in dirs:
         (d / "usr" / "lib").mkdir(parents=True)
         for j in range(50):
             (d / "usr" / "lib" / f"f{j}").write_text("x")
         state.resources.append(vmstate.Resource(kind="dir", name=str(d)))
+    return dirs
+
+
+def test_down_removes_nested_node_dirs_at_once(tmp_path: Path) -> None:
+    """The nodes' disks go in parallel `rm -rf` runs, the folder holding them last. The half with
+    a mount inside (root) is tests/e2e/test_down_keeps_a_mount.py."""
+    nodes = tmp_path / "nodes"
+    nodes.mkdir()
+    state = _state(tmp_path, [nodes / "x"])  # a recorded dir
+    nested_node_dirs(state, nodes)
     said: list[str] = []
     vmstate.teardown(state, log=said.append)
     assert not nodes.exists() and said == []
