@@ -70,6 +70,12 @@ server does not know is then ignored, not fatal)."""
 HEALTH_ENV = "/etc/gpu-clusters/health.env"
 
 
+def hosts_map(cluster: str) -> str:
+    """Slurm's node names and addresses, published by the scheduler for every node's /etc/hosts
+    (gpucl-hosts.sh), beside the power program's names.json."""
+    return f"/sched/{cluster}/hosts"
+
+
 ADOPT_ACCESS = "/etc/security/gpucl-adopt-access.conf"
 """pam_access rules for a GPU node's sshd, before pam_slurm_adopt: who logs in without a job."""
 

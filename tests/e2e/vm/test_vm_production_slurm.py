@@ -56,6 +56,25 @@ def test_ssh_to_a_gpu_node_needs_a_job_there_and_lands_in_its_cgroup(cluster, pr
         sh(cluster, f"scancel {job_id}")
 
 
+def test_slurm_names_resolve_inside_a_job_and_on_the_login_node(cluster, project):
+    """MASTER_ADDR as torchrun scripts take it: the first of `scontrol show hostnames`, resolved
+    on every node of the job to the address slurmctld holds (Azure DNS would not know it)."""
+    addr = {n: a for n, a in (line.split() for line in sh(
+        cluster, "sinfo -h -N -o '%N %o'").stdout.splitlines())}  # fmt: skip
+    job = ("cd ~ && salloc -N2 --time=2 srun -N2 bash -c "
+           "'master=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n1); "
+           "echo $(hostname) $(getent hosts \"$master\" | cut -d\" \" -f1) $master'")  # fmt: skip
+    run = ssh_as(cluster, project, USER, job, timeout=240)
+    assert run.returncode == 0, run.stdout + run.stderr
+    seen = sorted(line.split() for line in run.stdout.splitlines() if line.strip())
+    assert len(seen) == 2 and len({m for _, _, m in seen}) == 1, run.stdout
+    assert all(ip == addr[master] for _, ip, master in seen), (seen, addr)
+    login = login_node(cluster)
+    wait_for("the login node resolving every GPU node", lambda: all(
+        on_node(cluster, login, f"getent hosts {n}").stdout.split()[:1] == [a]
+        for n, a in addr.items()), 90)  # fmt: skip
+
+
 def test_sbatch_from_a_systemd_unit_on_the_login_node_reaches_slurmctld(cluster):
     login = login_node(cluster)
     assert on_node(cluster, login, "systemctl is-active sackd").stdout.strip() == "active"

@@ -11,4 +11,6 @@ if command -v nvidia-smi >/dev/null 2>&1; then
     exit 1
   fi
 fi
+# The job's nodes by their Slurm names (MASTER_ADDR, ssh to a peer), whatever the timer saw so far.
+/usr/local/libexec/gpu-clusters/gpucl-hosts.sh job || echo "prolog: gpucl-hosts.sh job failed; names may not resolve" >&2
 exit 0
