@@ -2,7 +2,8 @@
 from its own user-data (a login node, 2 GPU nodes): SSH to a GPU node only with a job there and
 into its cgroup (pam_slurm_adopt, PrologFlags=Contain; admins exempt), Slurm's commands from a
 systemd unit on the login node (sackd's /run/slurm/conf, no environment variable), the NCCL files
-container jobs need in enroot's mount table, and logrotate on a GPU node. Root only. (`srun
+container jobs need in enroot's mount table, logrotate on a GPU node, Slurm's names resolving in a
+job and on the login node, and a GPU node that boots while slurmctld is away. Root only. (`srun
 --mpi=pmix` where srun runs is in test_vm_user_path's Slurm 24.11 run: Debian's 26.05 build ships
 no pmix plugin.)
 
@@ -12,9 +13,11 @@ pmix, repackaging Debian's sackd, libpam-slurm-adopt and libpmix2t64."""
 from __future__ import annotations
 
 import re
+import time
 
 import pytest
 
+from clusterctl.sandbox.vm import boot
 from tests.e2e.vm import test_vm_team as team
 from tests.e2e.vm.test_vm_team import gpu_nodes, login_node, on_node, sh, ssh_as, wait_for
 
@@ -110,3 +113,27 @@ def test_logrotate_rotates_the_gpu_nodes_slurm_logs(cluster):
     # a fresh log in its place, root's as slurmd (root) writes it; logrotate told slurmd (SIGUSR2)
     owner = on_node(cluster, node, "stat -c %U /var/log/slurm/slurmd-*.log").stdout.split()
     assert owner == ["root"], owner
+
+
+def test_a_gpu_node_booted_while_slurmctld_is_away_waits_and_joins_when_it_returns(cluster):
+    """Configless slurmd loops until slurmctld hands it the configuration, before it tells systemd
+    READY: past systemd's default 90 s start timeout it must still be waiting (never timed out,
+    never restarted toward a start limit), and register within a minute of slurmctld's return.
+    Last in the module: it stops the scheduler's slurmctld for two and a half minutes."""
+    workdir, sched = cluster
+    node = gpu_nodes(cluster)[-1]
+    name = on_node(cluster, node, "hostname").stdout.strip()
+    assert on_node(cluster, sched, "systemctl stop slurmctld").returncode == 0
+    try:
+        boot.reboot(workdir, node, timeout=5, log=lambda _m: None)  # its boot waits on slurmd
+        deadline = time.monotonic() + 120  # well past the 90 s a start may take by default
+        while time.monotonic() < deadline:
+            show = on_node(cluster, node, "systemctl show slurmd -p ActiveState -p NRestarts")
+            assert sorted(show.stdout.split()) == ["ActiveState=activating", "NRestarts=0"], show
+            time.sleep(5)
+    finally:
+        assert on_node(cluster, sched, "systemctl start slurmctld").returncode == 0
+    wait_for(f"{name} registered again", lambda: sh(
+        cluster, f"sinfo -h -n {name} -o %T").stdout.strip() in ("idle", "mixed", "allocated"),
+        60)  # fmt: skip
+    assert on_node(cluster, node, "systemctl is-active slurmd").stdout.strip() == "active"
