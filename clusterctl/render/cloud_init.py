@@ -72,9 +72,11 @@ def azure_custom_data(user_data: str) -> str:
     return base64.b64encode(packed).decode()
 
 
-LOGIN_SCRIPTS = frozenset({"gpucl-pyxis.sh", "gpucl-build-cache.sh", "gpucl-users.sh"})
+LOGIN_SCRIPTS = frozenset(
+    {"gpucl-pyxis.sh", "gpucl-build-cache.sh", "gpucl-users.sh", "gpucl-hosts.sh"}
+)
 """A login node builds (or takes from the cluster's cache) pyxis, so sbatch and srun there accept
-its container options, and has the team's users; it runs no Slurm daemon."""
+its container options, has the team's users and Slurm's node names; it runs no Slurm daemon."""
 
 
 def _files_home(spec: ClusterSpec, account: str | None) -> str | None:

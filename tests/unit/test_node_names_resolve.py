@@ -116,6 +116,7 @@ def test_a_jobs_prolog_adds_its_nodes_at_once_and_keeps_the_rest(node) -> None:
 def test_every_role_runs_it_by_timer_and_the_prolog_for_each_job(role: str) -> None:
     doc = _user_data("azure-team", role)
     files = _files(doc)
+    assert "/usr/local/libexec/gpu-clusters/gpucl-hosts.sh" in files  # the script itself
     service = files["/etc/systemd/system/gpucl-hosts.service"]
     mode = " publish" if role == "scheduler" else ""
     assert f"ExecStart=/usr/local/libexec/gpu-clusters/gpucl-hosts.sh{mode}\n" in service

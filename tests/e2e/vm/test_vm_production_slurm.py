@@ -64,6 +64,9 @@ def test_slurm_names_resolve_inside_a_job_and_on_the_login_node(cluster, project
     on every node of the job to the address slurmctld holds (Azure DNS would not know it)."""
     addr = {n: a for n, a in (line.split() for line in sh(
         cluster, "sinfo -h -N -o '%N %o'").stdout.splitlines())}  # fmt: skip
+    login = login_node(cluster)
+    wait_for(f"{USER} on {login}", lambda: on_node(
+        cluster, login, f"getent passwd {USER}").returncode == 0, 120)  # fmt: skip
     job = ("cd ~ && salloc -N2 --time=2 srun -N2 bash -c "
            "'master=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n1); "
            "echo $(hostname) $(getent hosts \"$master\" | cut -d\" \" -f1) $master'")  # fmt: skip
@@ -72,7 +75,6 @@ def test_slurm_names_resolve_inside_a_job_and_on_the_login_node(cluster, project
     seen = sorted(line.split() for line in run.stdout.splitlines() if line.strip())
     assert len(seen) == 2 and len({m for _, _, m in seen}) == 1, run.stdout
     assert all(ip == addr[master] for _, ip, master in seen), (seen, addr)
-    login = login_node(cluster)
     wait_for("the login node resolving every GPU node", lambda: all(
         on_node(cluster, login, f"getent hosts {n}").stdout.split()[:1] == [a]
         for n, a in addr.items()), 90)  # fmt: skip
@@ -123,8 +125,15 @@ def test_a_gpu_node_booted_while_slurmctld_is_away_waits_and_joins_when_it_retur
     workdir, sched = cluster
     node = gpu_nodes(cluster)[-1]
     name = on_node(cluster, node, "hostname").stdout.strip()
-    assert on_node(cluster, sched, "systemctl stop slurmctld").returncode == 0
+    spool = on_node(cluster, node, "scontrol show config | sed -n 's/^SlurmdSpoolDir *= *//p'")
+    assert spool.stdout.strip().startswith("/"), spool
+    # masked for the while: the scheduler's timers that Require= slurmctld would start it again
+    stop = "systemctl mask --runtime slurmctld && systemctl stop slurmctld"
+    assert on_node(cluster, sched, stop).returncode == 0
     try:
+        # a VM new to the cluster (a resize, a replacement) has no configuration cached: a
+        # rebooted one would start slurmd from slurmd's conf-cache without the controller
+        on_node(cluster, node, f"rm -rf {spool.stdout.strip()}/conf-cache")
         boot.reboot(workdir, node, timeout=5, log=lambda _m: None)  # its boot waits on slurmd
         deadline = time.monotonic() + 120  # well past the 90 s a start may take by default
         while time.monotonic() < deadline:
@@ -132,8 +141,11 @@ def test_a_gpu_node_booted_while_slurmctld_is_away_waits_and_joins_when_it_retur
             assert sorted(show.stdout.split()) == ["ActiveState=activating", "NRestarts=0"], show
             time.sleep(5)
     finally:
-        assert on_node(cluster, sched, "systemctl start slurmctld").returncode == 0
-    wait_for(f"{name} registered again", lambda: sh(
-        cluster, f"sinfo -h -n {name} -o %T").stdout.strip() in ("idle", "mixed", "allocated"),
-        60)  # fmt: skip
-    assert on_node(cluster, node, "systemctl is-active slurmd").stdout.strip() == "active"
+        start = "systemctl unmask --runtime slurmctld && systemctl start slurmctld"
+        assert on_node(cluster, sched, start).returncode == 0
+    wait_for(f"slurmd on {name} ready", lambda: on_node(
+        cluster, node, "systemctl is-active slurmd").stdout.strip() == "active", 60)  # fmt: skip
+    # responding again (a trailing * is a node slurmctld cannot reach)
+    wait_for(f"{name} responding", lambda: sh(
+        cluster, f"sinfo -h -n {name} -o %t").stdout.strip() in ("idle", "mix", "alloc"),
+        30)  # fmt: skip
