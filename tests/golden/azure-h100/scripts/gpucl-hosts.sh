@@ -47,7 +47,7 @@ case "${1:-}" in
     if [ -n "$new" ] && [ "$new" != "$(cat "$map" 2>/dev/null)" ]; then
       printf '%s\n' "$new" > "$map.tmp" && mv "$map.tmp" "$map"
     fi
-    [ -r "$map" ] && apply < "$map"
+    if [ -r "$map" ]; then apply < "$map"; fi  # none yet: no node has registered
     ;;
   job)
     addresses "${SLURM_JOB_NODELIST:?}" | apply merge
