@@ -89,16 +89,23 @@ def test_node_name_from_imds_stand_in(booted):
 
 def test_slurmctld_reaches_a_node_by_its_registration_address_not_by_dns(booted):
     """On Azure the Slurm name gpu-pg0-1 has no DNS record (Azure DNS knows the VM's computer
-    name). The sandbox's /etc/hosts names only the VMs, as Azure DNS does, so nothing here resolves
-    a Slurm name; slurmctld must take the node's address from its registration (SchedMD
-    node_mgr.c, for CLOUD nodes: the registering connection's peer address)."""
+    name). The sandbox's own /etc/hosts names only the VMs, as Azure DNS does; slurmctld must take
+    the node's address from its registration (SchedMD node_mgr.c, for CLOUD nodes: the registering
+    connection's peer address). Users' tools then resolve the Slurm name only through the block
+    gpucl-hosts.sh writes from what slurmctld holds, never from a name the sandbox gave."""
     specs, workdir, _ = booted
     sched, gpu = specs[0], specs[1]
-    lookup = boot.run(workdir, sched.name, ["getent", "hosts", "gpu-pg0-1"])
-    assert lookup.returncode == 2, lookup.stdout  # 2: not found
     address = vmstate.load(workdir).nodes[gpu.name]["address"]
     show = boot.run(workdir, sched.name, ["scontrol", "show", "node", "gpu-pg0-1"]).stdout
     assert f"NodeAddr={address} " in show, show
+    hosts = boot.run(workdir, sched.name, ["cat", "/etc/hosts"]).stdout.splitlines()
+    begin = next(i for i, ln in enumerate(hosts) if ln.startswith("# BEGIN gpu-clusters Slurm"))
+    end = next(i for i, ln in enumerate(hosts) if ln.startswith("# END gpu-clusters Slurm"))
+    outside = hosts[:begin] + hosts[end + 1 :]
+    assert not [ln for ln in outside if "gpu-pg0-1" in ln.split()[1:]], outside
+    assert f"{address} gpu-pg0-1" in [" ".join(ln.split()) for ln in hosts[begin:end]], hosts
+    lookup = boot.run(workdir, sched.name, ["getent", "hosts", "gpu-pg0-1"])
+    assert lookup.stdout.split() == [address, "gpu-pg0-1"], lookup.stdout
 
 
 def _unit(workdir, node: str, unit: str) -> dict[str, str]:
