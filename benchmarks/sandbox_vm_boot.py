@@ -27,7 +27,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from clusterctl.sandbox.vm import boot, checks, image, repo, report, vmstate
+from clusterctl.sandbox.vm import boot, checks, image, report, vmstate
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -37,10 +37,10 @@ def time_image(runs: int) -> tuple[list[float], list[float]]:
     for _ in range(runs):
         shutil.rmtree(image.CACHE_ROOT, ignore_errors=True)
         t = time.perf_counter()
-        repo.prepare(image.build(log=lambda _m: None), log=lambda _m: None)
+        boot.prepare_layers(log=lambda _m: None)
         uncached.append(time.perf_counter() - t)
         t = time.perf_counter()
-        repo.prepare(image.build(log=lambda _m: None), log=lambda _m: None)
+        boot.prepare_layers(log=lambda _m: None)
         cached.append(time.perf_counter() - t)
     return uncached, cached
 

@@ -165,9 +165,7 @@ def up(
         raise BootError(f"{workdir} has a sandbox already; run down first")
     t0 = time.monotonic()
     slurm = repo.slurm_version(slurm)
-    img = image_mod.build(log=log)
-    repo_dir = repo.prepare(img, log=log, slurm=slurm)
-    hpc = repo.hpc_layer(img, repo_dir, log=log)
+    img, repo_dir, hpc = prepare_layers(slurm, log=log)
     stages = {"image": time.monotonic() - t0}
     log(f"up: Slurm {slurm} (Debian's, as slurm-smd stand-ins)")
     state = VmState(workdir=str(workdir), sid=vmstate.sandbox_id(workdir), slurm=slurm)
@@ -207,6 +205,15 @@ def up(
     return reports
 
 
+def prepare_layers(slurm: str | None = None, log=print) -> tuple[image_mod.Image, Path, Path]:
+    """The image, the repository of this Slurm release and the HPC layer, built once and shared
+    by every sandbox on this machine (under the cache's lock)."""
+    with image_mod.cache_lock(log=log):
+        img = image_mod.build(log=log)
+        repo_dir = repo.prepare(img, log=log, slurm=slurm)
+        return img, repo_dir, repo.hpc_layer(img, repo_dir, log=log)
+
+
 def _start_node(state, lab, spec: NodeSpec, hosts: dict, key: str, commits: dict, layers) -> None:
     img, hpc = layers
     workdir = Path(state.workdir)
@@ -235,9 +242,7 @@ def add_node(workdir: Path, spec: NodeSpec, timeout: float = 600.0, log=print) -
     the lab's DNS stand-in (every node's /etc/hosts) learns its name, as Azure DNS would."""
     workdir = workdir.resolve()
     running = vmstate.load(workdir)
-    img = image_mod.build(log=log)
-    repo_dir = repo.prepare(img, log=log, slurm=running.slurm if running else None)
-    hpc = repo.hpc_layer(img, repo_dir, log=log)
+    img, repo_dir, hpc = prepare_layers(running.slurm if running else None, log=log)
     with vmstate.lock(workdir):
         state = vmstate.load(workdir)
         if state is None:

@@ -8,6 +8,8 @@ next to the root filesystem, so booting needs no network.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import json
 import shutil
@@ -18,6 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 CACHE_ROOT = Path("/var/cache/gpu-clusters/sandbox-image")
+LOCK_WAIT_S = 1800.0
+"""How long a sandbox waits for another to finish preparing the cache (a first image build
+takes 1-4 minutes, a repository build 1-2)."""
 FILES = Path(__file__).parent / "files"
 
 # What Azure's HPC image ships that the node scripts use (or a Debian stand-in for it).
@@ -183,6 +188,33 @@ def mmdebstrap_argv(recipe: Recipe, rootfs: Path, debs: Path) -> list[str]:
         str(rootfs),
         recipe.mirror,
     ]
+
+
+@contextlib.contextmanager
+def cache_lock(cache_root: Path = CACHE_ROOT, log=print, wait_s: float = LOCK_WAIT_S):
+    """Held while a sandbox builds or reads the image, its repositories and its layer: two
+    sandboxes (two users, or two test workers) share the cache and never see it half made."""
+    cache_root.parent.mkdir(parents=True, exist_ok=True)
+    with open(cache_root.with_name(cache_root.name + ".lock"), "a+") as f:
+        deadline, told = time.monotonic() + wait_s, False
+        while True:
+            try:
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise TimeoutError(
+                        f"{f.name}: another sandbox held it for {wait_s:.0f} s; "
+                        "if none is being prepared, that process is stuck: stop it"
+                    ) from None
+                if not told:
+                    log(f"image: waiting for another sandbox to finish preparing {cache_root}")
+                    told = True
+                time.sleep(1)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
 
 
 def build(recipe: Recipe = Recipe(), cache_root: Path = CACHE_ROOT, log=print) -> Image:

@@ -491,8 +491,14 @@ def prepare(image, log=print, slurm: str | None = None) -> Path:
     sid = image.sid_debs if slurm == SLURM_VERSIONS[0] else None
     installed = dpkg_status(image.rootfs) if sid else None
     build_repo(image.debs, repo_dir, log=log, sid_debs=sid, installed=installed)
-    keyrings = image.rootfs / "usr" / "share" / "keyrings"
-    shutil.copy2(repo_dir / "gpucl-sandbox.gpg", keyrings / "gpucl-sandbox.gpg")
+    # The image trusts every release's repository key (a keyring is a concatenation of keys): a
+    # sandbox of the other release may be running on this image, its nodes reading this file.
+    keys = b"".join(
+        (r / "gpucl-sandbox.gpg").read_bytes()
+        for r in sorted(image.dir.glob(f"repo-{digest}-slurm*"))
+        if (r / "READY").exists()
+    )
+    _write_if_changed(image.rootfs / "usr" / "share" / "keyrings" / "gpucl-sandbox.gpg", keys)
     pins = github.Pins.from_catalog()
     gh = repo_dir / f"github-{github.digest(pins)}"
     if not (gh / "READY").exists():
@@ -512,10 +518,12 @@ def prepare(image, log=print, slurm: str | None = None) -> Path:
         pypi.build(py, wheels)
         (py / "READY").write_text("ok\n")
     served = repo_dir / "pypi"
-    if served.is_symlink() or served.exists():
-        served.unlink()
-    served.symlink_to(py.name)
-    (image.rootfs / "etc" / "pip.conf").write_text(pypi.PIP_CONF)
+    if not served.is_symlink() or os.readlink(served) != py.name:
+        tmp_link = served.with_name("pypi.new")
+        tmp_link.unlink(missing_ok=True)
+        tmp_link.symlink_to(py.name)
+        tmp_link.rename(served)  # a running sandbox's lab server serves it: never absent
+    _write_if_changed(image.rootfs / "etc" / "pip.conf", pypi.PIP_CONF.encode())
     ca = image.rootfs / "usr" / "local" / "share" / "ca-certificates" / "gpucl-sandbox-ca.crt"
     if not ca.exists() or ca.read_bytes() != (gh / "tls" / "ca.crt").read_bytes():
         ca.parent.mkdir(parents=True, exist_ok=True)
@@ -524,6 +532,15 @@ def prepare(image, log=print, slurm: str | None = None) -> Path:
             ["chroot", str(image.rootfs), "update-ca-certificates"], check=True, capture_output=True
         )
     return repo_dir
+
+
+def _write_if_changed(path: Path, data: bytes) -> None:
+    """Replace a file of the image (running nodes may read it) only when it changes, whole."""
+    if path.exists() and path.read_bytes() == data:
+        return
+    tmp = path.with_name(path.name + ".new")
+    tmp.write_bytes(data)
+    tmp.rename(path)
 
 
 def github_dir(repo_dir: Path) -> Path:

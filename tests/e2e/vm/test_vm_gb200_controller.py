@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from clusterctl.sandbox.vm import image, repo
+from clusterctl.sandbox.vm import boot, image, repo
 from tests.e2e.vm.conftest import need_sandbox
 
 pytestmark = pytest.mark.sandbox
@@ -72,7 +72,7 @@ def _debs(img: image.Image, slurm: str) -> list[Path]:
 @pytest.mark.parametrize("slurm", repo.SLURM_VERSIONS)
 def test_slurmctld_runs_the_gb200_cluster_with_its_nvl72_block(tmp_path: Path, slurm) -> None:
     need_sandbox()
-    img = image.build(log=lambda _m: None)
+    img = boot.prepare_layers(slurm, log=lambda _m: None)[0]
     plan = tmp_path / "plan"
     subprocess.run(
         [sys.executable, "-m", "clusterctl", "plan", "-s", "azure-gb200", "--out", str(plan),
@@ -150,6 +150,10 @@ def test_slurmctld_runs_the_gb200_cluster_with_its_nvl72_block(tmp_path: Path, s
         "restart nvidia-imex.service\nrestart nvidia-imex.service\nstop nvidia-imex.service\n"
     )
     assert imex["after the epilog"] == (0, "", "SERVER_PORT=39026")
+    # the prolog's gpucl-hosts.sh named the job's nodes by the addresses slurmctld holds
+    assert imex["names"] == sorted(
+        f"{ADDRESSES[n]} {n}" for n in ("gpu-pg0-1", "gpu-pg0-2", "gpu-pg0-19")
+    )
 
 
 def _run_the_imex_prolog(root: Path) -> dict:
@@ -165,6 +169,10 @@ def _run_the_imex_prolog(root: Path) -> dict:
     scripts = node_scripts(spec, cloud_site(spec), sku)
     for name in ("prolog.sh", "epilog.sh"):
         (root / "tmp" / name).write_text(scripts[name])
+    libexec = root / "usr/local/libexec/gpu-clusters"  # the prolog calls gpucl-hosts.sh there
+    libexec.mkdir(parents=True, exist_ok=True)
+    (libexec / "gpucl-hosts.sh").write_text(scripts["gpucl-hosts.sh"])
+    (libexec / "gpucl-hosts.sh").chmod(0o755)
     for i in range(sku.gpus):
         (root / f"dev/nvidia{i}").touch()
     systemctl = root / "usr/local/sbin/systemctl"
@@ -192,4 +200,27 @@ def _run_the_imex_prolog(root: Path) -> dict:
     out["peers on gpu-pg0-19"] = run("prolog.sh", "gpu-pg0-19")
     out["after the epilog"] = run("epilog.sh", "gpu-pg0-19")
     out["systemctl"] = (root / "tmp/systemctl.calls").read_text()
+    hosts = (root / "etc/hosts").read_text().splitlines()
+    out["names"] = sorted(" ".join(x.split()) for x in hosts if x.split()[-1:] and
+                          x.split()[-1] in ("gpu-pg0-1", "gpu-pg0-2", "gpu-pg0-19"))  # fmt: skip
     return out
+
+
+def test_the_image_trusts_both_releases_archives_whichever_was_prepared_last() -> None:
+    """A 24.11 sandbox and a 26.05 one may run at once on one image (the e2e suite's two workers);
+    each release's archive has its own key, and the image's keyring must verify both, or the
+    first sandbox's nodes stop trusting their archive when the second prepares its own."""
+    need_sandbox()
+    for slurm in (*repo.SLURM_VERSIONS, *reversed(repo.SLURM_VERSIONS)):
+        img, repo_dir, _ = boot.prepare_layers(slurm, log=lambda _m: None)
+        keyring = img.rootfs / "usr/share/keyrings/gpucl-sandbox.gpg"
+        for other in repo.SLURM_VERSIONS:
+            signed = repo_dir.with_name(repo_dir.name.rsplit("-slurm", 1)[0] + f"-slurm{other}")
+            ms = signed / "microsoft/repos/slurm-ubuntu-jammy"
+            for release in (
+                signed / "debian/dists/sandbox/InRelease",
+                ms / "dists/stable/InRelease",
+            ):
+                check = subprocess.run(["gpgv", "--keyring", str(keyring), str(release)],
+                                       capture_output=True, text=True)  # fmt: skip
+                assert check.returncode == 0, (slurm, other, check.stderr)

@@ -47,7 +47,7 @@ def plan(tmp_path_factory):
         [
             sys.executable,
             "-c",
-            "from clusterctl.sandbox.vm import image, repo; repo.prepare(image.build())",
+            "from clusterctl.sandbox.vm import boot; boot.prepare_layers()",
         ],
         cwd=ROOT,
         check=True,
