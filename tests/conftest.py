@@ -37,6 +37,19 @@ for _name in ("COLUMNS", "LINES"):
     os.environ.pop(_name, None)
 
 
+E2E_LONGEST_FIRST = (
+    "test_vm_soak",
+    "test_vm_power",
+    "test_vm_validate",
+    "test_vm_production_slurm",
+)
+"""The e2e modules that take longest (CI's e2e table: benchmarks/test_time.py), started first so
+the two workers end together; the rest keep their order."""
+E2E_WORKERS = 2
+"""Two sandboxes at once on the 2-core machine CI runs on (measured: README "Tests"); each boots
+its own network namespaces, and the image cache is shared under its lock (sandbox/vm/image.py)."""
+
+
 @pytest.hookimpl(tryfirst=True)  # before `-m` deselects (pytest's own hook)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The suite is the folder: every test under tests/e2e/ carries the `e2e` mark, no other."""
@@ -44,15 +57,38 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         if item.path.is_relative_to(E2E):
             item.add_marker(pytest.mark.e2e)
 
+    def weight(item: pytest.Item) -> int:
+        stem = item.path.stem
+        return (
+            E2E_LONGEST_FIRST.index(stem) if stem in E2E_LONGEST_FIRST else len(E2E_LONGEST_FIRST)
+        )
+
+    items.sort(key=lambda item: weight(item) if item.path.is_relative_to(E2E) else -1)
+
+
+def _e2e_selected(config: pytest.Config) -> bool:
+    expr = config.option.markexpr.strip()
+    return not (expr == "not e2e" or expr.endswith(" and not e2e"))
+
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
-    """`-n auto` runs tests in parallel only where the selection leaves out the e2e suite: `-m
-    "not e2e"` (the default) or `-m "... and not e2e"`. e2e tests boot the VM sandbox, whose nodes
-    want every core, and share its host (image cache, addresses): any other selection runs one
-    test at a time."""
-    expr = config.option.markexpr.strip()
-    return None if expr == "not e2e" or expr.endswith(" and not e2e") else 0
+    """`-n auto`: the fast suite (`-m "not e2e"`, the default, or `-m "... and not e2e"`) on every
+    core; a selection with e2e tests on E2E_WORKERS, each worker taking whole modules (a module's
+    tests share one booted cluster)."""
+    return E2E_WORKERS if _e2e_selected(config) else None
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """Whole modules to a worker, in collection order (longest first), for a selection with e2e
+    tests: `--dist loadfile` without its reordering by test count."""
+    if not _e2e_selected(config):
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    config.option.loadscopereorder = False
+    return LoadFileScheduling(config, log)
 
 
 def plan_stack(stack: str, *overrides: str):
