@@ -154,3 +154,22 @@ def test_container_jobs_get_the_nodes_nccl_conf_and_its_topology_file(stack: str
         assert src is not None, f"{path} is not mounted into containers: {fstab}"
         _, dst, _, options, _, _ = mounts[src]
         assert dst == src and {"bind", "ro"} <= set(options.split(",")), mounts[src]
+
+
+def test_no_scheduler_unit_starts_a_slurmctld_an_admin_stopped() -> None:
+    """A timer's service with Requires=slurmctld.service starts slurmctld again after an admin's
+    `systemctl stop slurmctld` (seen in the e2e controller-away test, which had to mask it). Every
+    unit ordered after slurmctld skips its run while slurmctld is not active instead."""
+    for stack in ("azure-h100", "azure-team"):
+        files = _files(_user_data(stack, "scheduler"))
+        units = {p: t for p, t in files.items() if p.startswith("/etc/systemd/system/")}
+        # the ones that act on slurmctld (the metrics one reports it away, so it always runs)
+        needs = ["gpucl-names.service", "gpucl-power-return.service"]
+        after = [f"/etc/systemd/system/{u}" for u in needs]
+        for path, text in units.items():
+            pulls = [ln for ln in text.splitlines() if ln.startswith(("Requires=", "Wants=",
+                     "BindsTo=")) and "slurmctld" in ln]  # fmt: skip
+            assert pulls == [], (stack, path, pulls)
+        for path in after:
+            cond = "ExecCondition=/bin/systemctl is-active --quiet slurmctld.service"
+            assert cond in units[path].splitlines(), (stack, path)
