@@ -166,3 +166,55 @@ def test_a_socket_fallback_on_one_host_fails_naming_it() -> None:
     v = verdict(ib_log(40.0, socket=("h100-1",)), H100)
     assert v.status == "fail"
     assert any("NET/Socket" in m and "on h100-1" in m for m in fails(v))
+
+
+# --- what a person reads -------------------------------------------------------------------
+
+
+def test_plain_report_prints_each_hosts_fabric_and_expected_vs_measured() -> None:
+    from clusterctl.nccl.report import render_plain
+
+    text = render_plain([verdict(ib_log(338.0, devices={"h100-1": ALL_BUT[5]}), H100)])
+    assert "fabric h100-0: IB, mlx5_ib0..7 (8 IB devices), GPUDirect RDMA (16/16 channels)" in text
+    assert "fabric h100-1: IB, mlx5_ib0, mlx5_ib1, mlx5_ib2, mlx5_ib3, mlx5_ib4, mlx5_ib6" in text
+    assert "[SKU: 8 IB devices, GPUDirect RDMA]" in text
+    assert "expected 384 GB/s (derived) at 16 GiB, measured 338.00 (-12.0%)" in text
+    assert "warn below 357, fail below 338" in text
+    assert "2-node: h100-1: 7 of 8 IB devices, mlx5_ib5 missing" in text
+
+
+def test_json_carries_hosts_fabric_expectation_and_reasons() -> None:
+    from clusterctl.nccl.report import to_json
+
+    (g,) = to_json([verdict(efa_log(360.0, nics={"ip-10-1-45-213": 31}), P5)])["groups"]
+    by_host = {f["host"]: f for f in g["fabric"]}
+    assert by_host["ip-10-1-45-213"]["device_count"] == 31
+    assert by_host["ip-10-1-18-77"] | {"devices": None} == {
+        "host": "ip-10-1-18-77", "network": "AWS Libfabric", "kind": "efa", "devices": None,
+        "device_count": 32, "other_devices": [], "provider": "efa", "gdr": True,
+        "net_channels": 16, "gdr_channels": 16,
+    }  # fmt: skip
+    assert g["fabric_expected"]["devices"] == 32 and g["fabric_expected"]["gdr"] is True
+    assert (g["thresholds"]["expected_gbps"], g["thresholds"]["expected_basis"]) == (
+        366.0,
+        "derived",
+    )
+    assert g["reasons"][0].startswith("ip-10-1-45-213: 31 of 32 EFA NICs")
+
+
+def test_junit_has_a_fabric_case_that_fails_naming_the_host() -> None:
+    import xml.etree.ElementTree as ET
+
+    from clusterctl.nccl.report import to_junit
+
+    xml = to_junit([verdict(ib_log(318.0, gdr={"h100-1": False}), H100)])
+    suite = ET.fromstring(xml.split("?>", 1)[1]).find("testsuite")
+    assert suite is not None
+    failure = suite.find("testcase[@name='fabric']/failure")
+    assert failure is not None and failure.get("message", "").startswith(
+        "h100-1: no GPUDirect RDMA"
+    )
+    out = suite.find("testcase[@name='fabric']/system-out")
+    assert out is not None and "fabric h100-0:" in (out.text or "")
+    bw = suite.find("testcase[@name='bandwidth']/system-out")
+    assert bw is not None and "expected 384 GB/s (derived)" in (bw.text or "")
