@@ -16,6 +16,7 @@ from html import escape
 from clusterctl.acceptance import plot
 from clusterctl.nccl.judge import Verdict
 from clusterctl.nccl.model import NcclRun
+from clusterctl.nccl.report import expected_lines
 from clusterctl.nccl.units import fmt_bytes
 from clusterctl.validate.history import HistoryRun
 from clusterctl.validate.run import Outcome
@@ -142,6 +143,7 @@ def _groups(outcome: Outcome, ctx: Context) -> str:
             f'<figure class="plot" data-group="{_e(v.group)}">{svg}<figcaption class="muted">'
             f"Floor {th.fail_below_gbps:g} GB/s at ≥ {fmt_bytes(th.message_bytes)}"
             + (f", warning below {th.warn_below_gbps:g} GB/s" if th.warn_below_gbps else "")
+            + "".join(f"; {_e(line)}" for line in expected_lines(v))
             + f"; {_e(th.source)}. Judged sizes are circled.</figcaption></figure>"
             + _sizes_table(v)
         )
@@ -256,6 +258,11 @@ def _run_facts(v: Verdict, run: NcclRun | None) -> list[tuple[str, str]]:
         n.describe() + (f" on {', '.join(n.hosts)}" if n.hosts else "") for n in run.networks
     )
     facts.append(("network", nets or "not in the output (NCCL_DEBUG=INFO was not set)"))
+    facts += [(f"fabric {f.host}", f.describe()) for f in v.fabric]
+    if v.expect is not None:
+        unit = {"infiniband": "IB devices", "efa": "EFA NICs"}[v.expect.kind]
+        gdr = " with GPUDirect RDMA" if v.expect.gdr else ""
+        facts.append(("fabric expected", f"{v.expect.devices} {unit} per host{gdr}"))
     for key, value in (
         ("NCCL", run.nccl_version),
         ("nccl-tests", run.tests_version),

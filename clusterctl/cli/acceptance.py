@@ -199,6 +199,9 @@ def _row(run) -> dict:
         "floor_gbps": run.floor_gbps,
         "margin_pct": run.margin_pct,
         "network": run.network,
+        "fabric": run.fabric,
+        "expected_gbps": run.expected_gbps,
+        "reasons": run.reasons,
         "nccl_version": run.nccl_version,
     }
 
@@ -207,7 +210,7 @@ def _trend(stack: str, runs: list, path: Path) -> Table:
     first = next((r for r in runs if r.accepted), None)
     table = Table(title=f"validation history of {stack}", caption=str(path))
     for col in ("#", "when (UTC)", "status", "busbw GB/s", "floor", "margin", "vs first accepted",
-                "network", "source"):  # fmt: skip
+                "network", "fabric per host", "source"):  # fmt: skip
         table.add_column(col, justify="right" if col in ("#", "busbw GB/s", "floor") else "left")
     style = {"pass": "green", "warn": "yellow", "fail": "bold red"}
     for r in runs:
@@ -226,6 +229,7 @@ def _trend(stack: str, runs: list, path: Path) -> Table:
             "-" if r.margin_pct is None else f"{r.margin_pct:+.1f}%",
             versus,
             escape(r.network or "-"),
+            escape(r.fabric or "-"),
             escape(r.source if r.source == "run" else "log " + Path(r.source[4:]).name),
         )
     return table

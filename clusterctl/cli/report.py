@@ -17,7 +17,14 @@ from rich.table import Table
 
 from clusterctl.cli.common import err, out
 from clusterctl.errors import path_problem
-from clusterctl.nccl.report import HEADERS, reasons, table_lines, to_junit
+from clusterctl.nccl.report import (
+    HEADERS,
+    expected_lines,
+    fabric_lines,
+    reasons,
+    table_lines,
+    to_junit,
+)
 from clusterctl.validate.run import outcome_json
 
 if TYPE_CHECKING:
@@ -57,6 +64,10 @@ def report(outcome: Outcome, *, as_json: bool, junit: Path | None) -> None:
 
 def _print(outcome: Outcome) -> None:
     out.print(nccl_table(outcome.verdicts))
+    for v in outcome.verdicts:
+        group = f"{v.group}: " if v.group and len(outcome.verdicts) > 1 else ""
+        for line in expected_lines(v) + fabric_lines(v):
+            out.print(escape(group + line), highlight=False, soft_wrap=True)
     if outcome.sweep is not None:
         loc = outcome.sweep.localization
         table = Table(title=f"2-node pairs: {loc.rounds} round(s), {loc.pairs_measured} pairs")

@@ -11,7 +11,14 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from clusterctl.constants import NCCL_MAX_BYTES
-from clusterctl.nccl.judge import GIB, Thresholds, Verdict, judge, overall_status
+from clusterctl.nccl.judge import (
+    GIB,
+    FabricExpectation,
+    Thresholds,
+    Verdict,
+    judge,
+    overall_status,
+)
 from clusterctl.nccl.parse import NcclParseError, NcclRun, NotAllReduce, parse_all_reduce
 from clusterctl.nccl.report import to_json
 from clusterctl.nccl.units import SizeError, parse_size
@@ -117,6 +124,7 @@ def judge_run(
         gpus_per_host=gpus_per_host,
         nodes=nodes,
         fabric=_sku_fabric(sku),
+        expect=fabric_expectation(sku),
     )
 
 
@@ -129,6 +137,21 @@ def _sku_fabric(sku: str | None) -> Literal["infiniband", "efa"] | None:
     found = catalog().get(sku)
     kind = found.fabric.kind if found is not None else None
     return kind if kind in ("infiniband", "efa") else None  # type: ignore[return-value]
+
+
+def fabric_expectation(sku: str | None) -> FabricExpectation | None:
+    """What every host of a catalog SKU should show in NCCL's INFO lines (fabric.nccl)."""
+    kind = _sku_fabric(sku)
+    if kind is None:
+        return None
+    from clusterctl.spec.catalog import catalog
+
+    proof = catalog().require(sku).fabric.nccl  # type: ignore[arg-type]
+    if proof is None:
+        return None
+    return FabricExpectation(
+        kind, proof.devices, gdr=proof.gdr, device_prefix=proof.device_prefix, source=proof.source
+    )
 
 
 def validate_log(target: LogTarget, opts: Options) -> Outcome:
