@@ -12,7 +12,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from tests.cli.conftest import H100_LOG, error_lines
+from tests.cli.conftest import H100_LOG, error_lines, run_cli
 from tests.validate.test_peer_check import HEALTHY, Fabric, Launcher, slow, target
 
 
@@ -120,3 +120,13 @@ def test_a_log_has_no_pairs_to_compare(cli) -> None:
     assert res.exit_code == 2
     (line,) = error_lines(res.stderr)
     assert "--peer-floor does nothing with --from-log" in line
+
+
+@pytest.mark.parametrize(("value", "words"), [("1.5", "less than 1"), ("0", "greater than 0")])
+def test_a_bad_peer_floor_in_the_stack_is_one_line(value, words) -> None:
+    res = run_cli("plan", "-s", "azure-h100", "--set", f"validation.nccl.peerFloor={value}")
+    assert res.returncode == 2
+    (line,) = error_lines(res.stderr)
+    assert (
+        line.startswith("error: ") and f"validation.nccl.peerFloor: Input should be {words}" in line
+    )
