@@ -517,14 +517,14 @@ def overall_status(verdicts: Iterable[Verdict]) -> Status:
 
 
 # A pair is suspect below this share of the other pairs' median, and named only when a re-run of
-# the same pair agrees. Healthy large-message runs scatter by a few percent: AzNHC fails an
-# ND H100 v5 node below 460 GB/s against ~479 measured (conf/nd96isr_h100_v5.conf, FACTS.md 2),
-# so it trusts a healthy 16 GiB run to stay within ~4 %; two pairs that each do differ by at most
-# 0.96/1.04 = 0.92. (No published figure gives the spread of 2-node pairs; this carries the
-# single-node one over.)
-# Below that, 0.9 still catches a node that lost one of its eight rails (7/8 = 0.875). The re-run
-# answers the noise that remains, as Azure/azurehpc PR 690 repeats its NCCL check on healthy
-# nodes ("variability over time that may cause false test failures") before it fails one.
+# the same pair agrees. Healthy large-message runs scatter by a few percent: Azure/azurehpc-
+# health-checks fails an ND H100 v5 node below 460 GB/s (conf/nd96isr_h100_v5.conf) where ~479 is
+# measured (Azure/AI-benchmarking-guide), so it trusts a healthy 16 GiB run to stay within ~4 %;
+# two pairs that each do stay above 0.96/1.04 = 0.92 of each other. (No published figure gives
+# the spread of 2-node pairs; this carries the single-node one over.) Below that, 0.9 still
+# catches a node that lost one of its eight rails (7/8 = 0.875). The re-run answers the noise that
+# remains, as Azure/azurehpc PR 690 repeats its NCCL check on healthy nodes ("variability over
+# time that may cause false test failures") before it fails one.
 PEER_FLOOR = 0.9
 
 PeerVerdict = Literal["named", "recovered", "unconfirmed"]

@@ -17,7 +17,7 @@ from clusterctl.validate.targets import Benchmark, SlurmTarget
 from clusterctl.validate.transport import SshTarget
 
 GIB = 1 << 30
-HEALTHY = 380.0  # GB/s: a Ring all_reduce over 8 x 400 Gb/s (FACTS.md 11)
+HEALTHY = 380.0  # GB/s: a Ring all_reduce over 8 x 400 Gb/s NDR (~48 GB/s a NIC)
 NODES = [f"n{i}" for i in range(1, 9)]  # round 1 pairs them as (n1, n2) ... (n7, n8)
 
 
