@@ -18,7 +18,6 @@ from rich.table import Table
 from clusterctl.cli.common import err, out
 from clusterctl.errors import path_problem
 from clusterctl.nccl.report import HEADERS, reasons, table_lines, to_junit
-from clusterctl.validate.peers import peer_cells, peer_json, verdict_of, with_peer_case
 from clusterctl.validate.run import outcome_json
 
 if TYPE_CHECKING:
@@ -50,6 +49,8 @@ def report(outcome: Outcome, *, as_json: bool, junit: Path | None) -> None:
     if junit is not None:
         try:
             junit.parent.mkdir(parents=True, exist_ok=True)
+            from clusterctl.validate.peers import peer_json, with_peer_case
+
             peers = None if outcome.sweep is None else [peer_json(p) for p in outcome.sweep.peers]
             junit.write_text(with_peer_case(to_junit(outcome.verdicts), peers))
         except OSError as exc:
@@ -89,6 +90,8 @@ _PEER_STYLE = {"named": "bold red", "recovered": "green", "unconfirmed": "yellow
 def _peer_table(outcome: Outcome) -> Table | str:
     """Each suspect pair: its first figure, its re-run, the other pairs' median, both ratios and
     the verdict; one line when no pair fell below the peer floor."""
+    from clusterctl.validate.peers import peer_cells, peer_json, verdict_of
+
     assert outcome.sweep is not None
     floor = outcome.sweep.peer_floor
     if not outcome.sweep.peers:

@@ -18,7 +18,6 @@ from clusterctl.nccl.model import NcclRow, NcclRun, RankInfo
 from clusterctl.nccl.units import fmt_bytes
 
 __all__ = [
-    "PEER_FLOOR",
     "Observation",
     "SizeFigure",
     "SuspectPair",

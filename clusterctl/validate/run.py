@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from clusterctl.constants import NCCL_MAX_BYTES
-from clusterctl.nccl.judge import GIB, PEER_FLOOR, Thresholds, Verdict, judge, overall_status
+from clusterctl.nccl.judge import GIB, Thresholds, Verdict, judge, overall_status
 from clusterctl.nccl.parse import NcclParseError, NcclRun, NotAllReduce, parse_all_reduce
 from clusterctl.nccl.report import to_json
 from clusterctl.nccl.units import SizeError, parse_size
@@ -101,9 +101,11 @@ def catalog_thresholds(sku: str | None, nodes: int, opts: Options) -> Thresholds
 
 
 def peer_floor(target: SlurmTarget | KubeTarget, opts: Options) -> float:
-    """The command line's, else the stack's, else the benchmark's own, else PEER_FLOOR."""
+    """The command line's, else the stack's, else the benchmark's own, else the spec's default
+    (clusterctl.nccl.judge.PEER_FLOOR)."""
     bench = target.benchmark if isinstance(target, SlurmTarget) else None
-    return opts.peer_floor or (bench.peer_floor if bench else None) or PEER_FLOOR
+    own = bench.peer_floor if bench else None
+    return opts.peer_floor or own or default_of(NcclValidationSpec, "peer_floor")
 
 
 def _cli(opts: Options) -> Overrides:
