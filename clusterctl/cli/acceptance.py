@@ -162,6 +162,8 @@ def register_history(group: typer.Typer) -> None:
             return
         if runs:
             out.print(_trend(stack, runs, store.path))
+            for line in _peer_lines(runs):
+                out.print(line, highlight=False)
         if trains:
             out.print(_train_trend(stack, trains, store.path))
 
@@ -203,7 +205,25 @@ def _row(run) -> dict:
         "expected_gbps": run.expected_gbps,
         "reasons": run.reasons,
         "nccl_version": run.nccl_version,
+        "peer_suspects": _peer_suspects(run),
     }
+
+
+def _peer_suspects(run) -> list[dict]:
+    """The suspect pairs of a kept run's peer check, as `--json` showed them when it ran."""
+    return list((run.result.get("sweep") or {}).get("peer_suspects") or [])
+
+
+def _peer_lines(runs: list) -> list[str]:
+    """Under the trend: each kept run's suspect pairs, first figure and re-run."""
+    from clusterctl.validate.peers import peer_line, verdict_of
+
+    style = {"named": "bold red", "recovered": "green"}
+    return [
+        f"#{r.id} peer check: [{style.get(verdict_of(d), 'yellow')}]{escape(peer_line(d))}[/]"
+        for r in runs
+        for d in _peer_suspects(r)
+    ]
 
 
 def _trend(stack: str, runs: list, path: Path) -> Table:

@@ -648,19 +648,50 @@ def overall_status(verdicts: Iterable[Verdict]) -> Status:
     return worst
 
 
+# A pair is suspect below this share of the other pairs' median, and named only when a re-run of
+# the same pair agrees. Healthy large-message runs scatter by a few percent: Azure/azurehpc-
+# health-checks fails an ND H100 v5 node below 460 GB/s (conf/nd96isr_h100_v5.conf) where ~479 is
+# measured (Azure/AI-benchmarking-guide), so it trusts a healthy 16 GiB run to stay within ~4 %;
+# two pairs that each do stay above 0.96/1.04 = 0.92 of each other. (No published figure gives
+# the spread of 2-node pairs; this carries the single-node one over.) Below that, 0.9 still
+# catches a node that lost one of its eight rails (7/8 = 0.875). The re-run answers the noise that
+# remains, as Azure/azurehpc PR 690 repeats its NCCL check on healthy nodes ("variability over
+# time that may cause false test failures") before it fails one.
+PEER_FLOOR = 0.9
+
+PeerVerdict = Literal["named", "recovered", "unconfirmed"]
+
+
 @dataclass(frozen=True)
 class SuspectPair:
     pair: tuple[str, str]
     busbw_gbps: float
     peer_median_gbps: float
+    rel_floor: float = PEER_FLOOR
+    rerun_gbps: float | None = None
+    """The same pair at the same sizes, measured once more; None: not re-run."""
 
     @property
     def ratio(self) -> float:
         return self.busbw_gbps / self.peer_median_gbps if self.peer_median_gbps else 0.0
 
+    @property
+    def rerun_ratio(self) -> float | None:
+        if self.rerun_gbps is None:
+            return None
+        return self.rerun_gbps / self.peer_median_gbps if self.peer_median_gbps else 0.0
+
+    @property
+    def verdict(self) -> PeerVerdict:
+        """named: the re-run is below the floor against the same peer median too; recovered: it
+        is not; unconfirmed: not re-run."""
+        if self.rerun_gbps is None:
+            return "unconfirmed"
+        return "named" if self.rerun_gbps < self.rel_floor * self.peer_median_gbps else "recovered"
+
 
 def judge_peers(
-    pair_results: Mapping[tuple[str, str], float], *, rel_floor: float = 0.8
+    pair_results: Mapping[tuple[str, str], float], *, rel_floor: float = PEER_FLOOR
 ) -> list[SuspectPair]:
     """Pairs whose busbw is below `rel_floor` x the median of all the other pairs, worst first.
 
@@ -677,5 +708,5 @@ def judge_peers(
             continue
         median = statistics.median(peers)
         if value < rel_floor * median:
-            suspects.append(SuspectPair(pair, value, median))
+            suspects.append(SuspectPair(pair, value, median, rel_floor))
     return sorted(suspects, key=lambda s: s.ratio)

@@ -35,6 +35,9 @@ class Benchmark:
     calibrate_ratio: float | None = None
     """None: judged against the catalog's baseline for the SKU. A ratio: no baseline applies, so
     this cluster's own 2-node pairs are measured first and the floor is this share of the best."""
+    peer_floor: float | None = None
+    """The peer check's share of the other pairs' median where this benchmark needs its own (its
+    healthy pairs scatter more than nccl-tests'); None: clusterctl.nccl.judge.PEER_FLOOR."""
 
     @property
     def one_rank_per_gpu(self) -> bool:

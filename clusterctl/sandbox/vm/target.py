@@ -20,8 +20,10 @@ PROBE = Benchmark(
     warmup=1,
     # CPU-bound Python sharing a few cores: healthy pairs measured side by side scatter up to
     # ~2.5x (seen on a 2-core host), while a link slowed by tc is 10-1000x slower. A floor at
-    # 1/4 of the best pair keeps the first from failing and still catches the second.
+    # 1/4 of the best pair keeps the first from failing and still catches the second; the peer
+    # check compares a pair with the others' median on the same footing.
     calibrate_ratio=0.25,
+    peer_floor=0.25,
 )
 
 

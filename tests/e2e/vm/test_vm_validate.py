@@ -84,6 +84,25 @@ def test_slow_link_is_found_drained_kept_by_the_health_check_and_resumed(cluster
     assert "gpucl-recheck" not in res
 
 
+def test_a_slow_pair_the_floor_passes_is_rerun_and_named_by_the_peer_check(cluster):
+    """With --fail-below far under any figure the floor passes every pair, so only the peer check
+    can name the slowed node's pair: below the probe's 0.25 of the other pair, re-run once as a
+    Slurm job of its own, and named because the re-run agrees."""
+    _, workdir = cluster
+    faults.inject(workdir, SLOW_HOST, "slow-link", rate="4mbit")
+    try:
+        proc = validate(workdir, "--fail-below", "0.000001", "--json")
+    finally:
+        faults.clear(workdir, SLOW_HOST)
+    assert proc.returncode == 1, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["sweep"]["suspects"] == [] and data["drained"] == []
+    (pair,) = data["sweep"]["peer_suspects"]
+    assert SLOW in pair["pair"] and pair["verdict"] == "named", pair
+    assert pair["rel_floor"] == 0.25 and pair["rerun_gbps"] is not None
+    assert pair["rerun_gbps"] < 0.25 * pair["peer_median_gbps"]
+
+
 def test_resume_refuses_a_node_validate_did_not_drain(cluster):
     _, workdir = cluster
     sched = "h100-scheduler"
