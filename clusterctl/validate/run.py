@@ -230,7 +230,7 @@ def _slurm_setup(target: SlurmTarget, opts: Options, launcher: Any = None) -> tu
         nodes=target.nodes,
         gpus_per_node=target.gpus_per_node,
         benchmark=bench.program,
-        env=profile_env(target.sku),
+        env=profile_env(target.sku) | dict(bench.env),
         partition=target.partition,
         nodelist=target.node_names,
         min_bytes=opts.min_bytes or bench.min_bytes,
@@ -322,7 +322,7 @@ def validate_slurm(target: SlurmTarget, opts: Options, *, launcher: Any = None) 
         group,
         gpus_per_host=gpus,
         nodes=target.nodes if per_gpu else None,
-        sku=target.sku,
+        sku=target.sku or target.fabric_sku,
     )
     if ratio is None and (opts.sweep or verdict.status == "fail"):
         nodes = list(run.hosts) or list(target.node_names)
