@@ -16,9 +16,12 @@ from html import escape
 from clusterctl.acceptance import plot
 from clusterctl.nccl.judge import Verdict
 from clusterctl.nccl.model import NcclRun
+from clusterctl.nccl.report import expected_lines
 from clusterctl.nccl.units import fmt_bytes
 from clusterctl.validate.history import HistoryRun
+from clusterctl.validate.peers import peer_cells, peer_json, peer_level, peer_line, verdict_of
 from clusterctl.validate.run import Outcome
+from clusterctl.validate.sweep import SweepResult
 
 CSS = """
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1b1b1b;
@@ -90,10 +93,8 @@ def _why(outcome: Outcome) -> list[tuple[str, str]]:
             for s in loc.suspects
         ]
         items += [
-            ("warn", f"pair {' + '.join(p.pair)}: {p.busbw_gbps:.3g} GB/s is {p.ratio:.0%} of the "
-                     f"other pairs' median {p.peer_median_gbps:.3g}")
-            for p in outcome.sweep.peers
-        ]  # fmt: skip
+            (peer_level(d), f"pair {peer_line(d)}") for d in map(peer_json, outcome.sweep.peers)
+        ]
     if outcome.drained:
         items.append(("fail", f"drained: {', '.join(outcome.drained)}"))
     items += [("info", n) for n in outcome.notes]
@@ -142,6 +143,7 @@ def _groups(outcome: Outcome, ctx: Context) -> str:
             f'<figure class="plot" data-group="{_e(v.group)}">{svg}<figcaption class="muted">'
             f"Floor {th.fail_below_gbps:g} GB/s at ≥ {fmt_bytes(th.message_bytes)}"
             + (f", warning below {th.warn_below_gbps:g} GB/s" if th.warn_below_gbps else "")
+            + "".join(f"; {_e(line)}" for line in expected_lines(v))
             + f"; {_e(th.source)}. Judged sizes are circled.</figcaption></figure>"
             + _sizes_table(v)
         )
@@ -182,7 +184,30 @@ def _pairs(outcome: Outcome) -> str:
             if named
             else ""
         )
+        + _peers(sweep)
         + "</section>"
+    )
+
+
+def _peers(sweep: SweepResult) -> str:
+    """The peer check: each suspect pair's first figure and its re-run against the same median."""
+    head = f"<p>Peer check: a pair below {sweep.peer_floor:g} × the other pairs' median is re-run "
+    if not sweep.peers:
+        return head + "once before it is named; none was.</p>"
+    rows = []
+    for d in map(peer_json, sweep.peers):
+        *cells, verdict = map(_e, peer_cells(d))
+        pair, *figures = cells
+        rows.append(
+            f'<tr class="{"suspect" if verdict_of(d) == "named" else ""}" '
+            f'data-verdict="{verdict_of(d)}"><td>{pair}</td>'
+            + "".join(f'<td class="n">{c}</td>' for c in figures)
+            + f"<td>{verdict}</td></tr>"
+        )
+    return (
+        head + "once; it is named only when the re-run agrees.</p>"
+        '<table class="peers"><tr><th>pair</th><th>busbw GB/s</th><th>re-run GB/s</th>'
+        "<th>peers' median</th><th>ratio</th><th>verdict</th></tr>" + "".join(rows) + "</table>"
     )
 
 
@@ -256,6 +281,11 @@ def _run_facts(v: Verdict, run: NcclRun | None) -> list[tuple[str, str]]:
         n.describe() + (f" on {', '.join(n.hosts)}" if n.hosts else "") for n in run.networks
     )
     facts.append(("network", nets or "not in the output (NCCL_DEBUG=INFO was not set)"))
+    facts += [(f"fabric {f.host}", f.describe()) for f in v.fabric]
+    if v.expect is not None:
+        unit = {"infiniband": "IB devices", "efa": "EFA NICs"}[v.expect.kind]
+        gdr = " with GPUDirect RDMA" if v.expect.gdr else ""
+        facts.append(("fabric expected", f"{v.expect.devices} {unit} per host{gdr}"))
     for key, value in (
         ("NCCL", run.nccl_version),
         ("nccl-tests", run.tests_version),

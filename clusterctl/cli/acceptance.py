@@ -162,6 +162,8 @@ def register_history(group: typer.Typer) -> None:
             return
         if runs:
             out.print(_trend(stack, runs, store.path))
+            for line in _peer_lines(runs):
+                out.print(line, highlight=False)
         if trains:
             out.print(_train_trend(stack, trains, store.path))
 
@@ -199,15 +201,36 @@ def _row(run) -> dict:
         "floor_gbps": run.floor_gbps,
         "margin_pct": run.margin_pct,
         "network": run.network,
+        "fabric": run.fabric,
+        "expected_gbps": run.expected_gbps,
+        "reasons": run.reasons,
         "nccl_version": run.nccl_version,
+        "peer_suspects": _peer_suspects(run),
     }
+
+
+def _peer_suspects(run) -> list[dict]:
+    """The suspect pairs of a kept run's peer check, as `--json` showed them when it ran."""
+    return list((run.result.get("sweep") or {}).get("peer_suspects") or [])
+
+
+def _peer_lines(runs: list) -> list[str]:
+    """Under the trend: each kept run's suspect pairs, first figure and re-run."""
+    from clusterctl.validate.peers import peer_line, verdict_of
+
+    style = {"named": "bold red", "recovered": "green"}
+    return [
+        f"#{r.id} peer check: [{style.get(verdict_of(d), 'yellow')}]{escape(peer_line(d))}[/]"
+        for r in runs
+        for d in _peer_suspects(r)
+    ]
 
 
 def _trend(stack: str, runs: list, path: Path) -> Table:
     first = next((r for r in runs if r.accepted), None)
     table = Table(title=f"validation history of {stack}", caption=str(path))
     for col in ("#", "when (UTC)", "status", "busbw GB/s", "floor", "margin", "vs first accepted",
-                "network", "source"):  # fmt: skip
+                "network", "fabric per host", "source"):  # fmt: skip
         table.add_column(col, justify="right" if col in ("#", "busbw GB/s", "floor") else "left")
     style = {"pass": "green", "warn": "yellow", "fail": "bold red"}
     for r in runs:
@@ -226,6 +249,7 @@ def _trend(stack: str, runs: list, path: Path) -> Table:
             "-" if r.margin_pct is None else f"{r.margin_pct:+.1f}%",
             versus,
             escape(r.network or "-"),
+            escape(r.fabric or "-"),
             escape(r.source if r.source == "run" else "log " + Path(r.source[4:]).name),
         )
     return table

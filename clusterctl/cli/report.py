@@ -17,7 +17,14 @@ from rich.table import Table
 
 from clusterctl.cli.common import err, out
 from clusterctl.errors import path_problem
-from clusterctl.nccl.report import HEADERS, reasons, table_lines, to_junit
+from clusterctl.nccl.report import (
+    HEADERS,
+    expected_lines,
+    fabric_lines,
+    reasons,
+    table_lines,
+    to_junit,
+)
 from clusterctl.validate.run import outcome_json
 
 if TYPE_CHECKING:
@@ -49,7 +56,10 @@ def report(outcome: Outcome, *, as_json: bool, junit: Path | None) -> None:
     if junit is not None:
         try:
             junit.parent.mkdir(parents=True, exist_ok=True)
-            junit.write_text(to_junit(outcome.verdicts))
+            from clusterctl.validate.peers import peer_json, with_peer_case
+
+            peers = None if outcome.sweep is None else [peer_json(p) for p in outcome.sweep.peers]
+            junit.write_text(with_peer_case(to_junit(outcome.verdicts), peers))
         except OSError as exc:
             err.print(f"[red]error:[/] {escape(path_problem(exc, '--junit'))}", highlight=False)
             raise typer.Exit(2) from None
@@ -57,6 +67,10 @@ def report(outcome: Outcome, *, as_json: bool, junit: Path | None) -> None:
 
 def _print(outcome: Outcome) -> None:
     out.print(nccl_table(outcome.verdicts))
+    for v in outcome.verdicts:
+        group = f"{v.group}: " if v.group and len(outcome.verdicts) > 1 else ""
+        for line in expected_lines(v) + fabric_lines(v):
+            out.print(escape(group + line), highlight=False, soft_wrap=True)
     if outcome.sweep is not None:
         loc = outcome.sweep.localization
         table = Table(title=f"2-node pairs: {loc.rounds} round(s), {loc.pairs_measured} pairs")
@@ -72,14 +86,34 @@ def _print(outcome: Outcome) -> None:
             out.print(f"floor: {outcome.sweep.calibration}")
         for s in loc.suspects:
             out.print(f"[bold red]suspect[/] {s.node}: {s.status} ({s.reason})")
-        for p in outcome.sweep.peers:
-            out.print(
-                f"[yellow]peer check[/] {' + '.join(p.pair)}: {p.busbw_gbps:.3g} GB/s is "
-                f"{p.ratio:.0%} of the other pairs' median {p.peer_median_gbps:.3g}"
-            )
+        out.print(_peer_table(outcome))
     for note in outcome.notes:
         out.print(f"note: {note}")
     if outcome.drained:
         out.print(f"drained: {', '.join(outcome.drained)}")
     colour = {"pass": "green", "warn": "yellow", "fail": "bold red"}.get(outcome.status, "magenta")
     out.print(f"[{colour}]NCCL validation: {outcome.status}[/] (exit {outcome.exit_code})")
+
+
+_PEER_STYLE = {"named": "bold red", "recovered": "green", "unconfirmed": "yellow"}
+
+
+def _peer_table(outcome: Outcome) -> Table | str:
+    """Each suspect pair: its first figure, its re-run, the other pairs' median, both ratios and
+    the verdict; one line when no pair fell below the peer floor."""
+    from clusterctl.validate.peers import peer_cells, peer_json, verdict_of
+
+    assert outcome.sweep is not None
+    floor = outcome.sweep.peer_floor
+    if not outcome.sweep.peers:
+        return f"peer check: every pair at or above {floor:g} x the other pairs' median"
+    table = Table(
+        title=f"peer check: pairs below {floor:g} x the other pairs' median, re-run once",
+    )
+    for col in ("pair", "busbw GB/s", "re-run GB/s", "peers' median", "ratio", "verdict"):
+        table.add_column(col, justify="left" if col in ("pair", "verdict") else "right")
+    for p in outcome.sweep.peers:
+        d = peer_json(p)
+        *cells, verdict = peer_cells(d)
+        table.add_row(*map(escape, cells), f"[{_PEER_STYLE[verdict_of(d)]}]{verdict}[/]")
+    return table

@@ -211,6 +211,8 @@ FAULTS = (
     "boot-hangs",
     "preempt",
     "slow-gpu",
+    "drop-hca",
+    "no-gdr",
     "clear",
 )
 """faults.KINDS, named here so that `--help` imports nothing of the sandbox (a unit test keeps the
@@ -230,19 +232,25 @@ def fault_cmd(
     rate: Annotated[str, typer.Option("--rate", help="slow-link: the link's rate (tbf).")] = (
         "20mbit"
     ),
+    device: Annotated[
+        str | None, typer.Option("--device", help="drop-hca: which HCA (default: the last).")
+    ] = None,
     workdir: WorkdirOpt = VM_WORKDIR,
 ) -> None:
     """Inject a fault into a node (or `clear` its faults): a slow link, a GPU gone (the health
     check drains the node), a deep-tier check failing, slurmd killed, its VM unable to start,
     its boot never reaching slurmd, a spot eviction notice, a slow GPU (its CPU capped: the
-    training check's straggler)."""
+    training check's straggler), an InfiniBand HCA gone, GPUDirect RDMA off."""
     from clusterctl.sandbox.vm import faults
 
     _need_root()
     if kind not in faults.KINDS:
         raise UserError(f"FAULT: unknown fault {kind!r}; use one of {', '.join(faults.KINDS)}")
+    if device is not None and kind != "drop-hca":
+        raise UserError(f"--device: names the HCA of drop-hca only, not of {kind}; leave it out")
     try:
-        out.print(faults.inject(workdir, node, kind, rate=rate), highlight=False, markup=False)
+        done = faults.inject(workdir, node, kind, rate=rate, device=device)
+        out.print(done, highlight=False, markup=False)
     except faults.FaultError as exc:
         raise UserError(str(exc)) from None
 

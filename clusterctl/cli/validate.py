@@ -42,6 +42,7 @@ FLAGS = {
     "min_bytes": "-b/--min-bytes",
     "max_bytes": "-e/--max-bytes",
     "resume": "--resume",
+    "peer_floor": "--peer-floor",
 }
 # Options a target has no use for, and why: refused (exit 2), never silently dropped.
 IGNORED: dict[str, dict[str, str]] = {
@@ -52,6 +53,7 @@ IGNORED: dict[str, dict[str, str]] = {
         "min_bytes": "the log's sizes are what was run",
         "max_bytes": "the log's sizes are what was run",
         "resume": "a log cannot re-test a node",
+        "peer_floor": "a log is one run: it has no 2-node pairs to compare",
     },
     "sandbox": {
         "sku": "the sandbox probe has no catalog baseline; it calibrates on its own pairs",
@@ -72,6 +74,14 @@ def refuse_ignored(given: Mapping[str, object]) -> None:
     for key, why in IGNORED[target].items():
         if given.get(key) not in (None, False):
             raise UserError(f"{FLAGS[key]} does nothing with {TARGETS[target]}: {why}")
+
+
+def check_peer_floor(ratio: float | None) -> None:
+    if ratio is not None and not 0 < ratio < 1:
+        raise UserError(
+            f"--peer-floor {ratio:g}: a share of the other pairs' median, above 0 and below 1 "
+            "(e.g. 0.9)"
+        )
 
 
 def sizes(min_bytes: str | None, max_bytes: str | None) -> tuple[str | None, str | None]:
@@ -176,6 +186,16 @@ FailBelowOpt = Annotated[
 WarnBelowOpt = Annotated[
     float | None, typer.Option("--warn-below", min=0.0, help="Warning level, GB/s busbw.")
 ]
+PeerFloorOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--peer-floor",
+        metavar="RATIO",
+        help="2-node pairs: one below RATIO x the other pairs' median is re-run once, and fails "
+        "the run if the re-run is below it too. Default: the stack's validation.nccl.peerFloor, "
+        "else 0.9.",
+    ),
+]
 MinBytesOpt = Annotated[
     str | None, _size_opt("-b", "--min-bytes", "Smallest", "minBytes", NCCL_MIN_BYTES)
 ]
@@ -222,6 +242,7 @@ def register(app: typer.Typer) -> None:
         junit: JunitOpt = None,
         fail_below: FailBelowOpt = None,
         warn_below: WarnBelowOpt = None,
+        peer_floor: PeerFloorOpt = None,
         min_bytes: MinBytesOpt = None,
         max_bytes: MaxBytesOpt = None,
         report_path: ReportOpt = None,
@@ -244,7 +265,7 @@ def register(app: typer.Typer) -> None:
                 _train(
                     dict(nccl=nccl, sweep=sweep, drain=drain, resume=resume or None,
                          min_bytes=min_bytes, max_bytes=max_bytes, fail_below=fail_below,
-                         warn_below=warn_below),
+                         warn_below=warn_below, peer_floor=peer_floor),
                     stack=stack, host=host, kubeconfig=kubeconfig,
                     sandbox=sandbox_workdir(sandbox, sandbox_dir), from_log=from_log, sku=sku,
                     nodes=nodes, partition=partition, min_tokens=min_tokens,
@@ -263,6 +284,7 @@ def register(app: typer.Typer) -> None:
             stack=stack, host=host, kubeconfig=kubeconfig, sandbox=sandbox or sandbox_dir,
             from_log=from_log, sku=sku, partition=partition, sweep=sweep, drain=drain,
             min_bytes=min_bytes, max_bytes=max_bytes, resume=resume or None,
+            peer_floor=peer_floor,
         )  # fmt: skip
         try:
             if junit is not None:  # before the run: a bad path must not cost the verdict
@@ -270,6 +292,7 @@ def register(app: typer.Typer) -> None:
             check_report_path(report_path)
             kept_as = history_stack(stack, record)
             refuse_ignored(given)
+            check_peer_floor(peer_floor)
             if resume:
                 if sweep or drain:
                     raise UserError("--resume re-tests named nodes: leave out --sweep and --drain")
@@ -283,7 +306,7 @@ def register(app: typer.Typer) -> None:
                 outcome = _run(
                     stack, host, kubeconfig, sandbox_workdir(sandbox, sandbox_dir), from_log,
                     sku, nodes, partition, sweep, drain, fail_below, warn_below, min_bytes,
-                    max_bytes, quiet=as_json,
+                    max_bytes, peer_floor, quiet=as_json,
                 )  # fmt: skip
         except (CouldNotRun, UserError) as exc:
             bail(*([str(exc)] if isinstance(exc, CouldNotRun) else exc.problems))
@@ -354,7 +377,7 @@ def _resume(stack, host, kubeconfig, sku, sandbox, nodes: list[str]) -> int:
 
 def _run(
     stack, host, kubeconfig, sandbox, from_log, sku, nodes, partition,
-    sweep, drain, fail_below, warn_below, min_bytes, max_bytes, *, quiet: bool,
+    sweep, drain, fail_below, warn_below, min_bytes, max_bytes, peer_floor, *, quiet: bool,
 ):  # fmt: skip
     from clusterctl.cli.common import resolve_target
     from clusterctl.validate.run import Options, validate, with_stack_overrides
@@ -372,7 +395,7 @@ def _run(
         )  # fmt: skip
     opts = Options(
         sweep=sweep, drain=drain, fail_below=fail_below, warn_below=warn_below,
-        min_bytes=min_bytes, max_bytes=max_bytes,
+        peer_floor=peer_floor, min_bytes=min_bytes, max_bytes=max_bytes,
         say=(lambda _: None) if quiet else (lambda m: err.print(f"[dim]{m}[/]", highlight=False)),
     )  # fmt: skip
     if stack is not None:

@@ -25,6 +25,7 @@ NOT_FOR_TRAIN = {
     "max_bytes": "-e/--max-bytes sizes NCCL messages",
     "fail_below": "--fail-below is an NCCL busbw floor; use --min-tokens-per-gpu",
     "warn_below": "--warn-below is an NCCL busbw level; use --min-tokens-per-gpu",
+    "peer_floor": "--peer-floor compares NCCL pairs; a training run names a straggler by itself",
 }
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from clusterctl.nccl.fabric import Network
+from clusterctl.nccl.fabric import HostFabric, Network
 
 __all__ = ["Measurement", "NcclParseError", "NcclRow", "NcclRun", "NotAllReduce", "RankInfo"]
 
@@ -85,9 +85,10 @@ class NcclRun:
     max_bytes: int | None = None
     validation: bool | None = None
     cuda_driver: str | None = None  # NCCL INFO cudaDriverVersion, e.g. 12040
-    networks: tuple[
-        Network, ...
-    ] = ()  # what NCCL's INFO lines say it used (clusterctl.nccl.fabric)
+    networks: tuple[Network, ...] = ()
+    """What NCCL's INFO lines say it used, hosts grouped by network (clusterctl.nccl.fabric)."""
+    fabric: tuple[HostFabric, ...] = ()
+    """The same per host: devices, GPUDirect RDMA, fallbacks."""
 
     @property
     def hosts(self) -> tuple[str, ...]:

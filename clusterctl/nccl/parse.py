@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass, field
 
 from clusterctl.nccl.collective import identify, programs_named
-from clusterctl.nccl.fabric import networks_in
+from clusterctl.nccl.fabric import hosts_fabric, networks_of
 from clusterctl.nccl.model import (
     Measurement,
     NcclParseError,
@@ -126,7 +126,9 @@ class _State:
 def parse_all_reduce(text: str) -> NcclRun:
     """Parse one all_reduce_perf run; raise NcclParseError if it is not whole and well formed."""
     st = _State()
-    st.info["networks"] = networks_in(strip_prefixes(raw)[0] for raw in text.splitlines())
+    fabric = hosts_fabric(strip_prefixes(raw)[0] for raw in text.splitlines())
+    st.info["fabric"] = fabric
+    st.info["networks"] = networks_of(fabric)
     for line_no, line in _one_stream(text):
         st.named += [(name, line_no) for name in programs_named(line) if not _is_row(line)]
         if line.startswith("#"):

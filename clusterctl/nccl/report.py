@@ -13,7 +13,16 @@ from typing import Any
 from clusterctl.nccl.judge import Verdict, overall_status
 from clusterctl.nccl.units import fmt_bytes
 
-__all__ = ["HEADERS", "reasons", "render_plain", "table_lines", "to_json", "to_junit"]
+__all__ = [
+    "HEADERS",
+    "expected_lines",
+    "fabric_lines",
+    "reasons",
+    "render_plain",
+    "table_lines",
+    "to_json",
+    "to_junit",
+]
 
 HEADERS = ("group", "size", "busbw oop", "busbw ip", "floor", "margin", "status")
 
@@ -39,6 +48,35 @@ def table_lines(verdicts: Sequence[Verdict], *, all_sizes: bool) -> list[tuple[s
     return lines
 
 
+def fabric_lines(v: Verdict) -> list[str]:
+    """One line per host: what NCCL's INFO lines say its network was, against the SKU's."""
+    if not v.fabric:
+        return []
+    want = ""
+    if v.expect is not None:
+        unit = {"infiniband": "IB devices", "efa": "EFA NICs"}[v.expect.kind]
+        gdr = ", GPUDirect RDMA" if v.expect.gdr else ""
+        want = f" [SKU: {v.expect.devices} {unit}{gdr}]"
+    return [f"fabric {f.host}: {f.describe()}{want}" for f in v.fabric]
+
+
+def expected_lines(v: Verdict) -> list[str]:
+    """`expected 384 GB/s (derived) at 16 GiB, measured 336.00 (-12.5%); warn below 357, fail
+    below 338`: the verdict's figure against what a healthy cluster delivers."""
+    th = v.thresholds
+    if th.expected_gbps is None:
+        return []
+    basis = f" ({th.expected_basis})" if th.expected_basis else ""
+    text = f"expected {th.expected_gbps:g} GB/s{basis} at {fmt_bytes(th.message_bytes)}"
+    at = [s for s in v.sizes if s.gated and s.size_bytes >= th.message_bytes]
+    if at:
+        worst = min(s.busbw_gbps for s in at)
+        pct = (worst - th.expected_gbps) / th.expected_gbps * 100
+        text += f", measured {worst:.2f} ({pct:+.1f}%)"
+    warn = f"warn below {th.warn_below_gbps:g}, " if th.warn_below_gbps is not None else ""
+    return [f"{text}; {warn}fail below {th.fail_below_gbps:g}"]
+
+
 def reasons(verdicts: Sequence[Verdict]) -> list[tuple[str, str]]:
     """(group, reason) for every reason a verdict gives."""
     return [(v.group or "-", r) for v in verdicts for r in v.reasons]
@@ -52,6 +90,8 @@ def render_plain(verdicts: Sequence[Verdict], *, all_sizes: bool = False) -> str
         "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
         for row in [HEADERS, *lines]
     ]
+    for v in verdicts:
+        text += [f"{v.group or '-'}: {line}" for line in expected_lines(v) + fabric_lines(v)]
     text += [f"{group}: {reason}" for group, reason in reasons(verdicts)]
     text.append(f"overall: {overall_status(verdicts)}")
     return "\n".join(text) + "\n"
@@ -79,12 +119,38 @@ def to_json(verdicts: Sequence[Verdict]) -> dict[str, Any]:
                     }
                     for n in v.networks
                 ],
+                "fabric": [
+                    {
+                        "host": f.host,
+                        "network": f.network,
+                        "kind": f.kind,
+                        "devices": list(f.devices),
+                        "device_count": f.device_count,
+                        "other_devices": list(f.other_devices),
+                        "provider": f.provider,
+                        "gdr": f.gdr,
+                        "net_channels": f.net_channels,
+                        "gdr_channels": f.gdr_channels,
+                    }
+                    for f in v.fabric
+                ],
+                "fabric_expected": None
+                if v.expect is None
+                else {
+                    "kind": v.expect.kind,
+                    "devices": v.expect.devices,
+                    "gdr": v.expect.gdr,
+                    "source": v.expect.source,
+                },
                 "thresholds": {
                     "fail_below_gbps": v.thresholds.fail_below_gbps,
                     "warn_below_gbps": v.thresholds.warn_below_gbps,
+                    "expected_gbps": v.thresholds.expected_gbps,
+                    "expected_basis": v.thresholds.expected_basis or None,
                     "message_bytes": v.thresholds.message_bytes,
                     "source": v.thresholds.source,
                 },
+                "reasons": list(v.reasons),
                 "sizes": [
                     {
                         "size_bytes": s.size_bytes,
@@ -105,10 +171,12 @@ def to_json(verdicts: Sequence[Verdict]) -> dict[str, Any]:
 
 
 def to_junit(verdicts: Sequence[Verdict], *, suite: str = "nccl.all_reduce") -> str:
-    """One testcase per group and check (correctness, bandwidth).
+    """One testcase per group and check (correctness, bandwidth, and fabric where NCCL's INFO
+    lines name the hosts' networks).
 
     A failed check is a <failure>; a bandwidth check that could not be judged is <skipped>;
-    warnings go to <system-out> of a passing case.
+    warnings go to <system-out> of a passing case, with the expected figure and each host's
+    fabric.
     """
     import xml.etree.ElementTree as ET  # only for --junit: not on every command's path
 
@@ -117,11 +185,13 @@ def to_junit(verdicts: Sequence[Verdict], *, suite: str = "nccl.all_reduce") -> 
     tests = failures = skipped = 0
     for v in verdicts:
         classname = f"{suite}.{v.group or 'cluster'}"
-        for kind in ("correctness", "bandwidth"):
+        own_fabric = bool(v.fabric)
+        for kind in ("correctness", "bandwidth", "fabric")[: 3 if own_fabric else 2]:
+            folded = ("coverage",) if own_fabric else ("coverage", "fabric")
             found = [
                 f
                 for f in v.findings
-                if f.kind == kind or (kind == "bandwidth" and f.kind in ("coverage", "fabric"))
+                if f.kind == kind or (kind == "bandwidth" and f.kind in folded)
             ]
             case = ET.SubElement(ts, "testcase", classname=classname, name=kind)
             tests += 1
@@ -134,6 +204,7 @@ def to_junit(verdicts: Sequence[Verdict], *, suite: str = "nccl.all_reduce") -> 
                 skipped += 1
                 ET.SubElement(case, "skipped", message="; ".join(v.reasons) or "not judged")
             warns = [f.message for f in found if f.level in ("warn", "info")]
+            warns += {"bandwidth": expected_lines(v), "fabric": fabric_lines(v)}.get(kind, [])
             if warns:
                 ET.SubElement(case, "system-out").text = "\n".join(warns)
     for el in (ts, root):

@@ -18,6 +18,7 @@ import time
 from array import array
 
 from clusterctl.nccl import units
+from clusterctl.probe import netinfo
 from clusterctl.probe.ring import LANE, Ring, RingError, expand_hostlist, ring_allreduce
 
 PATTERN = array("I", range(1, 252)).tobytes()  # lanes 1..251, repeated
@@ -67,6 +68,12 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--timeout", type=float, default=30.0, help="seconds any socket may wait")
     p.add_argument("--max-seconds", type=float, default=300.0, help="stop the sweep after this")
     p.add_argument("--corrupt-rank", type=int, default=None, help=argparse.SUPPRESS)
+    env = os.environ.get
+    ib, peermem = "CLUSTERCTL_PROBE_IB_DIR", "CLUSTERCTL_PROBE_PEERMEM_DIR"
+    p.add_argument("--ib-dir", default=env(ib, netinfo.IB_DIR),
+                   help="where the node lists its IB devices (as NCCL reads sysfs)")  # fmt: skip
+    p.add_argument("--peermem-dir", default=env(peermem, netinfo.PEERMEM_DIR),
+                   help="present when nvidia_peermem is loaded (GPUDirect RDMA)")  # fmt: skip
     return p.parse_args(argv)
 
 
@@ -105,6 +112,20 @@ def _master(args: argparse.Namespace) -> str:
     return address_of(expand_hostlist(nodelist)[0])
 
 
+def _interface_of(addr: str) -> str:
+    """The interface holding `addr` (NCCL's OOB interface), from `ip -o -4 addr`."""
+    try:
+        shown = subprocess.run(["ip", "-o", "-4", "addr", "show"], capture_output=True,
+                               text=True, timeout=10).stdout  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired):
+        return "eth0"
+    for line in shown.splitlines():
+        fields = line.split()
+        if len(fields) > 3 and fields[3].split("/")[0] == addr:
+            return fields[1]
+    return "eth0"
+
+
 def _time_us(ring: Ring, data: bytes, iters: int, *, in_place: bool) -> float:
     if iters <= 0:
         return 0.0
@@ -134,6 +155,13 @@ def run(args: argparse.Namespace) -> int:
     master = _master(args) if size > 1 else addr
     started = time.monotonic()
     ring = Ring.connect(rank, size, master, port, bind=addr, timeout=args.timeout, host=me)
+    if size > 1:  # a network carries the ring: say which, as NCCL does on every rank
+        hcas = netinfo.active_hcas(args.ib_dir)
+        gdr = os.path.isdir(args.peermem_dir)
+        oob = (_interface_of(addr), addr)
+        lines = netinfo.info_lines(me.split(".")[0], rank, size, hcas, gdr, oob)
+        sys.stdout.write("".join(line + "\n" for line in lines))
+        sys.stdout.flush()
     rows, stopped, last = [], False, 0.0
     try:
         for nbytes in sizes(args.minbytes, args.maxbytes, args.stepfactor):

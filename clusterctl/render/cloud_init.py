@@ -73,10 +73,17 @@ def azure_custom_data(user_data: str) -> str:
 
 
 LOGIN_SCRIPTS = frozenset(
-    {"gpucl-pyxis.sh", "gpucl-build-cache.sh", "gpucl-users.sh", "gpucl-hosts.sh"}
+    {
+        "gpucl-pyxis.sh",
+        "gpucl-build-cache.sh",
+        "gpucl-users.sh",
+        "gpucl-hosts.sh",
+        "gpucl-known-hosts.sh",
+    }
 )
 """A login node builds (or takes from the cluster's cache) pyxis, so sbatch and srun there accept
-its container options, has the team's users and Slurm's node names; it runs no Slurm daemon."""
+its container options, has the team's users, Slurm's node names and the nodes' SSH host keys; it
+runs no Slurm daemon."""
 
 
 def _files_home(spec: ClusterSpec, account: str | None) -> str | None:

@@ -259,6 +259,7 @@ def mpijob_manifest(
         # which network NCCL chose, in the launcher's log (clusterctl.nccl.fabric reads it)
         env["NCCL_DEBUG"] = "INFO"
         env["NCCL_DEBUG_SUBSYS"] = "INIT,NET"
+        env.pop("NCCL_DEBUG_FILE", None)  # the lines must reach the launcher's log
     return render_template(
         "k8s/nccl-tests-mpijob.yaml.j2",
         job_name=name,

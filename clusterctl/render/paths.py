@@ -76,6 +76,13 @@ def hosts_map(cluster: str) -> str:
     return f"/sched/{cluster}/hosts"
 
 
+def host_keys(cluster: str) -> str:
+    """Each node's current SSH host key, one file per Slurm node name (or the scheduler's and login
+    nodes' host names) as known_hosts lines, published by that node (gpucl-known-hosts.sh) and read
+    by ssh on every node through KnownHostsCommand. Root-owned, readable by all."""
+    return f"/sched/{cluster}/host-keys"
+
+
 ADOPT_ACCESS = "/etc/security/gpucl-adopt-access.conf"
 """pam_access rules for a GPU node's sshd, before pam_slurm_adopt: who logs in without a job."""
 

@@ -18,6 +18,7 @@ from clusterctl.render.paths import (
     SCRATCH,
     SHARED_MOUNTS,
     TASK_PROLOG,
+    host_keys,
     hosts_map,
 )
 from clusterctl.render.power_files import POWER_LOG
@@ -42,6 +43,8 @@ def node_scripts(spec: ClusterSpec, site: SlurmSite, sku: Sku | None) -> dict[st
         "imex_dir": IMEX_DIR,
         "cluster": spec.name,
         "hosts_map": hosts_map(spec.name),
+        "host_keys": host_keys(spec.name),
+        "scheduler_host": scheduler_host(spec),
         "conf_server": f"{scheduler_host(spec)}:{site.slurmctld_port}",
         "etc_dir": site.etc_dir,
         "nccl_conf_ours": NCCL_CONF_OURS,
@@ -52,7 +55,14 @@ def node_scripts(spec: ClusterSpec, site: SlurmSite, sku: Sku | None) -> dict[st
             "slurm/pyxis.conf.j2", pyxis_library=PYXIS_LIBRARY, enroot_runtime=ENROOT_RUNTIME
         ).strip(),
     }
-    names = ["prolog.sh", "epilog.sh", "gpucl-pyxis.sh", "gpucl-build-cache.sh", "gpucl-hosts.sh"]
+    names = [
+        "prolog.sh",
+        "epilog.sh",
+        "gpucl-pyxis.sh",
+        "gpucl-build-cache.sh",
+        "gpucl-hosts.sh",
+        "gpucl-known-hosts.sh",
+    ]
     if sku is None:
         names += ["resume.sh", "suspend.sh", "resume-fail.sh"]
         ctx["power_log"] = POWER_LOG

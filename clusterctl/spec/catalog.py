@@ -44,6 +44,23 @@ def _sourced(value: str) -> str:
     return value
 
 
+class FabricProof(_Entry):
+    """What NCCL's INFO lines show on every healthy host of the size (clusterctl.nccl.fabric):
+    `validate --nccl` fails a host that shows less."""
+
+    devices: int = Field(ge=1)
+    """Fabric devices NCCL lists per host: IB HCAs in `NET/IB : Using [0]mlx5_ib0:1/IB ...`, or
+    the EFA NICs of aws-ofi-nccl's `Selected Provider is efa (found N nics)`."""
+    device_prefix: str | None = None
+    """The devices are named this plus 0..devices-1 (`mlx5_ib`), so a missing one is named."""
+    gdr: bool
+    """GPUDirect RDMA expected: every network channel `via NET/.../GDRDMA`."""
+    source: str
+    note: str | None = None
+
+    _check_source = field_validator("source")(_sourced)
+
+
 class Fabric(_Entry):
     kind: Literal["infiniband", "efa", "none"]
     generation: str | None = None
@@ -52,6 +69,8 @@ class Fabric(_Entry):
     gdr_floor_gbps: float | None = Field(default=None, alias="gdrFloorGbps", gt=0)
     """GPUDirect RDMA loopback floor per HCA (Azure's check_ib_bw_gdr), InfiniBand only."""
     gdr_floor_source: str | None = None
+    nccl: FabricProof | None = None
+    """What NCCL should see of this fabric on each host; required of InfiniBand and EFA."""
     source: str | None = None
     note: str | None = None
 
@@ -61,13 +80,36 @@ class Fabric(_Entry):
             raise ValueError("gdrFloorGbps needs a gdrFloorSource")
         return self
 
+    @model_validator(mode="after")
+    def _nccl_proof(self) -> Fabric:
+        if self.kind == "none":
+            if self.nccl is not None:
+                raise ValueError("fabric.nccl given for kind none: remove it (no fabric to see)")
+            return self
+        if self.nccl is None:
+            raise ValueError(
+                f"fabric.nccl missing for kind {self.kind}: give devices (what NCCL lists per "
+                "host), gdr (GPUDirect RDMA expected) and source"
+            )
+        if self.nics and self.nccl.devices > self.nics:
+            raise ValueError(
+                f"fabric.nccl.devices {self.nccl.devices} is more than fabric.nics {self.nics}"
+            )
+        return self
+
 
 class Baseline(_Entry):
     """all_reduce_perf bus bandwidth (GB/s) at one message size, with where it comes from."""
 
-    expected_gbps: float | None = Field(default=None, alias="expectedGBps")
-    fail_below_gbps: float | None = Field(default=None, alias="failBelowGBps")
-    warn_below_gbps: float | None = Field(default=None, alias="warnBelowGBps")
+    expected_gbps: float | None = Field(default=None, alias="expectedGBps", gt=0)
+    expected_basis: Literal["measured", "derived"] = "measured"
+    """`derived`: no published figure; rails x link rate x a stated efficiency (`derivation`)."""
+    derivation: str | None = None
+    """The arithmetic and reasoning behind a derived expected figure."""
+    fail_below_gbps: float | None = Field(default=None, alias="failBelowGBps", gt=0)
+    warn_below_gbps: float | None = Field(default=None, alias="warnBelowGBps", gt=0)
+    levels_note: str | None = None
+    """Why the warn and fail lines sit where they do against the expected figure."""
     message_bytes: int | None = None
     curve_gbps: dict[int, float] | None = Field(default=None, alias="curveGBps")
     """Measured busbw at sizes below message_bytes (bytes -> GB/s), from the same source: the
@@ -76,6 +118,23 @@ class Baseline(_Entry):
     note: str | None = None
 
     _check_source = field_validator("source")(_sourced)
+
+    @model_validator(mode="after")
+    def _levels_in_order(self) -> Baseline:
+        if self.expected_basis == "derived" and not (self.derivation or "").strip():
+            raise ValueError("expectedBasis derived needs a derivation (rails x rate x efficiency)")
+        if self.expected_basis == "derived" and self.expected_gbps is None:
+            raise ValueError("expectedBasis derived needs expectedGBps")
+        fail, warn, expected = self.fail_below_gbps, self.warn_below_gbps, self.expected_gbps
+        if fail is not None and warn is not None and warn < fail:
+            raise ValueError(f"warnBelowGBps {warn:g} is below failBelowGBps {fail:g}: swap them")
+        top = warn if warn is not None else fail
+        if expected is not None and top is not None and top > expected:
+            raise ValueError(
+                f"{'warnBelowGBps' if warn is not None else 'failBelowGBps'} {top:g} is above "
+                f"expectedGBps {expected:g}: a healthy run would not pass"
+            )
+        return self
 
     @field_validator("curve_gbps")
     @classmethod

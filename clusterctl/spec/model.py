@@ -22,6 +22,7 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 
 from clusterctl.constants import DRAIN_PREFIX, NCCL_MAX_BYTES, NCCL_MIN_BYTES
+from clusterctl.nccl.judge import PEER_FLOOR
 from clusterctl.nccl.units import SIZE_PATTERN, SYNTAX, normalize_size
 
 CONFIG_NAMESPACE = "gpu-clusters"
@@ -175,6 +176,9 @@ class NcclValidationSpec(Model):
     max_bytes: ByteSize = NCCL_MAX_BYTES
     fail_below_gbps: Annotated[float, Strict()] | None = Field(default=None, gt=0)
     warn_below_gbps: Annotated[float, Strict()] | None = Field(default=None, gt=0)
+    peer_floor: Annotated[float, Strict()] = Field(default=PEER_FLOOR, gt=0, lt=1)
+    """A 2-node pair below this share of the other pairs' median is re-run once, and named (the
+    run fails) when the re-run is below it too."""
     container_image: str | None = None
     """Run nccl-tests in this container through pyxis (Slurm) instead of the host build."""
     timeout_minutes: Annotated[int, Strict()] = Field(default=30, ge=1, le=720)

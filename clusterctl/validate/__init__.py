@@ -6,7 +6,8 @@ targets     where to run: stack outputs, --host, --kubeconfig, --sandbox, or --f
 thresholds  which floor applies: catalog baseline < stack override < command line
 transport   the user's own `ssh` as a subprocess
 slurm_launcher / k8s_launcher   run the benchmark and bring back its output
-sweep       2-node pairs in parallel, wired to clusterctl.nccl.localize
+sweep       2-node pairs in parallel, wired to clusterctl.nccl.localize; suspects re-run once
+peers       how the peer check's suspects (first figure, re-run, verdict) read in every output
 drain       take suspects out of service (Slurm drain)
 k8s_nodes   the same on Kubernetes: cordon, taint and annotate; `--resume` re-tests and uncordons
 hook        the post-deploy check `pulumi up` runs when validation.nccl.onDeploy is true

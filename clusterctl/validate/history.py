@@ -86,6 +86,36 @@ class HistoryRun:
     def accepted(self) -> bool:
         return self.status in ACCEPTED
 
+    @property
+    def fabric(self) -> str | None:
+        """Each host's fabric as the run's NCCL INFO lines showed it: `h100-0 8 IB GDR; h100-1
+        7 IB GDR` (None where the run's log had no such lines)."""
+        short = {"infiniband": "IB", "efa": "EFA", "socket": "Socket"}
+        hosts = [f for g in self.result.get("groups", []) for f in g.get("fabric") or []]
+        if not hosts:
+            return None
+        parts = []
+        for f in hosts:
+            n = f.get("device_count")
+            gdr = {True: " GDR", False: " no GDR"}.get(f.get("gdr"), "")
+            what = short.get(f.get("kind") or "", f.get("network") or "?")
+            parts.append(f"{f['host']} {'' if n is None else f'{n} '}{what}{gdr}")
+        return "; ".join(parts)
+
+    @property
+    def expected_gbps(self) -> float | None:
+        """The expected busbw the run was judged against (its worst group's)."""
+        for g in self.result.get("groups", []):
+            value = (g.get("thresholds") or {}).get("expected_gbps")
+            if value is not None:
+                return float(value)
+        return None
+
+    @property
+    def reasons(self) -> list[str]:
+        """Why the run got its status, as its verdicts said."""
+        return [r for g in self.result.get("groups", []) for r in g.get("reasons") or []]
+
     def group_points(self, group: str) -> tuple[tuple[int, float], ...]:
         """(message bytes, worst busbw) of one group of this run, from its stored result."""
         for g in self.result.get("groups", []):

@@ -11,12 +11,20 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from clusterctl.constants import NCCL_MAX_BYTES
-from clusterctl.nccl.judge import GIB, Thresholds, Verdict, judge, overall_status
+from clusterctl.nccl.judge import (
+    GIB,
+    FabricExpectation,
+    Thresholds,
+    Verdict,
+    judge,
+    overall_status,
+)
 from clusterctl.nccl.parse import NcclParseError, NcclRun, NotAllReduce, parse_all_reduce
 from clusterctl.nccl.report import to_json
 from clusterctl.nccl.units import SizeError, parse_size
 from clusterctl.spec.model import NcclValidationSpec, default_of
 from clusterctl.validate import CouldNotRun
+from clusterctl.validate.peers import peer_json
 from clusterctl.validate.sweep import SweepResult, run_sweep
 from clusterctl.validate.targets import KubeTarget, LogTarget, SlurmTarget, Target
 from clusterctl.validate.thresholds import Overrides, choose
@@ -38,6 +46,8 @@ class Options:
     drain: bool = False
     fail_below: float | None = None
     warn_below: float | None = None
+    peer_floor: float | None = None
+    """The peer check's share of the other pairs' median; None: the benchmark's, or PEER_FLOOR."""
     min_bytes: str | None = None
     max_bytes: str | None = None
     stack: Overrides | None = None
@@ -63,9 +73,10 @@ class Outcome:
         status = overall_status(self.verdicts)
         if self.sweep is not None:
             loc = self.sweep.localization
-            if loc.bad or loc.flaky:
+            verdicts = {p.verdict for p in self.sweep.peers}
+            if loc.bad or loc.flaky or "named" in verdicts:
                 status = "fail"
-            elif (loc.unresolved or self.sweep.peers) and status == "pass":
+            elif (loc.unresolved or "unconfirmed" in verdicts) and status == "pass":
                 status = "warn"
         return status
 
@@ -96,6 +107,14 @@ def catalog_thresholds(sku: str | None, nodes: int, opts: Options) -> Thresholds
     return choose(baseline, stack=opts.stack, cli=_cli(opts), what=what)
 
 
+def peer_floor(target: SlurmTarget | KubeTarget, opts: Options) -> float:
+    """The command line's, else the stack's, else the benchmark's own, else the spec's default
+    (clusterctl.nccl.judge.PEER_FLOOR)."""
+    bench = target.benchmark if isinstance(target, SlurmTarget) else None
+    own = bench.peer_floor if bench else None
+    return opts.peer_floor or own or default_of(NcclValidationSpec, "peer_floor")
+
+
 def _cli(opts: Options) -> Overrides:
     return Overrides(opts.fail_below, opts.warn_below, "command line")
 
@@ -117,6 +136,7 @@ def judge_run(
         gpus_per_host=gpus_per_host,
         nodes=nodes,
         fabric=_sku_fabric(sku),
+        expect=fabric_expectation(sku),
     )
 
 
@@ -129,6 +149,21 @@ def _sku_fabric(sku: str | None) -> Literal["infiniband", "efa"] | None:
     found = catalog().get(sku)
     kind = found.fabric.kind if found is not None else None
     return kind if kind in ("infiniband", "efa") else None  # type: ignore[return-value]
+
+
+def fabric_expectation(sku: str | None) -> FabricExpectation | None:
+    """What every host of a catalog SKU should show in NCCL's INFO lines (fabric.nccl)."""
+    kind = _sku_fabric(sku)
+    if kind is None:
+        return None
+    from clusterctl.spec.catalog import catalog
+
+    proof = catalog().require(sku).fabric.nccl  # type: ignore[arg-type]
+    if proof is None:
+        return None
+    return FabricExpectation(
+        kind, proof.devices, gdr=proof.gdr, device_prefix=proof.device_prefix, source=proof.source
+    )
 
 
 def validate_log(target: LogTarget, opts: Options) -> Outcome:
@@ -195,7 +230,7 @@ def _slurm_setup(target: SlurmTarget, opts: Options, launcher: Any = None) -> tu
         nodes=target.nodes,
         gpus_per_node=target.gpus_per_node,
         benchmark=bench.program,
-        env=profile_env(target.sku),
+        env=profile_env(target.sku) | dict(bench.env),
         partition=target.partition,
         nodelist=target.node_names,
         min_bytes=opts.min_bytes or bench.min_bytes,
@@ -262,7 +297,8 @@ def validate_slurm(target: SlurmTarget, opts: Options, *, launcher: Any = None) 
             gate_bytes=size_bytes(job.max_bytes),
             floor_gbps=cli_floor,
             calibrate_ratio=ratio,
-            rel_floor=ratio,
+            rel_floor=peer_floor(target, opts),
+            say=opts.say,
         )
         th = Thresholds(
             sweep.floor_gbps if cli_floor is None else cli_floor,
@@ -286,7 +322,7 @@ def validate_slurm(target: SlurmTarget, opts: Options, *, launcher: Any = None) 
         group,
         gpus_per_host=gpus,
         nodes=target.nodes if per_gpu else None,
-        sku=target.sku,
+        sku=target.sku or target.fabric_sku,
     )
     if ratio is None and (opts.sweep or verdict.status == "fail"):
         nodes = list(run.hosts) or list(target.node_names)
@@ -298,6 +334,8 @@ def validate_slurm(target: SlurmTarget, opts: Options, *, launcher: Any = None) 
                 run_pairs,
                 gate_bytes=pair_th.message_bytes,
                 floor_gbps=pair_th.fail_below_gbps,
+                rel_floor=peer_floor(target, opts),
+                say=opts.say,
             )
         else:
             notes.append("cannot localise: the output names no hosts (no `# Rank` lines)")
@@ -375,7 +413,12 @@ def validate_k8s(target: KubeTarget, opts: Options, *, client: Any = None) -> Ou
 
     opts.say(f"localising: {len(nodes)} nodes in 2-node pairs")
     outcome.sweep = run_sweep(
-        nodes, run_pairs, gate_bytes=pair_th.message_bytes, floor_gbps=pair_th.fail_below_gbps
+        nodes,
+        run_pairs,
+        gate_bytes=pair_th.message_bytes,
+        floor_gbps=pair_th.fail_below_gbps,
+        rel_floor=peer_floor(target, opts),
+        say=opts.say,
     )
     if opts.drain:
         loc = outcome.sweep.localization.suspects
@@ -423,6 +466,7 @@ def with_stack_overrides(opts: Options, nccl: Any, where: str) -> Options:
         stack=Overrides(nccl.fail_below_gbps, nccl.warn_below_gbps, where),
         container_image=opts.container_image or nccl.container_image,
         timeout_minutes=nccl.timeout_minutes,
+        peer_floor=opts.peer_floor or nccl.peer_floor,
         min_bytes=opts.min_bytes or nccl.min_bytes,
         max_bytes=opts.max_bytes or nccl.max_bytes,
     )
@@ -460,13 +504,7 @@ def outcome_json(outcome: Outcome) -> dict[str, Any]:
                 }
                 for s in loc.suspects
             ],
-            "peer_suspects": [
-                {
-                    "pair": list(p.pair),
-                    "busbw_gbps": p.busbw_gbps,
-                    "peer_median_gbps": p.peer_median_gbps,
-                }
-                for p in outcome.sweep.peers
-            ],
+            "peer_floor": outcome.sweep.peer_floor,
+            "peer_suspects": [peer_json(p) for p in outcome.sweep.peers],
         }
     return data

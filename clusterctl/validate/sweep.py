@@ -1,12 +1,13 @@
 """Bad-node localisation: 2-node all-reduce on disjoint pairs in parallel, wired to
-clusterctl.nccl.localize, plus the peer check (a pair far below the others is suspect)."""
+clusterctl.nccl.localize, plus the peer check: a pair below a share of the other pairs' median is
+run once more through the same launcher, and named only when the re-run agrees."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from clusterctl.nccl.judge import SuspectPair, judge_peers
+from clusterctl.nccl.judge import PEER_FLOOR, SuspectPair, judge_peers
 from clusterctl.nccl.localize import Localization, localize
 from clusterctl.nccl.parse import NcclParseError, NcclRow, NcclRun, parse_all_reduce
 from clusterctl.validate import CouldNotRun
@@ -48,6 +49,8 @@ class SweepResult:
     peers: list[SuspectPair]
     floor_gbps: float
     calibration: str | None = None
+    peer_floor: float = PEER_FLOOR
+    """A pair below this share of the other pairs' median is re-run, and named if it stays there."""
 
 
 def run_sweep(
@@ -57,12 +60,14 @@ def run_sweep(
     gate_bytes: int,
     floor_gbps: float | None = None,
     calibrate_ratio: float = 0.5,
-    rel_floor: float = 0.8,
+    rel_floor: float = PEER_FLOOR,
+    say: Callable[[str], None] = lambda _: None,
 ) -> SweepResult:
-    """Localise bad nodes among `nodes`.
+    """Localise bad nodes among `nodes`, then compare the pairs with each other.
 
     With `floor_gbps` None the floor is calibrated from the first round: `calibrate_ratio` x the
     best pair (on a homogeneous fabric the best pair shows what a healthy link delivers).
+    Each pair below `rel_floor` x the other pairs' median is re-run once by `run_pairs`.
     """
     state: dict[str, float] = {}
     figures: dict[Pair, float] = {}
@@ -93,9 +98,49 @@ def run_sweep(
         return value > 0 and value >= state["floor"]
 
     loc = localize(list(nodes), measure, passes)
+    # A pair with a node the floor already failed is localisation's to name (it has measured
+    # that node with other partners): re-running it would only wait on the same node again.
+    named = loc.bad | loc.flaky
+    suspects = [s for s in judge_peers(figures, rel_floor=rel_floor) if not named & set(s.pair)]
     return SweepResult(
         localization=loc,
-        peers=judge_peers(figures, rel_floor=rel_floor),
+        peers=rerun_suspects(suspects, run_pairs, gate_bytes, say=say),
         floor_gbps=state.get("floor", floor_gbps or 0.0),
         calibration=calibration[0] if calibration else None,
+        peer_floor=rel_floor,
     )
+
+
+def rerun_suspects(
+    suspects: Sequence[SuspectPair],
+    run_pairs: RunPairs,
+    gate_bytes: int,
+    *,
+    say: Callable[[str], None] = lambda _: None,
+) -> list[SuspectPair]:
+    """Every suspect run once more, the same pair at the same sizes, worst first.
+
+    Pairs that share a node go in separate rounds: a node runs one pair's job at a time, as in
+    localisation.
+    """
+    rounds: list[list[SuspectPair]] = []
+    for s in suspects:
+        free = next((r for r in rounds if not any(set(s.pair) & set(o.pair) for o in r)), None)
+        if free is None:
+            rounds.append([s])
+        else:
+            free.append(s)
+    done: list[SuspectPair] = []
+    for batch in rounds:
+        say(
+            "peer check: re-running once before naming: "
+            + ", ".join(
+                f"{' + '.join(s.pair)} ({s.ratio:.0%} of the others' median)" for s in batch
+            )
+        )
+        outputs = run_pairs([s.pair for s in batch])
+        done += [
+            replace(s, rerun_gbps=output_figure(text, gate_bytes))
+            for s, text in zip(batch, outputs, strict=True)
+        ]
+    return sorted(done, key=lambda s: s.ratio)

@@ -35,6 +35,11 @@ class Benchmark:
     calibrate_ratio: float | None = None
     """None: judged against the catalog's baseline for the SKU. A ratio: no baseline applies, so
     this cluster's own 2-node pairs are measured first and the floor is this share of the best."""
+    env: tuple[tuple[str, str], ...] = ()
+    """More environment for the job (the probe: where its nodes list their stand-in HCAs)."""
+    peer_floor: float | None = None
+    """The peer check's share of the other pairs' median where this benchmark needs its own (its
+    healthy pairs scatter more than nccl-tests'); None: clusterctl.nccl.judge.PEER_FLOOR."""
 
     @property
     def one_rank_per_gpu(self) -> bool:
@@ -61,6 +66,9 @@ class SlurmTarget:
     gpus_per_node: int
     """From the catalog's SKU or the stack's `gpusPerNode` output; never assumed."""
     sku: str | None = None
+    fabric_sku: str | None = None
+    """Whose fabric every host must show where `sku` (the bandwidth baseline) is None: the VM
+    sandbox's nodes carry their size's stand-in HCAs but no baseline applies to the probe."""
     partition: str | None = None
     drain_prefix: str = DRAIN_PREFIX
     benchmark: Benchmark = NCCL_TESTS

@@ -65,8 +65,16 @@ def choose(
     size = message_bytes or (baseline.message_bytes if baseline else None) or GIB
     source = fail_src if warn_src in (None, fail_src) else f"{fail_src}; warn: {warn_src}"
     published = tuple(sorted((baseline.curve_gbps or {}).items())) if baseline else ()
+    expected = baseline.expected_gbps if baseline else None
     return Thresholds(
-        fail, warn, size, source or "", curve=curve(baseline, size), published=published
+        fail,
+        warn,
+        size,
+        source or "",
+        curve=curve(baseline, size),
+        published=published,
+        expected_gbps=expected,
+        expected_basis=baseline.expected_basis if baseline and expected else "",
     )
 
 

@@ -37,6 +37,11 @@ ELSEWHERE: list[tuple[str, str]] = [
         "test_train_runs_ddp_across_nodes_then_names_a_slow_node_against_the_kept_floor",
     ),
     (
+        r"sandbox fault \S+ (drop-hca|no-gdr)\b",
+        "tests/e2e/vm/test_vm_validate.py::"
+        "test_one_node_short_of_its_fabric_fails_validate_naming_it",
+    ),
+    (
         r"sandbox (up -s|exec|reboot|fault|down)\b",
         "tests/e2e/vm/test_vm_cli.py::test_vm_cli_up_exec_down",
     ),

@@ -45,7 +45,12 @@ def test_every_cloud_init_passes_cloud_init_schema(bundle) -> None:
 def test_every_script_passes_shellcheck(bundle) -> None:
     tool = need_tool("shellcheck")
     scripts = sorted((bundle / "scripts").glob("*.sh"))
-    assert {p.name for p in scripts} >= {"gpucl-health.sh", "gpucl-scratch.sh", "gpu-node-setup.sh"}
+    assert {p.name for p in scripts} >= {
+        "gpucl-health.sh",
+        "gpucl-scratch.sh",
+        "gpu-node-setup.sh",
+        "gpucl-known-hosts.sh",
+    }
     result = subprocess.run(
         [tool, "-s", "bash", *map(str, scripts)], capture_output=True, text=True, timeout=120
     )

@@ -66,6 +66,7 @@ FLIPS: dict[str, tuple[str, str]] = {
     "validation.nccl.maxBytes": (SLURM, "8G"),
     "validation.nccl.failBelowGbps": (SLURM, "300"),
     "validation.nccl.warnBelowGbps": (SLURM, "500"),
+    "validation.nccl.peerFloor": (SLURM, "0.8"),
     "validation.nccl.containerImage": (SLURM, "nvcr.io/nvidia/pytorch:24.05-py3"),
     "validation.nccl.timeoutMinutes": (SLURM, "45"),
     "kubernetes.version": (AKS, "'1.34'"),

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from clusterctl.nccl.judge import Thresholds, judge
+from clusterctl.nccl.judge import FabricExpectation, Thresholds, judge
 from clusterctl.nccl.parse import parse_all_reduce
 from clusterctl.probe import expand_hostlist
 
@@ -22,8 +22,10 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def spawn(n: int, *extra: str, ranks=None, timeout: float = 10) -> list[subprocess.Popen]:
-    port = free_port()
+def spawn(
+    n: int, *extra: str, ranks=None, timeout: float = 10, port: int | None = None
+) -> list[subprocess.Popen]:
+    port = port or free_port()
     procs = []
     for rank in ranks if ranks is not None else range(n):
         env = dict(
@@ -73,7 +75,8 @@ def test_ring_all_reduce_across_processes_parses_and_judges(n: int) -> None:
     res = finish(spawn(n, "-b", "4K", "-e", "256K", "-f", "4", "-n", "3", "-w", "1"))
     assert [rc for rc, _, _ in res] == [0] * n, [e for _, _, e in res]
     text = res[0][1]
-    assert all(o == "" for _, o, _ in res[1:])  # only rank 0 prints
+    # only rank 0 prints the table; every rank says its network as NCCL does
+    assert all(" NCCL INFO " in line for _, o, _ in res[1:] for line in o.splitlines())
     run = parse_all_reduce(text)
     assert run.hosts == tuple(f"node{i + 1}" for i in range(n))
     assert [r.size_bytes for r in run.rows] == [4096, 16384, 65536, 262144]
@@ -142,3 +145,63 @@ def test_a_slurm_node_is_reached_at_the_address_slurmctld_holds(tmp_path, monkey
     assert address_of("gpu-pg0-1") == "10.9.8.7"
     assert address_of("localhost") == "127.0.0.1"  # not a Slurm node: resolved as usual
     assert address_of("10.1.2.3") == "10.1.2.3"  # an address is itself, no scontrol asked
+
+
+def _hcas(root, names: list[str]):
+    for name in names:
+        port = root / name / "ports" / "1"
+        port.mkdir(parents=True)
+        (port / "state").write_text("4: ACTIVE\n")
+    return root
+
+
+H100 = FabricExpectation("infiniband", 8, gdr=True, device_prefix="mlx5_ib")
+
+
+def _probe_fabric(tmp_path, hcas: dict[int, list[str]], peermem: set[int]):
+    """Two ranks, each reading its own stand-in HCAs and nvidia_peermem; both outputs, as srun
+    merges them, through the parser and the judge with ND H100 v5's expectation."""
+    procs = []
+    port = free_port()
+    for rank in (0, 1):
+        ib = _hcas(tmp_path / f"ib{rank}", hcas[rank])
+        pm = tmp_path / f"peermem{rank}"
+        if rank in peermem:
+            pm.mkdir()
+        procs += spawn(2, "-b", "4K", "-e", "16K", "-n", "1", "-w", "0", "--ib-dir", str(ib),
+                       "--peermem-dir", str(pm), ranks=[rank], port=port)  # fmt: skip
+    res = finish(procs)
+    assert [rc for rc, _, _ in res] == [0, 0], [e for _, _, e in res]
+    run = parse_all_reduce(res[1][1] + res[0][1])
+    th = Thresholds(fail_below_gbps=1e-9, warn_below_gbps=None, message_bytes=16384, source="t")
+    return run, judge(run, th, fabric="infiniband", expect=H100)
+
+
+EIGHT = [f"mlx5_ib{i}" for i in range(8)]
+
+
+def test_the_probe_says_each_hosts_hcas_and_gdr_as_nccl_does(tmp_path) -> None:
+    run, verdict = _probe_fabric(tmp_path, {0: EIGHT, 1: EIGHT}, {0, 1})
+    assert {h.host: (h.device_count, h.gdr) for h in run.fabric} == {
+        "node1": (8, True), "node2": (8, True)}  # fmt: skip
+    assert verdict.status == "pass", verdict.reasons
+
+
+@pytest.mark.parametrize("gone", ["mlx5_ib0", "mlx5_ib5"])
+def test_a_host_missing_one_hca_fails_naming_it(tmp_path, gone: str) -> None:
+    seven = [d for d in EIGHT if d != gone]
+    _, verdict = _probe_fabric(tmp_path, {0: EIGHT, 1: seven}, {0, 1})
+    assert verdict.status == "fail"
+    assert any(f"node2: 7 of 8 IB devices, {gone} missing" in r for r in verdict.reasons), (
+        verdict.reasons
+    )
+    assert not any("node1:" in r for r in verdict.reasons if "missing" in r)
+
+
+def test_a_host_without_peermem_fails_for_gdr_and_one_without_hcas_for_sockets(tmp_path) -> None:
+    _, verdict = _probe_fabric(tmp_path, {0: EIGHT, 1: EIGHT}, {0})
+    assert verdict.status == "fail"
+    assert any("node2: no GPUDirect RDMA" in r for r in verdict.reasons), verdict.reasons
+    _, verdict = _probe_fabric(tmp_path / "b", {0: EIGHT, 1: []}, {0, 1})
+    assert verdict.status == "fail"
+    assert any("node2" in r and "Socket" in r for r in verdict.reasons), verdict.reasons

@@ -315,6 +315,7 @@ def test_the_cpu_target_keeps_files_off_and_scaling_unjudged():
         (("--sweep",), "--sweep measures NCCL pairs"),
         (("-b", "1M"), "-b/--min-bytes sizes NCCL messages"),
         (("--fail-below", "3"), "use --min-tokens-per-gpu"),
+        (("--peer-floor", "0.9"), "--peer-floor compares NCCL pairs"),
     ],
 )
 def test_options_the_training_check_has_no_use_for_are_refused(cli, extra, words):

@@ -60,6 +60,24 @@ def resource_disk_mib(vm_size: str) -> int:
     return RESOURCE_DISK_MIB if sku is not None and sku.resource_disk_gi_b else 0
 
 
+def standin_hcas(vm_size: str) -> dict:
+    """The InfiniBand HCAs a GPU VM of this size has (the catalog's fabric.nccl), as MachineSpec
+    fields: none for a size without InfiniBand."""
+    from clusterctl.spec.catalog import catalog
+
+    sku = catalog().get(vm_size, "azure") if vm_size else None
+    if sku is None or sku.fabric.kind != "infiniband" or sku.fabric.nccl is None:
+        return {}
+    proof = sku.fabric.nccl
+    if not proof.device_prefix:
+        return {}
+    gen = f" (4X {sku.fabric.generation})" if sku.fabric.generation else ""
+    return {
+        "hcas": tuple(f"{proof.device_prefix}{i}" for i in range(proof.devices)),
+        "hca_rate": f"{sku.fabric.gbps_per_nic:g} Gb/sec{gen}" if sku.fabric.gbps_per_nic else "",
+    }
+
+
 def _publish_inits(state: VmState) -> None:
     """Tell the lab server each node's PID 1 (the NFS stand-in enters nodes by it)."""
     vm_map = Path(state.lab["vm_map"])
@@ -225,6 +243,7 @@ def _start_node(state, lab, spec: NodeSpec, hosts: dict, key: str, commits: dict
         netns=state.nodes[spec.name]["netns"],
         hosts=hosts,
         gpus=spec.gpus,
+        **(standin_hcas(spec.vm_size) if spec.role == "gpu" else {}),
         ssh_keys=(_admin_key(workdir),),
         extra_files=substitutions.power_files(lab.gateway) if spec.role == "scheduler" else {},
         nvme_disks=spec.nvme_disks,
@@ -336,7 +355,10 @@ def validation_access(workdir: Path) -> dict:
     proxy = f"nsenter --net=/run/netns/{state.lab['netns']} -- {sys.executable} -I {relay} %h %p"
     sinfo = machine.run_in(info["init"], ["sinfo", "-h", "-N", "-o", "%N"])
     slurm_nodes = sorted(set(sinfo.stdout.split()))
+    vms = json.loads(Path(state.lab["vm_map"]).read_text()).values()
+    sizes = sorted({v["compute"]["vmSize"] for v in vms if v.get("role") == "gpu"})
     return {
+        "gpu_vm_size": sizes[0] if len(sizes) == 1 else None,
         "scheduler": sched,
         "host": info["address"],
         "identity": str(ssh / "id_ed25519"),

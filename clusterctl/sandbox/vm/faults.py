@@ -20,8 +20,12 @@
 - slow-gpu: the node computes slowly, as with a throttled or degraded GPU: its CPU time is capped
   (the CFS quota of its cgroup, SLOW_GPU_SHARE of one core), so the training job's ranks on it
   (gloo on CPU, the sandbox's stand-in for the GPUs) run their steps several times slower.
+- drop-hca: one of the node's InfiniBand HCAs is gone (its stand-in device leaves the node's
+  list, as a dead HCA leaves /sys/class/infiniband): the last one, or --device NAME. NCCL's lines
+  (the probe's) then list one device fewer on that node.
+- no-gdr: nvidia_peermem is not loaded on the node: NCCL's channels run without GPUDirect RDMA.
 - clear: every fault of the node undone (link, GPU device, slurmd started again, slurmd unmasked,
-  CPU quota lifted).
+  CPU quota lifted, HCAs back, nvidia_peermem loaded).
 Faults are recorded in the sandbox state, so `clear` knows what to undo.
 """
 
@@ -46,6 +50,8 @@ KINDS = (
     "boot-hangs",
     "preempt",
     "slow-gpu",
+    "drop-hca",
+    "no-gdr",
     "clear",
 )
 
@@ -81,13 +87,34 @@ def _sh(info: dict, script: str) -> str:
     return proc.stdout
 
 
-def inject(workdir: Path, node: str, kind: str, rate: str = "20mbit") -> str:
+def inject(
+    workdir: Path, node: str, kind: str, rate: str = "20mbit", device: str | None = None
+) -> str:
     """Inject `kind` on `node`; returns what was done, in one line."""
     with vmstate.lock(workdir.resolve()):
-        return _inject(workdir, node, kind, rate)
+        return _inject(workdir, node, kind, rate, device)
 
 
-def _inject(workdir: Path, node: str, kind: str, rate: str) -> str:
+def _drop_hca(state: vmstate.VmState, node: str, device: str | None) -> str:
+    ib, removed, _ = machine.hca_dirs(state, node)
+    present = sorted((p.name for p in ib.iterdir()), key=_natural) if ib.is_dir() else []
+    if not present:
+        raise FaultError(
+            f"{node} has no InfiniBand HCA left to take away (a GPU node of an ND size has 8)"
+        )
+    dev = device or present[-1]
+    if dev not in present:
+        raise FaultError(f"{node} has no HCA {dev!r} (it has {', '.join(present)})")
+    (ib / dev).rename(removed / dev)
+    return dev
+
+
+def _natural(name: str) -> tuple[str, int]:
+    head = name.rstrip("0123456789")
+    return head, int(name[len(head) :] or -1)
+
+
+def _inject(workdir: Path, node: str, kind: str, rate: str, device: str | None = None) -> str:
     if kind not in KINDS:
         raise FaultError(f"unknown fault {kind!r}; one of {', '.join(KINDS)}")
     state, info = _node(workdir, node)
@@ -122,6 +149,17 @@ def _inject(workdir: Path, node: str, kind: str, rate: str) -> str:
         _cpu_quota(state, node, quota)
         faults["slow-gpu"] = quota
         done = f"{node}: CPU capped at {SLOW_GPU_SHARE:.0%} of a core (its GPU stand-in is slow)"
+    elif kind == "drop-hca":
+        dev = _drop_hca(state, node, device)
+        faults.setdefault("drop-hca", []).append(dev)
+        done = f"{node}: InfiniBand HCA {dev} gone"
+    elif kind == "no-gdr":
+        peermem = machine.hca_dirs(state, node)[2]
+        if not peermem.is_dir():
+            raise FaultError(f"{node} has no nvidia_peermem to unload (no InfiniBand here)")
+        peermem.rename(peermem.with_name(peermem.name + "-unloaded"))
+        faults["no-gdr"] = True
+        done = f"{node}: nvidia_peermem unloaded (no GPUDirect RDMA)"
     elif kind == "preempt":
         event = _preempt(state, info)
         faults["preempt"] = event["EventId"]
@@ -199,5 +237,10 @@ def _clear(workdir: Path, node: str) -> str:
         _sh(info, f"rm -f {FAIL_CHECKS}")
     if faults.get("slow-gpu"):
         _cpu_quota(state, node, -1)
+    ib, removed, peermem = machine.hca_dirs(state, node)
+    for dev in faults.get("drop-hca", []):
+        (removed / dev).rename(ib / dev)
+    if faults.get("no-gdr"):
+        peermem.with_name(peermem.name + "-unloaded").rename(peermem)
     state.save()
     return f"{node}: cleared {', '.join(sorted(faults)) or 'nothing (no faults recorded)'}"

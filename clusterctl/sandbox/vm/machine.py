@@ -44,6 +44,12 @@ class MachineSpec:
     data_disks: tuple[tuple[str, int], ...] = ()
     """(device link, size MiB): a loop device with one GPT partition, e.g. Azure's
     /dev/disk/azure/scsi1/lun0 (the link and <link>-part1 are made by the image's platform unit)."""
+    hcas: tuple[str, ...] = ()
+    """Stand-in InfiniBand HCAs (substitution infiniband-hcas), e.g. mlx5_ib0..7: a directory
+    per device with port 1 ACTIVE at HCA_DIR, and nvidia_peermem loaded at PEERMEM_DIR; the probe
+    reads them where NCCL reads sysfs."""
+    hca_rate: str = ""
+    """What each port's `rate` says, as sysfs does: `400 Gb/sec (4X NDR)`."""
     resource_disk_mib: int = 0
     """Azure's resource (temp) disk on sizes that have one (substitution resource-disk): a loop
     device with one GPT partition at /dev/disk/cloud/azure_resource, which a NoCloud datasource that
@@ -185,6 +191,34 @@ def make_gpu_nodes(state: VmState, spec: MachineSpec) -> list[tuple[Path, str]]:
     return pairs
 
 
+HCA_DIR = "/run/gpucl-sandbox/infiniband"
+PEERMEM_DIR = "/run/gpucl-sandbox/nvidia_peermem"
+
+
+def hca_dirs(state: VmState, name: str) -> tuple[Path, Path, Path]:
+    """(the node's stand-in HCAs, the ones a fault took away, its nvidia_peermem) on the host."""
+    base = node_dir(state, name)
+    return base / "infiniband", base / "infiniband-removed", base / "nvidia_peermem"
+
+
+def make_hcas(state: VmState, spec: MachineSpec) -> list[tuple[Path, str]]:
+    """The node's stand-in HCAs, made once: a reboot keeps what a fault took away, as a dead HCA
+    stays dead across a reboot."""
+    if not spec.hcas:
+        return []
+    ib, removed, peermem = hca_dirs(state, spec.name)
+    if not ib.exists():
+        for dev in spec.hcas:
+            port = ib / dev / "ports" / "1"
+            port.mkdir(parents=True)
+            (port / "state").write_text("4: ACTIVE\n")
+            (port / "rate").write_text(f"{spec.hca_rate}\n")
+        removed.mkdir(exist_ok=True)
+        peermem.mkdir(exist_ok=True)
+        (peermem / "version").write_text("stand-in\n")
+    return [(ib, HCA_DIR), (peermem, PEERMEM_DIR)]
+
+
 NVME_MODEL = "Microsoft_NVMe_Direct_Disk"  # platform.sh turns _ into spaces for the udev record
 
 
@@ -305,7 +339,7 @@ def start(state: VmState, spec: MachineSpec, lower: str, gateway: str) -> int:
     """Mount, seed and boot one node; returns the PID of its systemd-nspawn."""
     root = mount_root(state, spec, lower)
     seed = seed_files(spec, gateway)
-    binds = make_gpu_nodes(state, spec)
+    binds = make_gpu_nodes(state, spec) + make_hcas(state, spec)
     nvme_binds, nvme_lines = make_nvme(state, spec)
     disk_binds, disk_lines = make_data_disks(state, spec)
     if spec.resource_disk_mib:

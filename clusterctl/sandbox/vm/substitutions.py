@@ -167,6 +167,20 @@ SUBSTITUTIONS: tuple[Substitution, ...] = (
         "lab",
     ),
     Substitution(
+        "infiniband-hcas",
+        "a GPU VM's InfiniBand HCAs (ND sizes: mlx5_ib0..7, port 1 ACTIVE) under "
+        "/sys/class/infiniband and nvidia_peermem loaded, which NCCL lists in its INFO lines "
+        "(`NET/IB : Using [0]mlx5_ib0:1/IB ...`, channels `via NET/IB/N/GDRDMA`)",
+        "a directory per HCA of the size (the catalog's fabric.nccl) at "
+        "/run/gpucl-sandbox/infiniband and a /run/gpucl-sandbox/nvidia_peermem on each GPU "
+        "node; the probe reads them where NCCL reads sysfs "
+        "(CLUSTERCTL_PROBE_IB_DIR, CLUSTERCTL_PROBE_PEERMEM_DIR) and prints NCCL's lines for them, "
+        "so `validate --nccl --sandbox` judges each host's fabric as the cloud's; faults drop-hca "
+        "and no-gdr take one away; the ring's bytes still move over TCP",
+        "this kernel has no InfiniBand devices, and a container's sysfs cannot hold made-up ones",
+        "machine",
+    ),
+    Substitution(
         "pytorch-container",
         "`validate --train` runs torchrun and the training program in the NVIDIA PyTorch "
         "container (config/versions.yaml training.container) through pyxis/enroot: CUDA, NCCL "

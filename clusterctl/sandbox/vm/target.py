@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from clusterctl.errors import UserError
-from clusterctl.sandbox.vm import boot, vmstate
+from clusterctl.sandbox.vm import boot, machine, vmstate
 from clusterctl.validate.targets import Benchmark, SlurmTarget
 from clusterctl.validate.transport import SshTarget
 
@@ -20,8 +20,15 @@ PROBE = Benchmark(
     warmup=1,
     # CPU-bound Python sharing a few cores: healthy pairs measured side by side scatter up to
     # ~2.5x (seen on a 2-core host), while a link slowed by tc is 10-1000x slower. A floor at
-    # 1/4 of the best pair keeps the first from failing and still catches the second.
+    # 1/4 of the best pair keeps the first from failing and still catches the second; the peer
+    # check compares a pair with the others' median on the same footing.
     calibrate_ratio=0.25,
+    peer_floor=0.25,
+    # where the nodes list their stand-in HCAs and nvidia_peermem (substitution infiniband-hcas)
+    env=(
+        ("CLUSTERCTL_PROBE_IB_DIR", machine.HCA_DIR),
+        ("CLUSTERCTL_PROBE_PEERMEM_DIR", machine.PEERMEM_DIR),
+    ),
 )
 
 
@@ -52,6 +59,7 @@ def sandbox_target(workdir: Path, nodes: int | None) -> SlurmTarget:
         nodes=len(names),
         gpus_per_node=1,
         sku=None,
+        fabric_sku=acc["gpu_vm_size"],
         benchmark=PROBE,
         group="sandbox",
         remote_dir=f"clusterctl-validate-{acc['sid']}",

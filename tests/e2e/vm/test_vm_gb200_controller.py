@@ -169,10 +169,11 @@ def _run_the_imex_prolog(root: Path) -> dict:
     scripts = node_scripts(spec, cloud_site(spec), sku)
     for name in ("prolog.sh", "epilog.sh"):
         (root / "tmp" / name).write_text(scripts[name])
-    libexec = root / "usr/local/libexec/gpu-clusters"  # the prolog calls gpucl-hosts.sh there
+    libexec = root / "usr/local/libexec/gpu-clusters"  # the prolog calls these there
     libexec.mkdir(parents=True, exist_ok=True)
-    (libexec / "gpucl-hosts.sh").write_text(scripts["gpucl-hosts.sh"])
-    (libexec / "gpucl-hosts.sh").chmod(0o755)
+    for name in ("gpucl-hosts.sh", "gpucl-known-hosts.sh"):
+        (libexec / name).write_text(scripts[name])
+        (libexec / name).chmod(0o755)
     for i in range(sku.gpus):
         (root / f"dev/nvidia{i}").touch()
     systemctl = root / "usr/local/sbin/systemctl"

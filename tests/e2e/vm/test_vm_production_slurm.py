@@ -117,6 +117,64 @@ def test_logrotate_rotates_the_gpu_nodes_slurm_logs(cluster):
     assert owner == ["root"], owner
 
 
+PEER_SSH = """#!/bin/bash
+# the batch script runs on one node of the allocation; ssh to the other, as launchers do
+for node in $(scontrol show hostnames "$SLURM_JOB_NODELIST"); do
+  [ "$node" = "$SLURMD_NODENAME" ] || peer=$node
+done
+echo "from $SLURMD_NODENAME"
+ssh -o BatchMode=yes "$peer" hostname
+"""
+
+
+def test_a_user_in_a_two_node_job_sshes_from_one_node_to_the_other(cluster, project):
+    """mpirun, pdsh and deepspeed launchers: `ssh -o BatchMode=yes <peer> hostname` from the
+    job's first node. The user's key is the cluster's own in their shared home (gpucl-users.sh),
+    the peer's host key the one it published (gpucl-known-hosts.sh, KnownHostsCommand): nothing
+    of the peer's in the user's known_hosts, and a stale line there does no harm."""
+    nodes = gpu_nodes(cluster)
+    names = [on_node(cluster, n, "hostname").stdout.strip() for n in nodes]  # Slurm names
+    for node in nodes:
+        wait_for(f"{USER} on {node}", lambda node=node: on_node(
+            cluster, node, f"getent passwd {USER}").returncode == 0, 120)  # fmt: skip
+    # the key pair: made once, as the user, on the shared home
+    wait_for(f"{USER}'s cluster key", lambda: on_node(
+        cluster, nodes[0], f"test -s /home/{USER}/.ssh/id_ed25519").returncode == 0,
+        120)  # fmt: skip
+    ssh_dir = f"/home/{USER}/.ssh"
+    stat = f"stat -c '%U %a' {ssh_dir}/id_ed25519 {ssh_dir}/authorized_keys {ssh_dir}"
+    owner = on_node(cluster, nodes[0], stat).stdout.split()
+    assert owner == [USER, "600", USER, "600", USER, "700"], owner
+    pub = on_node(cluster, nodes[0], f"cut -d' ' -f1,2 /home/{USER}/.ssh/id_ed25519.pub").stdout
+    auth = on_node(cluster, nodes[0], f"cat /home/{USER}/.ssh/authorized_keys").stdout
+    assert auth.count(pub.strip()) == 1, auth
+    # every GPU node published its host key under its Slurm name (boot, timer)
+    for node, name in zip(nodes, names, strict=True):
+        wait_for(f"{name}'s host key published", lambda name=name: sh(
+            cluster, f"cat /sched/*/host-keys/{name}").stdout.startswith(f"{name},"),
+            60)  # fmt: skip
+        mine = on_node(cluster, node, "cut -d' ' -f2 /etc/ssh/ssh_host_ed25519_key.pub").stdout
+        assert mine.strip() in sh(cluster, f"cat /sched/*/host-keys/{name}").stdout, name
+    # a stale line for the peer in the user's own known_hosts (a VM that was re-created since)
+    stale = ("rm -f /tmp/stale-$$ && ssh-keygen -q -t ed25519 -N '' -f /tmp/stale-$$ && "
+             f"echo \"{names[1]} $(cut -d' ' -f1,2 /tmp/stale-$$.pub)\" >> ~/.ssh/known_hosts && "
+             "rm -f /tmp/stale-$$ /tmp/stale-$$.pub")  # fmt: skip
+    assert ssh_as(cluster, project, USER, stale).returncode == 0
+    known_before = ssh_as(cluster, project, USER, "cat ~/.ssh/known_hosts").stdout
+    assert ssh_as(cluster, project, USER, "cat > ~/ssh-peer.sh", input=PEER_SSH).returncode == 0
+    submit = (f"cd ~ && sbatch --parsable --wait -N2 -w {','.join(names)} --time=5 "
+              "-o ~/ssh-peer-%j.out ~/ssh-peer.sh")  # fmt: skip
+    run = ssh_as(cluster, project, USER, submit, timeout=300)
+    job_id = run.stdout.strip().split(";")[0]
+    out = ssh_as(cluster, project, USER, f"cat ~/ssh-peer-{job_id}.out").stdout
+    assert run.returncode == 0, run.stdout + run.stderr + out
+    lines = out.split()
+    assert len(lines) == 3 and lines[0] == "from", out
+    assert {lines[1], lines[2]} == set(names), out  # the peer's hostname, not an ssh error
+    # nothing learned on the way (BatchMode, StrictHostKeyChecking left at its default)
+    assert ssh_as(cluster, project, USER, "cat ~/.ssh/known_hosts").stdout == known_before
+
+
 def test_a_gpu_node_booted_while_slurmctld_is_away_waits_and_joins_when_it_returns(cluster):
     """Configless slurmd loops until slurmctld hands it the configuration, before it tells systemd
     READY: past systemd's default 90 s start timeout it must still be waiting (never timed out,

@@ -57,6 +57,40 @@ def test_healthy_vm_sandbox_passes(cluster):
     assert group["hosts"] == SLURM and group["n_ranks"] == 4
     assert group["thresholds"]["source"].startswith("calibrated on this cluster")
     assert data["sweep"]["suspects"] == [] and data["drained"] == []
+    # every host's fabric judged as the cloud's: ND H100 v5's 8 HCAs with GPUDirect RDMA
+    assert group["fabric_expected"]["devices"] == 8 and group["fabric_expected"]["gdr"] is True
+    fabric = {f["host"]: (f["device_count"], f["gdr"]) for f in group["fabric"]}
+    assert fabric == {name: (8, True) for name in SLURM}, group["fabric"]
+
+
+def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "clusterctl", *args], capture_output=True,
+                          text=True, timeout=120, cwd=ROOT)  # fmt: skip
+
+
+@pytest.mark.parametrize(("fault", "device", "said"), [
+    ("drop-hca", "mlx5_ib5", f"{SLOW}: 7 of 8 IB devices, mlx5_ib5 missing"),
+    ("no-gdr", None, f"{SLOW}: no GPUDirect RDMA"),
+])  # fmt: skip
+def test_one_node_short_of_its_fabric_fails_validate_naming_it(cluster, fault, device, said):
+    """Issue 41: one HCA of eight gone (or GPUDirect RDMA off) on one node, through `sandbox
+    fault` as a user types it; the probe says each node's devices as NCCL does, and the judge
+    names that node and what it lacks, whatever the bandwidth."""
+    _, workdir = cluster
+    args = ["sandbox", "fault", SLOW_HOST, fault, "--workdir", str(workdir)]
+    injected = cli(*args, *(["--device", device] if device else []))
+    assert injected.returncode == 0, injected.stderr
+    try:
+        proc = validate(workdir, "--json")
+    finally:
+        cleared = cli("sandbox", "fault", SLOW_HOST, "clear", "--workdir", str(workdir))
+    assert cleared.returncode == 0, cleared.stderr
+    assert proc.returncode == 1, proc.stderr
+    data = json.loads(proc.stdout)
+    reasons = [r for g in data["groups"] for r in g.get("reasons", [])]
+    assert any(said in r for r in reasons), reasons
+    assert not any(n in r for r in reasons for n in SLURM if n != SLOW and "missing" in r)
+    assert data["drained"] == []
 
 
 def test_slow_link_is_found_drained_kept_by_the_health_check_and_resumed(cluster):
@@ -82,6 +116,25 @@ def test_slow_link_is_found_drained_kept_by_the_health_check_and_resumed(cluster
     assert "drain" not in node_state(workdir, SLOW)[0]
     res = boot.run(workdir, "h100-scheduler", ["scontrol", "show", "res"]).stdout
     assert "gpucl-recheck" not in res
+
+
+def test_a_slow_pair_the_floor_passes_is_rerun_and_named_by_the_peer_check(cluster):
+    """With --fail-below far under any figure the floor passes every pair, so only the peer check
+    can name the slowed node's pair: below the probe's 0.25 of the other pair, re-run once as a
+    Slurm job of its own, and named because the re-run agrees."""
+    _, workdir = cluster
+    faults.inject(workdir, SLOW_HOST, "slow-link", rate="4mbit")
+    try:
+        proc = validate(workdir, "--fail-below", "0.000001", "--json")
+    finally:
+        faults.clear(workdir, SLOW_HOST)
+    assert proc.returncode == 1, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["sweep"]["suspects"] == [] and data["drained"] == []
+    (pair,) = data["sweep"]["peer_suspects"]
+    assert SLOW in pair["pair"] and pair["verdict"] == "named", pair
+    assert pair["rel_floor"] == 0.25 and pair["rerun_gbps"] is not None
+    assert pair["rerun_gbps"] < 0.25 * pair["peer_median_gbps"]
 
 
 def test_resume_refuses_a_node_validate_did_not_drain(cluster):

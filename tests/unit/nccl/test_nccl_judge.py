@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from clusterctl.nccl.emit import row_from_times
-from clusterctl.nccl.judge import Thresholds, judge, judge_peers, overall_status
+from clusterctl.nccl.judge import SuspectPair, Thresholds, judge, judge_peers, overall_status
 from clusterctl.nccl.parse import Measurement, NcclRow, NcclRun, parse_all_reduce
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "nccl"
@@ -194,6 +194,23 @@ def test_judge_peers_edge_exactly_at_rel_floor() -> None:
     assert judge_peers(results, rel_floor=0.8) == []
     results[("e", "f")] = 79.99
     assert [s.pair for s in judge_peers(results, rel_floor=0.8)] == [("e", "f")]
+
+
+def test_judge_peers_by_default_takes_a_pair_at_seven_eighths_of_its_peers() -> None:
+    # one rail of eight gone: 0.875 of the others (issue 41); 0.8 let it through
+    results = {("a", "b"): 380.0, ("c", "d"): 384.0, ("e", "f"): 376.0, ("g", "h"): 332.5}
+    (s,) = judge_peers(results)
+    assert s.pair == ("g", "h") and s.rel_floor == 0.9 and s.verdict == "unconfirmed"
+    assert s.ratio == pytest.approx(0.875)
+
+
+@pytest.mark.parametrize(
+    ("rerun", "verdict"), [(None, "unconfirmed"), (341.5, "named"), (342.5, "recovered")]
+)
+def test_a_suspect_is_named_only_when_its_rerun_is_below_the_same_floor(rerun, verdict) -> None:
+    s = SuspectPair(("a", "b"), 332.5, 380.0, 0.9, rerun)  # the floor: 0.9 x 380 = 342
+    assert s.verdict == verdict
+    assert s.rerun_ratio == (None if rerun is None else pytest.approx(rerun / 380))
 
 
 def test_judge_peers_needs_peers_and_sorts_worst_first() -> None:

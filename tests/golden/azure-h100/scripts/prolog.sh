@@ -13,4 +13,8 @@ if command -v nvidia-smi >/dev/null 2>&1; then
 fi
 # The job's nodes by their Slurm names (MASTER_ADDR, ssh to a peer), whatever the timer saw so far.
 /usr/local/libexec/gpu-clusters/gpucl-hosts.sh job || echo "prolog: gpucl-hosts.sh job failed; names may not resolve" >&2
+# This node's current host key where its peers' ssh looks (a VM powered up a moment ago has new
+# ones): every node of the job has published before any of the job's processes runs `ssh`.
+/usr/local/libexec/gpu-clusters/gpucl-known-hosts.sh publish "${SLURMD_NODENAME:-}" ||
+  echo "prolog: gpucl-known-hosts.sh publish failed; ssh from a peer may not know this node" >&2
 exit 0
