@@ -153,7 +153,7 @@ def release(res: Resource, grace: float = 10.0) -> None:
     elif res.kind == "cgroup":
         from ..cgroups import remove_tree
 
-        remove_tree(Path(res.name), timeout=10.0)
+        remove_tree(Path(res.name), timeout=30.0)  # a loaded host: exiting tasks take a while
     elif res.kind == "dir":
         shutil.rmtree(res.name, ignore_errors=True)
 

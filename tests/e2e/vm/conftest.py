@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -45,3 +46,28 @@ def booted_stack(tmp_path_factory, *, nodes: int, plan: Path | None = None, stac
     finally:
         boot.down(workdir)
         assert report.leftovers(workdir) == []
+
+
+def other_sandboxes() -> list[str]:
+    """The labs of the VM sandboxes running on this machine now: each has one network namespace,
+    gpucl-<sid>-lab, with its lab server in it (a namespace a killed run left has no process)."""
+    netns = Path("/run/netns")
+    found = sorted(p.name for p in netns.glob("gpucl-*-lab")) if netns.is_dir() else []
+    pids = [subprocess.run(["ip", "netns", "pids", n], capture_output=True, text=True).stdout
+            for n in found]  # fmt: skip
+    return [n for n, p in zip(found, pids, strict=True) if p.split()]
+
+
+def alone_on_the_machine(timeout: float = 2700.0, poll: float = 5.0) -> str:
+    """Wait until no other sandbox runs (the e2e suite's other worker finishing its module), at
+    most `timeout` s; say what was waited for. Past the bound, go on and say so: the test then
+    runs beside another sandbox, slower, rather than not at all."""
+    start = time.monotonic()
+    seen = other_sandboxes()
+    while seen and time.monotonic() - start < timeout:
+        time.sleep(poll)
+        seen = other_sandboxes()
+    waited = time.monotonic() - start
+    if seen:
+        return f"still beside {', '.join(seen)} after {waited:.0f} s: running anyway"
+    return f"alone on the machine after {waited:.0f} s"

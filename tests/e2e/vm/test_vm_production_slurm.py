@@ -32,9 +32,11 @@ USER = "bob"  # account language: no GPU cap, so a 2-node allocation runs; not a
 
 def test_ssh_to_a_gpu_node_needs_a_job_there_and_lands_in_its_cgroup(cluster, project):
     node = gpu_nodes(cluster)[0]
-    # the node's timer makes the team's users (within a minute of the sync)
-    wait_for(f"{USER} on {node}", lambda: on_node(
-        cluster, node, f"getent passwd {USER} ann").stdout.count("\n") == 2, 120)  # fmt: skip
+    # each node's timer makes the team's users (within a minute of the sync): this node's, and
+    # the login node's, where the job is submitted (seen failing when only the first was awaited)
+    for where in (node, login_node(cluster)):
+        wait_for(f"{USER} on {where}", lambda where=where: on_node(
+            cluster, where, f"getent passwd {USER} ann").stdout.count("\n") == 2, 120)  # fmt: skip
     since = on_node(cluster, node, "date '+%Y-%m-%d %H:%M:%S'").stdout.strip()
     refused = ssh_as(cluster, project, USER, "true", node=node)
     assert refused.returncode != 0, refused.stdout
@@ -134,7 +136,7 @@ def test_a_user_in_a_two_node_job_sshes_from_one_node_to_the_other(cluster, proj
     of the peer's in the user's known_hosts, and a stale line there does no harm."""
     nodes = gpu_nodes(cluster)
     names = [on_node(cluster, n, "hostname").stdout.strip() for n in nodes]  # Slurm names
-    for node in nodes:
+    for node in [*nodes, login_node(cluster)]:
         wait_for(f"{USER} on {node}", lambda node=node: on_node(
             cluster, node, f"getent passwd {USER}").returncode == 0, 120)  # fmt: skip
     # the key pair: made once, as the user, on the shared home
