@@ -154,10 +154,10 @@ def _inject(workdir: Path, node: str, kind: str, rate: str, device: str | None =
         faults.setdefault("drop-hca", []).append(dev)
         done = f"{node}: InfiniBand HCA {dev} gone"
     elif kind == "no-gdr":
-        peermem = machine.hca_dirs(state, node)[2]
+        _, removed, peermem = machine.hca_dirs(state, node)
         if not peermem.is_dir():
             raise FaultError(f"{node} has no nvidia_peermem to unload (no InfiniBand here)")
-        peermem.rename(peermem.with_name(peermem.name + "-unloaded"))
+        peermem.rename(removed / peermem.name)
         faults["no-gdr"] = True
         done = f"{node}: nvidia_peermem unloaded (no GPUDirect RDMA)"
     elif kind == "preempt":
@@ -241,6 +241,6 @@ def _clear(workdir: Path, node: str) -> str:
     for dev in faults.get("drop-hca", []):
         (removed / dev).rename(ib / dev)
     if faults.get("no-gdr"):
-        peermem.with_name(peermem.name + "-unloaded").rename(peermem)
+        (removed / peermem.name).rename(peermem)
     state.save()
     return f"{node}: cleared {', '.join(sorted(faults)) or 'nothing (no faults recorded)'}"

@@ -191,14 +191,21 @@ def make_gpu_nodes(state: VmState, spec: MachineSpec) -> list[tuple[Path, str]]:
     return pairs
 
 
-HCA_DIR = "/run/gpucl-sandbox/infiniband"
-PEERMEM_DIR = "/run/gpucl-sandbox/nvidia_peermem"
+HCA_ROOT = "/run/gpucl-sandbox/hca"
+HCA_DIR = f"{HCA_ROOT}/infiniband"
+PEERMEM_DIR = f"{HCA_ROOT}/module/nvidia_peermem"
 
 
 def hca_dirs(state: VmState, name: str) -> tuple[Path, Path, Path]:
-    """(the node's stand-in HCAs, the ones a fault took away, its nvidia_peermem) on the host."""
+    """(the node's stand-in HCAs, where a fault puts what it takes away, its nvidia_peermem) on
+    the host. The node sees their parent (bound at HCA_ROOT), so a fault's rename is seen inside:
+    a bind mount of the directory itself would keep it there."""
     base = node_dir(state, name)
-    return base / "infiniband", base / "infiniband-removed", base / "nvidia_peermem"
+    return (
+        base / "hca" / "infiniband",
+        base / "hca-removed",
+        base / "hca" / "module" / "nvidia_peermem",
+    )
 
 
 def make_hcas(state: VmState, spec: MachineSpec) -> list[tuple[Path, str]]:
@@ -214,9 +221,9 @@ def make_hcas(state: VmState, spec: MachineSpec) -> list[tuple[Path, str]]:
             (port / "state").write_text("4: ACTIVE\n")
             (port / "rate").write_text(f"{spec.hca_rate}\n")
         removed.mkdir(exist_ok=True)
-        peermem.mkdir(exist_ok=True)
+        peermem.mkdir(parents=True, exist_ok=True)
         (peermem / "version").write_text("stand-in\n")
-    return [(ib, HCA_DIR), (peermem, PEERMEM_DIR)]
+    return [(ib.parent, HCA_ROOT)]
 
 
 NVME_MODEL = "Microsoft_NVMe_Direct_Disk"  # platform.sh turns _ into spaces for the udev record

@@ -172,8 +172,8 @@ SUBSTITUTIONS: tuple[Substitution, ...] = (
         "/sys/class/infiniband and nvidia_peermem loaded, which NCCL lists in its INFO lines "
         "(`NET/IB : Using [0]mlx5_ib0:1/IB ...`, channels `via NET/IB/N/GDRDMA`)",
         "a directory per HCA of the size (the catalog's fabric.nccl) at "
-        "/run/gpucl-sandbox/infiniband and a /run/gpucl-sandbox/nvidia_peermem on each GPU "
-        "node; the probe reads them where NCCL reads sysfs "
+        "/run/gpucl-sandbox/hca/infiniband and a /run/gpucl-sandbox/hca/module/nvidia_peermem "
+        "on each GPU node; the probe reads them where NCCL reads sysfs "
         "(CLUSTERCTL_PROBE_IB_DIR, CLUSTERCTL_PROBE_PEERMEM_DIR) and prints NCCL's lines for them, "
         "so `validate --nccl --sandbox` judges each host's fabric as the cloud's; faults drop-hca "
         "and no-gdr take one away; the ring's bytes still move over TCP",

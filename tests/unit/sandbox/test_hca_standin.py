@@ -24,8 +24,11 @@ def _node(tmp_path: Path, size: str = "Standard_ND96isr_H100_v5"):
 
 def test_an_nd_node_has_its_eight_hcas_active_and_peermem_and_a_cpu_size_none(tmp_path) -> None:
     state, binds = _node(tmp_path)
-    assert [dst for _src, dst in binds] == [machine.HCA_DIR, machine.PEERMEM_DIR]
-    ib = binds[0][0]
+    assert [dst for _src, dst in binds] == [machine.HCA_ROOT]  # the parent: faults rename inside
+    ib = binds[0][0] / "infiniband"
+    assert f"{machine.HCA_ROOT}/infiniband" == machine.HCA_DIR
+    assert f"{machine.HCA_ROOT}/module/nvidia_peermem" == machine.PEERMEM_DIR
+    assert (binds[0][0] / "module" / "nvidia_peermem").is_dir()
     assert netinfo.active_hcas(ib) == [f"mlx5_ib{i}" for i in range(8)]
     assert (ib / "mlx5_ib0/ports/1/rate").read_text() == "400 Gb/sec (4X NDR)\n"
     assert boot.standin_hcas("Standard_ND96amsr_A100_v4")["hca_rate"] == "200 Gb/sec (4X HDR)"
@@ -40,7 +43,7 @@ def test_an_nd_node_has_its_eight_hcas_active_and_peermem_and_a_cpu_size_none(tm
 @pytest.mark.parametrize("device", [None, "mlx5_ib5", "mlx5_ib0"])
 def test_drop_hca_takes_one_away_and_clear_brings_it_back(tmp_path, device) -> None:
     _, binds = _node(tmp_path)
-    ib = binds[0][0]
+    ib = binds[0][0] / "infiniband"
     done = faults._inject(tmp_path, "gpu-pg0-000001", "drop-hca", "20mbit", device)
     gone = device or "mlx5_ib7"  # the last, in NCCL's order (mlx5_ib10 would sort after 9)
     assert done == f"gpu-pg0-000001: InfiniBand HCA {gone} gone"
@@ -52,7 +55,7 @@ def test_drop_hca_takes_one_away_and_clear_brings_it_back(tmp_path, device) -> N
 
 def test_no_gdr_unloads_peermem_and_bad_requests_say_why(tmp_path) -> None:
     _, binds = _node(tmp_path)
-    peermem = binds[1][0]
+    peermem = binds[0][0] / "module" / "nvidia_peermem"
     faults._inject(tmp_path, "gpu-pg0-000001", "no-gdr", "20mbit")
     assert not peermem.exists()
     faults._clear(tmp_path, "gpu-pg0-000001")
