@@ -98,7 +98,13 @@ def test_slurmctld_reaches_a_node_by_its_registration_address_not_by_dns(booted)
     address = vmstate.load(workdir).nodes[gpu.name]["address"]
     show = boot.run(workdir, sched.name, ["scontrol", "show", "node", "gpu-pg0-1"]).stdout
     assert f"NodeAddr={address} " in show, show
-    hosts = boot.run(workdir, sched.name, ["cat", "/etc/hosts"]).stdout.splitlines()
+    # the scheduler publishes every 30 s (gpucl-hosts.timer): the node may have registered since
+    deadline, hosts = time.monotonic() + 90, []
+    while time.monotonic() < deadline:
+        hosts = boot.run(workdir, sched.name, ["cat", "/etc/hosts"]).stdout.splitlines()
+        if any(ln.split()[1:] == ["gpu-pg0-1"] for ln in hosts):
+            break
+        time.sleep(3)
     begin = next(i for i, ln in enumerate(hosts) if ln.startswith("# BEGIN gpu-clusters Slurm"))
     end = next(i for i, ln in enumerate(hosts) if ln.startswith("# END gpu-clusters Slurm"))
     outside = hosts[:begin] + hosts[end + 1 :]
