@@ -166,6 +166,19 @@ def fabric_expectation(sku: str | None) -> FabricExpectation | None:
     )
 
 
+def _localise(nodes: list[str], run_pairs, pair_th: Thresholds, target, opts: Options):
+    """Every node in 2-node pairs against the pair floor, the peer check's re-runs included."""
+    opts.say(f"localising: {len(nodes)} nodes in 2-node pairs")
+    return run_sweep(
+        nodes,
+        run_pairs,
+        gate_bytes=pair_th.message_bytes,
+        floor_gbps=pair_th.fail_below_gbps,
+        rel_floor=peer_floor(target, opts),
+        say=opts.say,
+    )
+
+
 def validate_log(target: LogTarget, opts: Options) -> Outcome:
     try:
         text = target.path.read_text(errors="replace")
@@ -327,15 +340,8 @@ def validate_slurm(target: SlurmTarget, opts: Options, *, launcher: Any = None) 
     if ratio is None and (opts.sweep or verdict.status == "fail"):
         nodes = list(run.hosts) or list(target.node_names)
         if len(nodes) >= 2:
-            opts.say(f"localising: {len(nodes)} nodes in 2-node pairs")
-            pair_th = catalog_thresholds(target.sku, 2, opts)
-            sweep = run_sweep(
-                nodes,
-                run_pairs,
-                gate_bytes=pair_th.message_bytes,
-                floor_gbps=pair_th.fail_below_gbps,
-                rel_floor=peer_floor(target, opts),
-                say=opts.say,
+            sweep = _localise(
+                nodes, run_pairs, catalog_thresholds(target.sku, 2, opts), target, opts
             )
         else:
             notes.append("cannot localise: the output names no hosts (no `# Rank` lines)")
@@ -411,15 +417,7 @@ def validate_k8s(target: KubeTarget, opts: Options, *, client: Any = None) -> Ou
         jobs = [pair_mpijob(base, p, i) for i, p in enumerate(pairs)]
         return k8s.run_many(jobs, timeout_s=timeout_s, needs=needs)
 
-    opts.say(f"localising: {len(nodes)} nodes in 2-node pairs")
-    outcome.sweep = run_sweep(
-        nodes,
-        run_pairs,
-        gate_bytes=pair_th.message_bytes,
-        floor_gbps=pair_th.fail_below_gbps,
-        rel_floor=peer_floor(target, opts),
-        say=opts.say,
-    )
+    outcome.sweep = _localise(nodes, run_pairs, pair_th, target, opts)
     if opts.drain:
         loc = outcome.sweep.localization.suspects
         reasons = reasons_for(loc, target.drain_prefix, outcome.sweep.floor_gbps)
