@@ -3,7 +3,7 @@ so component tests assert on plain data after everything resolved: nothing is le
 
 Two suites (README "Tests"): the fast one, `python -m pytest -q`, is everything outside tests/e2e/,
 run by any user, in parallel (pytest-xdist, `-n auto` in pyproject's addopts); the end-to-end one,
-`pytest -m e2e` as root, is tests/e2e/, run one test at a time."""
+`pytest -m e2e` as root, is tests/e2e/, on two workers taking whole modules (E2E_ORDER)."""
 
 from __future__ import annotations
 
@@ -37,18 +37,35 @@ for _name in ("COLUMNS", "LINES"):
     os.environ.pop(_name, None)
 
 
-E2E_LONGEST_FIRST = (
-    "test_vm_power",
-    "test_vm_validate",
-    "test_vm_production_slurm",
+E2E_ORDER = (
+    "test_vm_power",  # 793 s
+    "test_vm_validate",  # 709
+    "test_vm_boot",  # 264
+    "test_vm_production_slurm",  # 264
+    "test_vm_user_path",  # 207
+    "test_vm_team",  # 200
+    "test_vm_scratch",  # 101
+    "test_vm_teardown",  # 84
+    "test_fresh_machine",  # 78 (two mmdebstrap root filesystems: not beside the soak)
+    "test_vm_cli",  # 53
+    "test_node_build",  # 44
+    "test_vm_benchmarks",  # 38
+    "test_vm_soak",  # 880-960, alone
+    "test_vm_gb200_controller",  # 8 (a chroot's slurmctld, no sandbox node)
+    "test_known_hosts_ssh",  # 2
+    "test_user_cluster_keys",  # 1
+    "test_down_keeps_a_mount",  # 0
 )
-"""The e2e modules that take longest (CI's e2e table: benchmarks/test_time.py), started first so
-the two workers end together; the rest keep their order."""
+"""Every e2e module, longest first (seconds from a two-worker run's JUnit XML through
+benchmarks/test_time.py --e2e), so that the two workers end together and the one that takes
+the soak waits least for the other's last sandbox. A module missing here fails
+tests/unit/test_suites.py: placing it is a decision about the suite's wall time."""
 E2E_ALONE = ("test_vm_soak",)
-"""Modules queued last, which wait for every other sandbox to go (tests/e2e/vm/conftest.py
+"""Modules that wait for every other sandbox to go (tests/e2e/vm/conftest.py
 alone_on_the_machine) before they boot: the soak's clock is scaled to seconds and a second
 sandbox's boots on 2 cores starve it (measured: 892 s alone; 2131 s beside the others, and it
-failed with power starts timing out). The worker that does not take it stops after its module."""
+failed with power starts timing out). The modules after it in E2E_ORDER boot no sandbox node,
+so the other worker runs them beside the soak."""
 E2E_WORKERS = 2
 """Two sandboxes at once on the 2-core machine CI runs on (measured: README "Tests"); each boots
 its own network namespaces, and the image cache is shared under its lock (sandbox/vm/image.py)."""
@@ -62,10 +79,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.e2e)
 
     def weight(item: pytest.Item) -> int:
-        stem, last = item.path.stem, len(E2E_LONGEST_FIRST)
-        if stem in E2E_ALONE:
-            return last + 1
-        return E2E_LONGEST_FIRST.index(stem) if stem in E2E_LONGEST_FIRST else last
+        stem = item.path.stem
+        return E2E_ORDER.index(stem) if stem in E2E_ORDER else len(E2E_ORDER)
 
     items.sort(key=lambda item: weight(item) if item.path.is_relative_to(E2E) else -1)
 
@@ -85,7 +100,7 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log):
-    """Whole modules to a worker, in collection order (longest first), for a selection with e2e
+    """Whole modules to a worker, in E2E_ORDER, for a selection with e2e
     tests: `--dist loadfile` without its reordering by test count."""
     if not _e2e_selected(config):
         return None
