@@ -27,9 +27,10 @@ from clusterctl.sandbox.vm import report, soak
 TARGET_S = 20 * 60
 
 
-def one_run(verbose: bool) -> soak.Result:
+def one_run(verbose: bool, keep_logs: Path | None = None) -> soak.Result:
     workdir = Path(tempfile.mkdtemp(prefix="gpucl-soak-"))
     t0 = time.monotonic()
+    failed = True
 
     def log(msg: str) -> None:
         if verbose:
@@ -38,12 +39,18 @@ def one_run(verbose: bool) -> soak.Result:
     try:
         s = soak.Soak.boot(workdir, log=log)
         try:
-            return s.play()
+            result = s.play()
+            failed = bool(result.violations or result.lost)
+            return result
         finally:
             s.down()
             left = report.leftovers(workdir)
             assert not left, f"the soak's sandbox left {left}"
     finally:
+        if failed and keep_logs and (workdir / "logs").is_dir():
+            # the nodes' journals and Slurm logs, the only record of what went wrong
+            shutil.copytree(workdir / "logs", keep_logs, dirs_exist_ok=True)
+            print(f"soak: logs of the failed run kept in {keep_logs}", file=sys.stderr)
         shutil.rmtree(workdir, ignore_errors=True)
 
 
@@ -52,10 +59,11 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=1, help="each run is a whole soak (~15 min)")
     ap.add_argument("--json", type=Path, help="every run's result, as JSON")
     ap.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    ap.add_argument("--keep-logs", type=Path, help="where a failed run's node logs are copied")
     opts = ap.parse_args()
     results = []
     for i in range(opts.runs):
-        result = one_run(not opts.quiet)
+        result = one_run(not opts.quiet, opts.keep_logs)
         results.append(result)
         print(f"run {i + 1} of {opts.runs}")
         print(result.table(), flush=True)

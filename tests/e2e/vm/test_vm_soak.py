@@ -25,7 +25,8 @@ def test_the_soak_runs_every_step_with_no_violation_and_no_lost_job(tmp_path: Pa
     print("soak:", alone_on_the_machine())
     out = tmp_path / "soak.json"
     proc = subprocess.run(
-        [sys.executable, "benchmarks/soak.py", "--runs", "1", "--json", str(out)],
+        [sys.executable, "benchmarks/soak.py", "--runs", "1", "--json", str(out),
+         "--keep-logs", str(tmp_path / "logs")],
         capture_output=True, text=True, timeout=2400, cwd=ROOT,
     )  # fmt: skip
     print(proc.stdout)
