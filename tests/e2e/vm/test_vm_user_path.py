@@ -1,20 +1,22 @@
 """Every shipped Slurm stack the sandbox can boot, through the commands a user types:
 `clusterctl sandbox up -s STACK` (its own checks: cloud-init `done` on every role but the
 scheduler's disk note below, failed units, Slurm logs, munge, srun and sbatch), a job across the
-GPU nodes with `sandbox exec`, and `sandbox down` leaving nothing. azure-h100 also runs on the
-second Slurm release (trixie's 24.11, the one below Azure's 25.11; the default is sid's 26.05)
-with one `validate --nccl` and `srun --mpi=pmix` from the scheduler, so behaviour that differs
-between the two shows. Root only."""
+GPU nodes with `sandbox exec`, and `sandbox down` leaving nothing. azure-team also runs on the
+second Slurm release (trixie's 24.11, the one below Azure's 25.11; the default is sid's 26.05):
+its accounting (slurmdbd), login node (sackd) and team users are what differs most between
+the two; there a team user runs `salloc -N2` then `srun --mpi=pmix` on the login node, and one
+`validate --nccl` runs. Root only."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
-from clusterctl.sandbox.vm import report
+from clusterctl.sandbox.vm import boot, report
 from clusterctl.spec.catalog import catalog
 from clusterctl.spec.load import load_stack_spec
 from tests.conftest import SLURM_STACKS
@@ -35,7 +37,10 @@ def _bootable() -> list[str]:
 
 
 # azure-h100 on the default release boots through the CLI in test_vm_cli (and the README's line)
-RUNS = [(s, "26.05") for s in _bootable() if s != "azure-h100"] + [("azure-h100", "24.11")]
+RUNS = [(s, "26.05") for s in _bootable() if s != "azure-h100"] + [("azure-team", "24.11")]
+TEAM_USER = "bob"
+"""azure-team's user in `language`, an account with no GPU cap (`vision` holds 8 GPUs: two whole
+nodes would pend on AssocGrpGRES)."""
 
 
 def cli(*args: str, timeout: float = 900) -> subprocess.CompletedProcess[str]:
@@ -65,10 +70,19 @@ def test_sandbox_up_as_a_user_types_it(tmp_path: Path, stack: str, slurm: str) -
         assert hosts.returncode == 0, hosts.stderr
         assert sorted(hosts.stdout.split()) == ["gpu-pg0-1", "gpu-pg0-2"], hosts.stdout
         if slurm != "26.05":
-            # PMIx where srun runs (the scheduler installs the pinned pmix now); Debian builds
-            # its pmix plugin for 24.11 only, so the default 26.05 run cannot show it
-            pmix = cli(*ex, "su", "-", "azureuser", "-c",
-                       "srun -N2 --mpi=pmix bash -c 'echo $PMIX_RANK'")  # fmt: skip
+            # PMIx where srun runs: the login node installs the pinned pmix as the GPU nodes do
+            # (srun dlopens libpmix.so.2 too). Debian builds its pmix plugin for 24.11 only, so
+            # the default 26.05 run cannot show it.
+            sync = cli("users", "sync", "-s", stack, "--sandbox-dir", str(workdir))
+            assert sync.returncode == 0, sync.stdout + sync.stderr
+            (login,) = [n for n, v in boot.status(workdir).items() if v["role"] == "login"]
+            on_login = ["sandbox", "exec", "--workdir", str(workdir), "--node", login, "--"]
+            deadline = time.monotonic() + 120  # the login node's users timer: every 30 s
+            while cli(*on_login, "getent", "passwd", TEAM_USER).returncode != 0:
+                assert time.monotonic() < deadline, f"{TEAM_USER} never reached {login}"
+                time.sleep(5)
+            ranks = "salloc -N2 srun --mpi=pmix bash -c 'echo $PMIX_RANK'"
+            pmix = cli(*on_login, "su", "-", TEAM_USER, "-c", ranks, timeout=300)
             assert pmix.returncode == 0, pmix.stdout + pmix.stderr
             assert sorted(pmix.stdout.split()) == ["0", "1"], pmix.stdout
             check = cli("validate", "--nccl", "--sandbox-dir", str(workdir), timeout=600)

@@ -113,3 +113,14 @@ def test_stand_in_units_start_their_daemons_as_upstream_24_11_does() -> None:
     for daemon, kind in want.items():
         text = (units / f"slurm-smd-{daemon}/usr/lib/systemd/system/{daemon}.service").read_text()
         assert f"\nType={kind}\n" in text, daemon
+
+
+def test_slurmdbd_24_11s_bootstrap_note_is_allowed_and_only_for_the_root_association() -> None:
+    """24.11's slurmdbd logs it while the first account is added just after the cluster (its
+    associations are made all the same); a missing association of any other id is an error."""
+    log = (
+        "[2026-11-28T06:42:46.237] slurmdbd version 24.11.5 started\n"
+        "[2026-11-28T06:42:50.919] error: We can't find assoc 1 on cluster team\n"
+        "[2026-11-28T06:43:50.919] error: We can't find assoc 7 on cluster team\n"
+    )
+    assert checks.log_errors(log) == [log.splitlines()[2]]
