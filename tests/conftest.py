@@ -1,7 +1,7 @@
 """Shared fixtures. Plans run the real Pulumi program under mocks and return recorded resources,
 so component tests assert on plain data after everything resolved: nothing is left un-awaited.
 
-Two suites (README "Tests"): the fast one, `python -m pytest -q`, is everything outside tests/e2e/,
+Two suites (docs/tests.md): the fast one, `python -m pytest -q`, is everything outside tests/e2e/,
 run by any user, in parallel (pytest-xdist, `-n auto` in pyproject's addopts); the end-to-end one,
 `pytest -m e2e` as root, is tests/e2e/, on two workers taking whole modules (E2E_ORDER)."""
 
@@ -67,7 +67,7 @@ sandbox's boots on 2 cores starve it (measured: 892 s alone; 2131 s beside the o
 failed with power starts timing out). The modules after it in E2E_ORDER boot no sandbox node,
 so the other worker runs them beside the soak."""
 E2E_WORKERS = 2
-"""Two sandboxes at once on the 2-core machine CI runs on (measured: README "Tests"); each boots
+"""Two sandboxes at once on the 2-core machine CI runs on (measured: docs/tests.md); each boots
 its own network namespaces, and the image cache is shared under its lock (sandbox/vm/image.py)."""
 
 

@@ -129,7 +129,8 @@ def prometheus_values(spec: ClusterSpec, stack: str) -> dict[str, Any]:
         },
         "scrapeConfigs": scrape_configs(),
         "serverFiles": {"alerting_rules.yml": yaml.safe_load(alert_rules(spec, stack))},
-        # Alerts show in Prometheus' /alerts; where they are sent is the team's (README).
+        # Alerts show in Prometheus' /alerts; where they are sent is the team's
+        # (docs/monitoring.md).
         "alertmanager": {"enabled": False},
         "prometheus-pushgateway": {"enabled": False},
         "kube-state-metrics": {

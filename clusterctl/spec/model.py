@@ -78,64 +78,111 @@ ClusterName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9-]{1,22}[a
 
 class SshSpec(Model):
     admin_user: Annotated[str, StringConstraints(pattern=r"^[a-z_][a-z0-9_-]{0,31}$")] = "azureuser"
+    """The admin login, `a-z0-9_-`, at most 32; Azure's forbidden names (`admin`, `root`,
+    `guest`, ...) are refused."""
     public_key: str | None = None
-    """OpenSSH public key. Unset: the program makes a key pair (private key: a secret output)."""
+    """An `ssh-ed25519` or `ssh-rsa` OpenSSH public key whose body must parse. Unset: the program
+    makes a key pair (the private key: the secret output `sshPrivateKey`)."""
     allowed_cidrs: tuple[Cidr, ...] = ()
-    """Who may reach SSH on the scheduler (or the jump host)."""
+    """Who may reach SSH on the scheduler (or the jump host); on Kubernetes stacks, who may reach
+    the API server, where an empty list is refused. `0.0.0.0/0` is refused unless
+    `ssh.allowWorldOpen: true`."""
     allow_world_open: Annotated[bool, Strict()] = False
-    """Must be true to accept 0.0.0.0/0 or ::/0 in allowedCidrs."""
+    """The only way to accept `0.0.0.0/0` or `::/0` in `allowedCidrs`."""
     access: Literal["direct", "jumphost"] = "direct"
-    """direct: the scheduler has a public IP; jumphost: only a small jump VM has one."""
+    """`direct`: the scheduler has a public IP; `jumphost`: only a small jump VM has one."""
 
 
 class NetworkSpec(Model):
     address_space: Ipv4Cidr = "10.40.0.0/16"
+    """The VNet/VPC range, IPv4, /22 or larger."""
     scheduler_subnet: Ipv4Cidr | None = None
-    """Default: the first /24 of addressSpace."""
+    """Inside the address space, not overlapping the compute subnet. Default: the first /24 of
+    `addressSpace`."""
     compute_subnet: Ipv4Cidr | None = None
-    """Default: the second half of addressSpace."""
+    """Inside the address space, not overlapping the scheduler subnet; it must hold every node
+    (Azure keeps 5 addresses). Default: the upper half of `addressSpace`."""
 
 
 class PartitionSpec(Model):
     name: Name
+    """The Slurm partition / node pool name, `a-z0-9`, at most 15; not `default` (Slurm reserves
+    it)."""
     sku: str
+    """A GPU type from `clusterctl catalog` for the stack's cloud."""
     nodes: Annotated[int, Strict()] = Field(ge=1, le=4096)
+    """1-4096. Azure: more than `maxNodesPerScaleSet` become several scale sets, one InfiniBand
+    fabric each, filled in order (`pg0` full, then `pg1`, ...): growing only grows the last set or
+    opens a new one, shrinking takes the highest names."""
     spot: Annotated[bool, Strict()] = False
+    """Spot/low-priority VMs (a warning for multi-node jobs); not with a capacity reservation.
+    The trade: far cheaper, but Azure may evict a VM at any time with 30 s notice. An evicted VM
+    is deallocated, not deleted (it keeps its name). The node watches Azure Scheduled Events,
+    drains itself and requeues its job onto other nodes, then powers down; Slurm starts it again
+    when a job needs it, if Azure has capacity (if not, it is set DOWN with a `gpucl: power:`
+    reason). A job that is running on it starts again from the beginning unless it saves
+    checkpoints."""
     image: str | None = None
-    """Override of the node image: an Azure URN publisher:offer:sku:version, or an AMI id."""
+    """Image override: an Azure URN `publisher:offer:sku:version`, or an AMI id `ami-...`. Unset:
+    the catalog's (`config/images.yaml`, version `latest`); pin the version here
+    (docs/azure-slurm.md says why)."""
     fabric: Literal["auto", "infiniband", "efa", "none"] = "auto"
-    """auto: the SKU's own fabric; naming one the SKU lacks is an error."""
+    """`auto`: the SKU's own fabric. A fabric the SKU lacks is refused, and so is `none` on a
+    Slurm partition whose SKU has one."""
     default: Annotated[bool, Strict()] = False
+    """The default Slurm partition; at most one (unset everywhere: the first)."""
     zones: tuple[str, ...] = ()
+    """AWS only: zones of the region (`us-east-1a`); one zone for EFA node groups."""
     capacity_reservation_id: str | None = None
+    """AWS only: a capacity reservation, `cr-` + 17 hex digits."""
     capacity_block: Annotated[bool, Strict()] = False
+    """AWS only: the reservation is a capacity block; needs `capacityReservationId`."""
     idle_minutes: Annotated[int, Strict()] = Field(default=DEFAULT_IDLE_MINUTES, ge=0, le=10080)
-    """Slurm: minutes a node stays idle before it is deallocated (compute billing stops; the
-    instance and its name survive) and started again on demand. 0: never suspend."""
+    """Slurm: minutes a node stays idle before it is deallocated (compute billing stops; the VM
+    and its name survive); a job that needs it starts it again (minutes, like a new ND VM). `0`:
+    never suspend."""
     min_nodes: Annotated[int, Strict()] = Field(default=0, ge=0, le=4096)
-    """Slurm: nodes of this partition kept powered up even when idle (SuspendExcNodes).
-    Kubernetes: the cluster autoscaler's minimum (0: the GPU nodes scale to zero when idle;
-    `nodes` is the maximum). Reserved capacity (an ODCR or a capacity block) keeps `nodes`."""
+    """Slurm: nodes of this partition kept powered up even when idle (`SuspendExcNodes`); at most
+    `nodes`; needs `idleMinutes` above 0. Kubernetes: the GPU node group's cluster autoscaler
+    minimum (0: the GPU nodes scale to zero when idle; `nodes` is the maximum); refused in
+    reserved capacity (an ODCR or a capacity block), which keeps `nodes`."""
     max_nodes_per_scale_set: Annotated[int, Strict()] = Field(default=100, ge=1, le=100)
-    """Azure Slurm: VMs per scale set (one InfiniBand fabric each); sets fill in order, pg0 first.
-    Fixed once the partition is deployed: changing it would move nodes between sets."""
+    """Azure Slurm: VMs per scale set, so per InfiniBand domain (a scale set with one placement
+    group holds at most 100); sets fill in order, `pg0` first. Fixed once the partition is
+    deployed (`up` refuses a change: it would move nodes between sets)."""
 
 
 class HeadNodeSpec(Model):
     sku: str | None = None
-    """Default: Standard_D8s_v5 on Azure, m6i.2xlarge on AWS."""
+    """The scheduler (Slurm) or system node type, from the catalog. Default: `Standard_D8s_v5` on
+    Azure, `m6i.2xlarge` on AWS."""
     image: str | None = None
-    """Slurm on Azure: the scheduler's (and jump host's) image, an Azure URN with its version
-    pinned; default: config/images.yaml azure.scheduler (version `latest`)."""
+    """Slurm on Azure: the image of the scheduler, the login nodes and the jump host, an Azure
+    URN; set it to pin the version (a new pin replaces those VMs: docs/power.md, "Replacing the
+    scheduler or a login node"). Default: `config/images.yaml` `azure.scheduler` (version
+    `latest`)."""
     accounting: Annotated[bool, Strict()] = False
-    """Run slurmdbd (+ MariaDB) for job accounting."""
+    """Slurm only: job accounting. slurmdbd and MariaDB on the scheduler, the database on its data
+    disk (it survives a reimage), the password generated and kept as a Pulumi secret, MariaDB
+    tuned as Slurm's accounting guide says (`innodb_buffer_pool_size` 4096M,
+    `innodb_log_file_size` 64M, `innodb_lock_wait_timeout` 900); `sacct` lists every job. The
+    admin user is associated with account `users`, so `sreport job sizesbyaccount` reports its
+    jobs. Associations, limits and QoS are enforced
+    (`AccountingStorageEnforce=associations,limits,qos,safe`) and priority is
+    `priority/multifactor` with fair share: a user needs an association to run jobs (declare them
+    under `users`: docs/team.md). Needed by `users` and `accounts`; fixed once deployed."""
 
 
 class LoginNodesSpec(Model):
     count: Annotated[int, Strict()] | None = Field(default=None, ge=0, le=10)
-    """Login VMs where users land and submit; unset: 1 on a cluster with users, else 0."""
+    """Slurm on Azure: login VMs (`<cluster>-login-<n>`) where users land and submit, in the
+    scheduler's subnet, with a public IP when `ssh.access: direct`, no managed identity; `/home`
+    and `/sched` mounted, Slurm's commands configless (`sackd`), pyxis built. With any, the
+    scheduler lets only the admin user log in (`AllowUsers`). Output `loginAddresses`;
+    `clusterctl status` prints the team's ssh line. 0-10; unset: 1 on a cluster with `users`,
+    else 0."""
     sku: str | None = None
-    """Unset: the head node's."""
+    """The login VMs' size; unset: the head node's."""
     entra_id_group: (
         Annotated[
             str,
@@ -147,41 +194,67 @@ class LoginNodesSpec(Model):
     ) = None
     """An Entra ID group's object id: its members log in to the login nodes with their Entra
     accounts (`az ssh vm`), by the AADSSHLoginForLinux extension and the built-in role Virtual
-    Machine User Login on each login VM."""
+    Machine User Login for that group on each login VM (which gets a system identity with no
+    role)."""
 
 
 class StorageSpec(Model):
     kind: Literal["scheduler-nfs", "azure-files-nfs", "none"] = "scheduler-nfs"
+    """Where `/home` lives. `scheduler-nfs`: the scheduler exports its data disk (`/home` and
+    `/sched`). `azure-files-nfs` (Azure): a premium FileStorage account with one NFS 4.1 share
+    mounted at `/home` on every role (`vers=4,minorversion=1,sec=sys,nconnect=4`), reachable only
+    through a private endpoint in the compute subnet (public access disabled, firewall deny, no
+    shared keys, TLS 1.2; secure transfer off, which NFS requires), named through a
+    `privatelink.file.core.windows.net` zone linked to the VNet; `/sched` stays on the scheduler's
+    128 GiB disk. `none` is refused: Slurm needs `/home` and `/sched` on every node. The VM
+    sandbox has no Azure Files stand-in yet and refuses it."""
     size_gib: Annotated[int, Strict()] = Field(default=1024, ge=32, le=65536)
+    """The size of what holds `/home`: the data disk, 32 to 32,767 GiB (Azure Premium SSD), or
+    the share, 100 to 65,536 GiB."""
     keep_on_destroy: Annotated[bool, Strict()] = True
-    """Protect the disk holding /home and /sched: `pulumi destroy` keeps it unless false."""
+    """Protect the data disk holding `/home` and `/sched` (and the Azure Files account and share)
+    from `pulumi destroy`: it is kept unless false."""
 
 
 class HealthChecksSpec(Model):
     enabled: Annotated[bool, Strict()] = True
+    """Node health checks (Slurm's HealthCheckProgram running NHC; docs/azure-slurm.md)."""
     interval_seconds: Annotated[int, Strict()] = Field(default=300, ge=30, le=86400)
+    """How often the fast tier runs, 30-86400 s."""
     drain_prefix: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_-]{1,16}:$")] = (
         DRAIN_PREFIX
     )
-    """Drain reasons start with this; only such drains are resumed automatically."""
+    """The prefix (`word:`, at most 16) that marks the drains the check owns: drain reasons start
+    with it, and only such drains are resumed automatically."""
     deep_interval_hours: Annotated[int, Strict()] = Field(default=24, ge=0, le=720)
-    """The deep tier (Azure's slow GPU and fabric checks) on every idle node, as an exclusive
-    job, this often; 0 never."""
+    """Slurm only: the deep tier (Azure's slow GPU and fabric checks) on every idle node, as an
+    exclusive job, this often, 0-720 hours; `0` turns it off."""
 
 
 class NcclValidationSpec(Model):
     on_deploy: Annotated[bool, Strict()] = False
+    """Run the NCCL acceptance test at the end of `pulumi up` (a Pulumi resource hook after the
+    last scale set is created; the verdict shows in the update's output and `clusterctl up`
+    prints it)."""
     on_failure: Literal["fail", "warn"] = "fail"
+    """What a failed `onDeploy` test does: `fail` the update or `warn`."""
     min_bytes: ByteSize = NCCL_MIN_BYTES
+    """The all_reduce_perf sweep's smallest size; sizes as nccl-tests reads them, 1024-based:
+    `16G` = `16GB` = `16GiB`, `1.5G` = `1536M` (the same for `validate -b/-e`); not above
+    `maxBytes`."""
     max_bytes: ByteSize = NCCL_MAX_BYTES
+    """The all_reduce_perf sweep's largest size, read as `minBytes` is."""
     fail_below_gbps: Annotated[float, Strict()] | None = Field(default=None, gt=0)
+    """Overrides the SKU's fail line (GB/s bus bandwidth); unset: the catalog's."""
     warn_below_gbps: Annotated[float, Strict()] | None = Field(default=None, gt=0)
+    """Overrides the SKU's warn line (GB/s); unset: the catalog's; not below the fail line."""
     peer_floor: Annotated[float, Strict()] = Field(default=PEER_FLOOR, gt=0, lt=1)
-    """A 2-node pair below this share of the other pairs' median is re-run once, and named (the
-    run fails) when the re-run is below it too."""
+    """Above 0, below 1: a 2-node pair below this share of the other pairs' median is re-run
+    once, and fails the run (named) when the re-run is below it too (`validate --peer-floor`)."""
     container_image: str | None = None
     """Run nccl-tests in this container through pyxis (Slurm) instead of the host build."""
     timeout_minutes: Annotated[int, Strict()] = Field(default=30, ge=1, le=720)
+    """1-720: how long the validation job may take."""
 
 
 class ValidationSpec(Model):
@@ -190,32 +263,44 @@ class ValidationSpec(Model):
 
 class SharedFilesystemSpec(Model):
     kind: Literal["lustre"] = "lustre"
-    """lustre: FSx for Lustre (PERSISTENT_2, SSD) on EKS; Azure Managed Lustre is not built yet."""
+    """`lustre`: FSx for Lustre `PERSISTENT_2` (SSD) in the default partition's zone, on EKS.
+    Refused on AKS (Azure Managed Lustre needs a subnet of its own, and the AKS cluster runs in
+    the VNet AKS makes) and on Slurm stacks."""
     size_gib: Annotated[int, Strict()] = Field(default=1200, ge=1200, le=1_000_000)
-    """FSx for Lustre PERSISTENT_2: 1200, 2400, or a multiple of 2400 GiB."""
+    """FSx for Lustre PERSISTENT_2: 1200, 2400, or a multiple of 2400 GiB. Changes in place (FSx
+    grows a file system, never shrinks one)."""
     throughput_mbps_per_tib: Annotated[int, Strict()] = 125
-    """MB/s per TiB of storage; FSx for Lustre PERSISTENT_2: 125, 250, 500 or 1000."""
+    """MB/s per TiB of storage; FSx for Lustre PERSISTENT_2: 125, 250, 500 or 1000. Changes in
+    place."""
     keep_on_destroy: Annotated[bool, Strict()] = True
     """Protect the file system: `pulumi destroy` (and `clusterctl down`) keep it unless false."""
 
 
 class KubernetesSpec(Model):
     version: str | None = None
+    """EKS/AKS only (the `kubernetes` keys are refused on Slurm stacks): the Kubernetes version;
+    unset: the one `config/versions.yaml` pins."""
     gpu_driver: Literal["managed", "gpu-operator"] = "gpu-operator"
-    """managed: the cloud's GPU driver on the node image; gpu-operator: NVIDIA's operator."""
+    """`managed`: the cloud's GPU driver on the node image; `gpu-operator`: NVIDIA's operator."""
     kueue: Annotated[bool, Strict()] = False
+    """Kueue queues for the GPU jobs."""
     dcgm_exporter: Annotated[bool, Strict()] = True
+    """NVIDIA's DCGM exporter on the GPU nodes."""
     monitoring: Annotated[bool, Strict()] = True
     """Prometheus in the cluster (namespace `monitoring`) collecting the DCGM exporter, a
-    node_exporter on every node and kube-state-metrics, with the alert rules; see README
-    "Monitoring a Kubernetes cluster"."""
+    node_exporter on every node and kube-state-metrics, with the alert rules; see
+    docs/monitoring.md, "Monitoring a Kubernetes cluster"."""
     system_nodes: Annotated[int, Strict()] = Field(default=2, ge=1, le=20)
+    """1-20 system nodes."""
     admin_principal_arns: tuple[str, ...] = ()
-    """EKS only: the IAM roles/users that get cluster admin (access entries). Empty: the role
-    running `pulumi up`, by its issuer ARN with its path (SSO roles live under a path)."""
+    """EKS only: IAM role/user ARNs (`arn:aws:iam::<account>:role/<path/>name`, with the role's
+    path; STS session ARNs refused) that get cluster admin (access entries). Unset: the role
+    running `pulumi up`, by IAM's issuer ARN (SSO roles keep their
+    `aws-reserved/sso.amazonaws.com/` path). The list replaces the deployer, so include the role
+    that runs `up`."""
     shared_filesystem: SharedFilesystemSpec | None = None
-    """A Lustre file system every pod of the training namespace mounts by one claim name
-    (clusterctl/spec/lustre.py); unset: none."""
+    """EKS only: a shared Lustre file system every pod of the `nccl-tests` namespace mounts by the
+    claim `shared` (ReadWriteMany) (clusterctl/spec/lustre.py); unset: none."""
 
 
 UserName = Annotated[str, StringConstraints(pattern=r"^[a-z_][a-z0-9_-]{0,31}$")]
@@ -223,10 +308,14 @@ UserName = Annotated[str, StringConstraints(pattern=r"^[a-z_][a-z0-9_-]{0,31}$")
 
 class QosSpec(Model):
     name: Name
+    """A Slurm QoS."""
     priority: Annotated[int, Strict()] = Field(default=0, ge=0, le=1_000_000)
-    """Added to a job's priority through PriorityWeightQOS (the highest QoS priority scores 1)."""
+    """0-1000000, added to a job's priority through `PriorityWeightQOS` (the highest QoS priority
+    scores 1)."""
     max_wall_minutes: Annotated[int, Strict()] | None = Field(default=None, ge=1, le=525_600)
+    """A wall-time cap for its jobs."""
     max_gpus_per_user: Annotated[int, Strict()] | None = Field(default=None, ge=1)
+    """The GPUs one user's running jobs may hold under it."""
 
 
 DEFAULT_QOS = (
@@ -239,34 +328,47 @@ DEFAULT_QOS = (
 
 class AccountSpec(Model):
     name: Name
+    """Slurm only: a Slurm account (`a-z0-9`, at most 15, not `root`). Accounts are applied in
+    place (the team Run Command)."""
     fairshare: Annotated[int, Strict()] = Field(default=1, ge=1, le=65_533)
-    """The account's share of the cluster, relative to its siblings' (Slurm's Fairshare)."""
+    """The account's share of the cluster, relative to the other accounts' (Slurm's
+    Fairshare)."""
     gpu_limit: Annotated[int, Strict()] | None = Field(default=None, ge=1)
-    """GPUs the account's running jobs may hold at once (GrpTRES=gres/gpu=N); more pend."""
+    """The GPUs the account's running jobs may hold at once (`GrpTRES=gres/gpu=N`, at most the
+    cluster's GPUs); more jobs pend with `AssocGrpGRES`. Unset: no limit."""
     qos: tuple[Name, ...] = ("normal", "debug")
-    """QoS its users may ask for; the first is their default."""
+    """The QoS its users may use; the first is their default."""
 
 
 class UserSpec(Model):
     name: UserName
+    """Slurm only: a login (`a-z_0-9-`, not a name the nodes have: `root`, `slurm`, `munge`, the
+    admin user, ...). Users change with `clusterctl users add/remove`, applied in place."""
     uid: Annotated[int, Strict()] = Field(ge=2000, le=59_999)
-    """The same uid (and a group of the same number and name) on every node."""
+    """A uid 2000-59999, unique, the same (and a group of that number and name) on every node."""
     ssh_public_keys: tuple[str, ...] = Field(min_length=1)
+    """One or more `ssh-ed25519`/`ssh-rsa` keys."""
     account: Name
+    """A declared account."""
     admin: Annotated[bool, Strict()] = False
-    """In the sudo group on every node."""
+    """Sudo on every node (the `gpucl-admins` group) and Slurm operator."""
 
 
 class ClusterSpec(Model):
     name: ClusterName
+    """The cluster name, 3-24 of `a-z0-9-`."""
     cloud: Literal["azure", "aws"]
+    """`azure` or `aws`."""
     region: Annotated[str, StringConstraints(pattern=r"^[a-z0-9-]{3,40}$")]
+    """A region of that cloud (`config/regions.yaml`); the other cloud's regions are refused."""
     scheduler: Literal["slurm", "kubernetes"]
+    """`slurm` (Azure) or `kubernetes` (EKS/AKS)."""
     ssh: SshSpec = SshSpec()
     network: NetworkSpec = NetworkSpec()
     head_node: HeadNodeSpec = HeadNodeSpec()
     login_nodes: LoginNodesSpec = LoginNodesSpec()
     partitions: tuple[PartitionSpec, ...] = Field(min_length=1)
+    """The GPU partitions (Slurm) or node groups (Kubernetes), at least one."""
     storage: StorageSpec = StorageSpec()
     health_checks: HealthChecksSpec = HealthChecksSpec()
     validation: ValidationSpec = ValidationSpec()
@@ -275,7 +377,12 @@ class ClusterSpec(Model):
     users: tuple[UserSpec, ...] = ()
     """The team (Slurm clusters): `clusterctl users add/remove` changes it on a live cluster."""
     qos: tuple[QosSpec, ...] = DEFAULT_QOS
+    """Slurm only: the QoS, weighted by `PriorityWeightQOS`; unset: `normal`, `high` (priority
+    100) and `debug` (priority 200, 30 minutes, 8 GPUs per user)."""
     tags: dict[str, str] = Field(default_factory=dict)
+    """Extra tags on every resource. Azure: names up to 512 without `< > % & \\ ? /`, not
+    `azure*`/`microsoft*`/`windows*`; AWS: keys up to 128, not `aws:*`; values up to 256;
+    `gpu-clusters:*` is the project's own."""
 
     @property
     def total_nodes(self) -> int:

@@ -1,6 +1,7 @@
-"""Every benchmark the README shows is run by a test, with the README's arguments except `--runs`
-(one run: the test proves the command works, the benchmark's numbers come from running it as
-written). The ones that boot the VM sandbox (root) name the e2e test that runs them."""
+"""Every benchmark the README or the docs site shows (docs/benchmarks.md holds them) is run by a
+test, with the documented arguments except `--runs` (one run: the test proves the command works,
+the benchmark's numbers come from running it as written). The ones that boot the VM sandbox (root)
+name the e2e test that runs them."""
 
 from __future__ import annotations
 
@@ -12,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from tests import docs_pages
+
 ROOT = Path(__file__).resolve().parents[2]
-README = ROOT / "README.md"
 SANDBOX = {
     "health_fast_tier": "tests/e2e/vm/test_vm_validate.py::"
     "test_the_fast_tier_benchmark_runs_on_a_booted_node",
@@ -29,15 +31,15 @@ PRINTS = {
     "localize_rounds": "rounds",
     "test_time": "fast suite",
 }
-# The README runs test_time.py on the whole fast suite (this test is in it) and on an e2e run's
+# The docs run test_time.py on the whole fast suite (this test is in it) and on an e2e run's
 # report: here, on one small test file, and on the report of that file's own run.
 NARROW = {"test_time": ["--", "tests/unit/test_constants.py"]}
 
 
 def readme_benchmarks() -> dict[str, list[str]]:
-    """{script name: its arguments} for every `benchmarks/NAME.py` the README names."""
+    """{script name: its arguments} for every `benchmarks/NAME.py` the README or docs name."""
     found: dict[str, list[str]] = {}
-    for m in re.finditer(r"benchmarks/(\w+)\.py([^`\n]*)", README.read_text()):
+    for m in re.finditer(r"benchmarks/(\w+)\.py([^`\n]*)", docs_pages.text()):
         args = shlex.split(m.group(2))
         if found.get(m.group(1)) is None or args:
             found[m.group(1)] = args

@@ -1,8 +1,10 @@
-"""Every `clusterctl` command the README shows is run by a test: a README that lies is a bug.
+"""Every `clusterctl` command the README or a page of the docs site (docs/**/*.md) shows is run by
+a test: documentation that lies is a bug.
 
 Offline commands run here, as written (placeholders like DIR filled in), from the checkout, which
 is a project. Commands that need root, a sandbox, a cloud or the Pulumi CLI name the test that runs
-them; this file checks that such a test exists. A README command matching no rule fails the test.
+them; this file checks that such a test exists. A documented command matching no rule fails the
+test.
 """
 
 from __future__ import annotations
@@ -16,8 +18,9 @@ from pathlib import Path
 
 import pytest
 
+from tests import docs_pages
+
 ROOT = Path(__file__).resolve().parents[2]
-README = ROOT / "README.md"
 SAMPLE_LOG = ROOT / "tests/data/nccl/nccl_tests_issue309_h100_2node.txt"
 
 # (command prefix regex, the test that runs it). Checked to exist by test_pointers_are_real.
@@ -50,7 +53,7 @@ ELSEWHERE: list[tuple[str, str]] = [
         "tests/e2e/vm/test_vm_validate.py::test_healthy_vm_sandbox_passes",
     ),
     (
-        # Kubernetes stacks and clusters: every such README line is run, as written, against a
+        # Kubernetes stacks and clusters: every such documented line is run, as written, against a
         # stand-in kubectl and a deployed stack's outputs
         r"validate --nccl (-s (aws-p5|aks-h100)\b|--kubeconfig\b)",
         "tests/cli/test_validate_kubernetes.py::test_readme_kubernetes_validate_command_runs",
@@ -127,16 +130,17 @@ RUN_HERE = [
     r"--",
 ]
 
-# Sample logs of failing runs: a README command judging one must give the verdict's exit 1.
+# Sample logs of failing runs: a documented command judging one must give the verdict's exit 1.
 FAILING_SAMPLES = ("derived_i27_azure_socket_fallback.txt", "straggler-2-node.out")
 
 _INLINE = re.compile(r"`((?:sudo )?(?:\.venv/bin/)?clusterctl [^`]+)`")
 
 
 def readme_commands() -> list[str]:
-    """Every clusterctl command in a code block or inline code span, without sudo/venv/comments."""
+    """Every clusterctl command in a code block or inline code span of the README or a docs page,
+    without sudo/venv/comments."""
     found: list[str] = []
-    text = README.read_text()
+    text = docs_pages.text()
     for block in re.findall(r"```[a-z]*\n(.*?)```", text, re.S):
         for line in block.splitlines():
             for part in re.split(r"&&|;|\|\|", line.split(" #", 1)[0]):
@@ -152,7 +156,7 @@ def readme_commands() -> list[str]:
 
 def _is_mention(cmd: str) -> bool:
     """`clusterctl up / status / down` or `clusterctl validate --nccl` in prose: names only, or
-    the start of a fuller command shown elsewhere in the README."""
+    the start of a fuller command shown elsewhere in the documentation."""
     words = cmd.split()[1:]
     if not any(w.startswith("-") for w in words) or (len(words) == 2 and words[1][0] == "-"):
         return True  # names only, or a subcommand and one bare option (`validate -s`)
@@ -178,7 +182,7 @@ def test_the_readme_shows_commands() -> None:
 @pytest.mark.parametrize("cmd", readme_commands())
 def test_every_readme_command_has_a_rule(cmd: str) -> None:
     kind, _ = _rule(cmd)
-    assert kind != "none", f"README command with no test: {cmd!r}; add it to this file"
+    assert kind != "none", f"documented command with no test: {cmd!r}; add it to this file"
 
 
 def _test_exists(node: str) -> bool:

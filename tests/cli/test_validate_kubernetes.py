@@ -1,4 +1,4 @@
-"""`clusterctl validate --nccl` on Kubernetes stacks, run as the README writes it (issue 14 item 5).
+"""`clusterctl validate --nccl` on Kubernetes stacks, run as the docs write it (issue 14 item 5).
 
 A stand-in kubectl (tests/fixtures/fake_kubectl) and pulumi sit on PATH; the project is a fresh
 `clusterctl init` folder whose file backend holds a deployed stack's outputs (the plan's, with the
@@ -18,10 +18,10 @@ from pathlib import Path
 
 import pytest
 
+from tests import docs_pages
 from tests.conftest import plan_stack
 
 ROOT = Path(__file__).resolve().parents[2]
-README = ROOT / "README.md"
 FAKE_KUBECTL = ROOT / "tests" / "fixtures" / "fake_kubectl"
 LOG = ROOT / "tests" / "data" / "nccl" / "nccl_tests_issue309_h100_2node.txt"
 SECRET_SIG = "4dabf18193072939515e22adb298388d"
@@ -29,9 +29,9 @@ STACK_KUBECONFIG = "# the stack's own kubeconfig\napiVersion: v1\nkind: Config\n
 
 
 def kubernetes_validate_commands() -> list[str]:
-    """Every `clusterctl validate` command the README shows for a Kubernetes cluster."""
+    """Every `clusterctl validate` command the README or docs show for a Kubernetes cluster."""
     found = []
-    for line in README.read_text().splitlines():
+    for line in docs_pages.text().splitlines():
         m = re.match(r"^clusterctl (validate --nccl .*?)(\s+#.*)?$", line.strip())
         if m and re.search(r"--kubeconfig|-s (aws-p5|aks-h100)", m.group(1)):
             found.append(m.group(1).strip())

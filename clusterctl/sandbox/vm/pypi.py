@@ -25,7 +25,7 @@ def pins_from_catalog() -> list[str]:
 
     versions = catalog().versions
     pins = dict((versions.get("powerProgram") or {}).get("pypi") or {})
-    # submitit: what a team user's venv on the login node installs (README "From Python")
+    # submitit: what a team user's venv on the login node installs (docs/training.md, "From Python")
     pins.update(((versions.get("training") or {}).get("submitit") or {}).get("pypi") or {})
     return [f"{name}=={version}" for name, version in sorted(pins.items())]
 

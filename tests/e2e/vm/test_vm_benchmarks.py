@@ -1,5 +1,5 @@
-"""The README's `benchmarks/sandbox_vm_boot.py`, one small run (1 GPU node, cached image, one
-boot): it boots, reaches idle, goes down and prints its table row (with a GPU node's first-boot
+"""`benchmarks/sandbox_vm_boot.py` (docs/benchmarks.md), one small run (1 GPU node, cached image,
+one boot): it boots, reaches idle, goes down and prints its table row (with a GPU node's first-boot
 CPU seconds). Root only."""
 
 from __future__ import annotations

@@ -191,7 +191,7 @@ def test_only_root_and_slurm_reach_the_power_identity_before_and_after_a_reboot(
 
 
 def test_no_user_on_a_node_can_read_the_munge_key(booted):
-    """Issue 29 item 11: the munge key travels in customData (README: why not Key Vault). Azure
+    """Issue 29 item 11: the munge key travels in customData (docs: why not Key Vault). Azure
     serves customData neither from IMDS nor from a GET of the VM (unlike userData); on the node,
     where cloud-init saves it, nothing readable by a user may hold it. The needle is the key as
     the user-data carries it (base64); root finds it in cloud-init's copy, so the search can

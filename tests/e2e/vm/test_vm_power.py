@@ -213,7 +213,7 @@ def test_a_node_that_cannot_start_is_down_with_the_cause_and_its_job_runs_elsewh
     for node in HOSTS:  # both powered down, so Slurm picks the first, gpu-pg0-1
         wait_for(f"{node} powered down", lambda n=node: cluster.state(n), lambda s: s == "idle~",
                  SUSPEND_S + SUSPEND_TIMEOUT_S + 60)  # fmt: skip
-    cluster.fault(HOSTS["gpu-pg0-1"], "start-fails")  # as the README shows it
+    cluster.fault(HOSTS["gpu-pg0-1"], "start-fails")  # as docs/power.md shows it
     try:
         job = cluster.sbatch("-N1", "--time=5", "--wrap", "'hostname'")
         reason = wait_for("gpu-pg0-1 DOWN with the cause", lambda: cluster.reason("gpu-pg0-1"),

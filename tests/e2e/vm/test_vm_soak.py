@@ -1,6 +1,7 @@
-"""A month in a day (issue 23): the README's `benchmarks/soak.py`, one run. It boots 1 scheduler +
-4 GPU nodes, plays every step of the scripted month with power times scaled to seconds, checks the
-invariants after each step and at every poll, and goes down. Root only; about 15 minutes."""
+"""A month in a day (issue 23): `benchmarks/soak.py` (docs/benchmarks.md), one run. It boots 1
+scheduler + 4 GPU nodes, plays every step of the scripted month with power times scaled to seconds,
+checks the invariants after each step and at every poll, and goes down. Root only; about 15
+minutes."""
 
 from __future__ import annotations
 

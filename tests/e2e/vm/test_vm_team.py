@@ -389,12 +389,12 @@ SUBMITIT_RUN = "~/venv/bin/python submitit_hello.py"
 
 
 def test_a_user_submits_a_python_function_from_the_login_node_with_submitit(cluster, project):
-    """Issue 26 (seed 000: batch jobs from Python): the README's commands, as bob on the login
-    node: a venv with submitit from the cluster's package index, then docs/examples/
+    """Issue 26 (seed 000: batch jobs from Python): the commands docs/training.md shows, as bob
+    on the login node: a venv with submitit from the cluster's package index, then docs/examples/
     submitit_hello.py pickles a function into the shared home, submits it, and gets its result
     back from a GPU node."""
-    readme = (ROOT / "README.md").read_text()
-    assert SUBMITIT_SETUP in readme and SUBMITIT_RUN in readme
+    training = (ROOT / "docs" / "training.md").read_text()  # the page that shows the commands
+    assert SUBMITIT_SETUP in training and SUBMITIT_RUN in training
     example = (ROOT / "docs" / "examples" / "submitit_hello.py").read_text()
     assert SUBMITIT_SETUP.split(" && ")[1].split()[-1] in example  # the same pin
     wait_for("bob on the login node", lambda: ssh_as(

@@ -172,9 +172,9 @@ def sched_sh(workdir: Path, cmd: str, node: str = "h100-scheduler", timeout: flo
 
 
 def test_the_fast_tier_benchmark_runs_on_a_booted_node(cluster):
-    """The README's `benchmarks/health_fast_tier.py`, one run, on this module's sandbox: it prints
-    the fast tier's time as a share of slurmd's 60 s budget (the numbers come from running it
-    as written)."""
+    """`benchmarks/health_fast_tier.py` (docs/benchmarks.md), one run, on this module's sandbox: it
+    prints the fast tier's time as a share of slurmd's 60 s budget (the numbers come from running
+    it as written)."""
     _, workdir = cluster
     proc = subprocess.run(
         [sys.executable, "benchmarks/health_fast_tier.py", "--runs", "1",
