@@ -124,3 +124,40 @@ def test_slurm_exporter_imports_only_itself_and_the_standard_library() -> None:
     files = sorted((ROOT / "clusterctl" / "monitor").glob("*.py"))
     assert len(files) == 3
     assert _outside_stdlib(files) == []
+
+
+PROGRAM_MODULES = """
+import sys
+from clusterctl.plan.invokes import MOCK_INVOKES
+from clusterctl.plan.mockengine import run_program
+from clusterctl.spec.load import load_stack_spec
+from components.program import run
+
+spec, _ = load_stack_spec(sys.argv[1], sys.argv[2:])
+run_program(lambda: run(spec, sys.argv[1]), project="gpu-clusters", stack=sys.argv[1],
+            invokes=MOCK_INVOKES)
+print(" ".join(sorted(m for m in sys.modules if m.startswith("clusterctl."))))
+"""
+
+
+@pytest.mark.parametrize("stack", ["azure-h100", "aws-p5", "aks-h100"])
+def test_the_pulumi_program_imports_no_validate_or_lifecycle_code(stack: str) -> None:
+    """`pulumi up` loads what builds resources: the NCCL hook's code (clusterctl.validate) only
+    when the stack asks for it (validation.nccl.onDeploy), lifecycle's never."""
+
+    def loaded(*overrides: str) -> set[str]:
+        proc = subprocess.run(
+            [sys.executable, "-c", PROGRAM_MODULES, stack, *overrides],
+            capture_output=True, text=True, timeout=300, cwd=ROOT,
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        return set(proc.stdout.split())
+
+    plain = loaded()
+    assert "clusterctl.spec.model" in plain  # the check saw the program's imports
+    assert {
+        m for m in plain if m.startswith(("clusterctl.validate", "clusterctl.lifecycle"))
+    } == set()
+    if stack == "azure-h100":
+        hooked = loaded("validation.nccl.onDeploy=true")
+        assert "clusterctl.validate.hook" in hooked
