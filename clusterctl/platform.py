@@ -40,6 +40,9 @@ class Cloud:
     kubernetes_autoscaler_release: bool
     """The cluster autoscaler is a Helm release of the stack (EKS); otherwise the cloud runs it
     for each node pool that has autoscaling on (AKS)."""
+    kubernetes_spot_taint: tuple[str, str, str] | None = None
+    """(key, value, effect) of the taint the cloud puts on every spot node of a pool, or None
+    where spot nodes are untainted (EKS managed node groups)."""
 
 
 @dataclass(frozen=True)
@@ -67,6 +70,9 @@ CLOUDS = {
         kubernetes_driver_in_image=False,
         kubernetes_default_storage_class=False,
         kubernetes_autoscaler_release=False,
+        # AKS taints every node of a Spot pool (MicrosoftDocs azure-aks-docs
+        # articles/aks/spot-node-pool.md; FACTS 11): a pod without the toleration never lands.
+        kubernetes_spot_taint=("kubernetes.azure.com/scalesetpriority", "spot", "NoSchedule"),
     ),
     "aws": Cloud(
         "aws",

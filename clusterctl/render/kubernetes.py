@@ -22,7 +22,6 @@ from clusterctl.render.templates import render_template
 from clusterctl.spec.catalog import Catalog, catalog
 from clusterctl.spec.kubernetes import (
     DEFAULT_STORAGE_CLASS,
-    GPU_TOLERATION,
     IB_RESOURCE,
     IB_VF_DEVICE_IDS,
     KUEUE_LOCAL_QUEUE,
@@ -33,6 +32,7 @@ from clusterctl.spec.kubernetes import (
     PEERMEM_LOADER_IMAGE,
     SHM_SIZE,
     VALIDATION_NAMESPACE,
+    cluster_gpu_tolerations,
     fabric_kind,
     gpu_sku,
     nccl_launcher,
@@ -102,7 +102,7 @@ def cluster_manifests(spec: ClusterSpec, stack: str, cat: Catalog | None = None)
             "k8s/nic-cluster-policy.yaml.j2",
             labels=labels,
             label=NFD_MELLANOX_LABEL,
-            tolerations=[GPU_TOLERATION],
+            tolerations=cluster_gpu_tolerations(spec),
             doca_version=network_operator_images(cat)["docaDriver"],
             sriov_version=network_operator_images(cat)["sriovDevicePlugin"],
             sriov_config=json.dumps(
@@ -126,7 +126,7 @@ def cluster_manifests(spec: ClusterSpec, stack: str, cat: Catalog | None = None)
         files["nvidia-peermem-loader.yaml"] = render_template(
             "k8s/nvidia-peermem-loader.yaml.j2",
             labels=labels,
-            tolerations=[GPU_TOLERATION],
+            tolerations=cluster_gpu_tolerations(spec),
             image=PEERMEM_LOADER_IMAGE,
         )
     if spec.kubernetes.kueue:
@@ -136,7 +136,7 @@ def cluster_manifests(spec: ClusterSpec, stack: str, cat: Catalog | None = None)
             namespace=VALIDATION_NAMESPACE,
             queue=KUEUE_LOCAL_QUEUE,
             cluster_queue=spec.default_partition.name,
-            tolerations=[GPU_TOLERATION],
+            tolerations=cluster_gpu_tolerations(spec),
             partitions=[
                 {"name": p.name, "labels": node_labels(p), "resources": kueue_quota(spec, p, cat)}
                 for p in spec.partitions

@@ -20,6 +20,30 @@ VALIDATION_NAMESPACE = "nccl-tests"
 PARTITION_LABEL = "gpu-clusters/partition"
 GPU_TAINT = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
 GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+
+
+def spot_toleration(cloud: str) -> dict[str, str] | None:
+    """The toleration of the cloud's spot-node taint, or None where spot nodes carry none."""
+    taint = cloud_of(cloud).kubernetes_spot_taint
+    if taint is None:
+        return None
+    key, value, effect = taint
+    return {"key": key, "operator": "Equal", "value": value, "effect": effect}
+
+
+def gpu_tolerations(cloud: str, spot: bool) -> list[dict[str, str]]:
+    """What every pod meant for a GPU node tolerates: the GPU taint, and on spot nodes the
+    cloud's spot taint (AKS), without which no driver, DOCA driver or worker lands there."""
+    extra = spot_toleration(cloud) if spot else None
+    return [GPU_TOLERATION, *([extra] if extra else [])]
+
+
+def cluster_gpu_tolerations(spec: ClusterSpec) -> list[dict[str, str]]:
+    """The tolerations of the cluster-wide GPU add-ons (driver, device plugins, NicClusterPolicy,
+    Kueue's flavours): the spot taint's too as soon as one node group is spot."""
+    return gpu_tolerations(spec.cloud, any(p.spot for p in spec.partitions))
+
+
 IB_RESOURCE = "rdma/ib"
 """SR-IOV device plugin resource, one per InfiniBand VF (Azure/aks-rdma-infiniband `configs/
 nicclusterpolicy/sriov-device-plugin`): a worker asks for all 8 and gets each HCA exclusively."""
@@ -198,7 +222,12 @@ def autoscaler_node_template(
     CPU, memory and the GPU count it reads from the instance type; the GPUs are listed anyway."""
     items = [("label", k, v) for k, v in {**labels, **node_labels(part)}.items()]
     items.append(("taint", GPU_TAINT["key"], f"{GPU_TAINT['value']}:{GPU_TAINT['effect']}"))
-    resources = worker_resources(gpu_sku(part, cat), fabric_kind(part, cat))
+    sku = gpu_sku(part, cat)
+    spot_taint = cloud_of(sku.cloud).kubernetes_spot_taint if part.spot else None
+    if spot_taint:
+        key, value, effect = spot_taint
+        items.append(("taint", key, f"{value}:{effect}"))
+    resources = worker_resources(sku, fabric_kind(part, cat))
     items += [("resources", k, str(v)) for k, v in resources.items() if k != "memory"]
     return items
 
@@ -299,6 +328,7 @@ def launcher_for(
     partition: str | None = None,
     node_selector: dict[str, str] | None = None,
     queue: str | None = None,
+    spot: bool = False,
 ) -> out.NcclLauncher:
     """The one `ncclLauncher` value: a stack's output (nccl_launcher) and the launcher for a
     cluster made elsewhere (`validate --kubeconfig --sku --nodes`) are built here."""
@@ -314,7 +344,7 @@ def launcher_for(
         "mpirun": MPIRUN[sku.cloud],
         "forwardEnv": list(IMAGE_ENV_TO_FORWARD[sku.cloud]),
         "nodeSelector": dict(node_selector or {}),
-        "tolerations": [GPU_TOLERATION],
+        "tolerations": gpu_tolerations(sku.cloud, spot),
         "resources": worker_resources(sku, kind),
         "capabilities": ["IPC_LOCK"] if kind in ("efa", "infiniband") else [],
         "env": nccl_env(sku, kind, cat),
@@ -348,4 +378,5 @@ def nccl_launcher(spec: ClusterSpec, stack: str, cat: Catalog | None = None) -> 
         partition=part.name,
         node_selector=node_labels(part),
         queue=KUEUE_LOCAL_QUEUE if spec.kubernetes.kueue else None,
+        spot=part.spot,
     )

@@ -16,9 +16,9 @@ from clusterctl.spec.kubernetes import (
     CLUSTER_AUTOSCALER_SERVICE_ACCOUNT,
     FALLBACK_DOCA_DRIVER,
     FALLBACK_SRIOV_DEVICE_PLUGIN,
-    GPU_TOLERATION,
     NODE_PROVISION_MINUTES,
     PARTITION_LABEL,
+    cluster_gpu_tolerations,
     eks_cluster_name,
     fabric_kind,
 )
@@ -139,7 +139,7 @@ def helm_addons(spec: ClusterSpec, stack: str, cat: Catalog | None = None) -> li
                     # pci-15b3.present) which the NicClusterPolicy selects on; the chart's extra
                     # NodeFeatureRules are not needed (Azure/aks-rdma-infiniband values).
                     "nfd": {"enabled": True, "deployNodeFeatureRules": False},
-                    "operator": {"tolerations": [GPU_TOLERATION]},
+                    "operator": {"tolerations": cluster_gpu_tolerations(spec)},
                 },
                 privileged_namespace=True,
             )
@@ -161,7 +161,7 @@ def helm_addons(spec: ClusterSpec, stack: str, cat: Catalog | None = None) -> li
                 "nvidia-device-plugin",
                 pins["nvidia-device-plugin"],
                 {
-                    "tolerations": [GPU_TOLERATION],
+                    "tolerations": cluster_gpu_tolerations(spec),
                     "nodeSelector": {},
                     "affinity": _gpu_node_affinity(spec),
                 },
@@ -175,7 +175,7 @@ def helm_addons(spec: ClusterSpec, stack: str, cat: Catalog | None = None) -> li
                     "dcgm-exporter",
                     pins["dcgm-exporter"],
                     {
-                        "tolerations": [GPU_TOLERATION],
+                        "tolerations": cluster_gpu_tolerations(spec),
                         "affinity": _gpu_node_affinity(spec),
                         # the chart renders a ServiceMonitor by default, a kind nothing here
                         # installs (Prometheus Operator): helm install would stop on it
@@ -190,7 +190,12 @@ def helm_addons(spec: ClusterSpec, stack: str, cat: Catalog | None = None) -> li
                 "aws-efa-k8s-device-plugin",
                 "kube-system",
                 pins["aws-efa-k8s-device-plugin"],
-                {"tolerations": [GPU_TOLERATION, {"operator": "Exists", "effect": "NoSchedule"}]},
+                {
+                    "tolerations": [
+                        *cluster_gpu_tolerations(spec),
+                        {"operator": "Exists", "effect": "NoSchedule"},
+                    ]
+                },
             )
         )
     if spec.kubernetes.kueue:
@@ -233,7 +238,7 @@ def cluster_autoscaler_values(spec: ClusterSpec, stack: str, cat: Catalog) -> di
 
 def gpu_operator_values(spec: ClusterSpec, infiniband: bool) -> dict[str, Any]:
     values: dict[str, Any] = {
-        "daemonsets": {"tolerations": [GPU_TOLERATION]},
+        "daemonsets": {"tolerations": cluster_gpu_tolerations(spec)},
         # No Prometheus Operator here: the ServiceMonitor's CRD is absent (Prometheus finds the
         # exporter by its Service, clusterctl/render/monitoring_k8s.py).
         "dcgmExporter": {
