@@ -22,6 +22,7 @@ from clusterctl.render.templates import render_template
 from clusterctl.spec.catalog import Catalog, catalog
 from clusterctl.spec.kubernetes import (
     DEFAULT_STORAGE_CLASS,
+    HUGEPAGES_2MI_MIB,
     IB_RESOURCE,
     IB_VF_DEVICE_IDS,
     KUEUE_LOCAL_QUEUE,
@@ -303,10 +304,15 @@ def nccl_mpijob(spec: ClusterSpec, stack: str, cat: Catalog | None = None) -> st
     )
 
 
-def eks_gpu_node_user_data() -> str:
-    """The GPU launch template's user data: a MIME part for nodeadm putting containerd and
-    kubelet on the instance-store NVMe (RAID0) (docs/decisions/0003)."""
-    return render_template("k8s/eks-gpu-node-userdata.mime.j2", boundary="GPUCLUSTERS")
+def eks_gpu_node_user_data(efa: bool) -> str:
+    """The GPU launch template's user data: with EFA, a script reserving the 2 MiB huge pages
+    the worker requests (before nodeadm starts kubelet); then a MIME part for nodeadm putting
+    containerd and kubelet on the instance-store NVMe (RAID0) (docs/decisions/0003)."""
+    return render_template(
+        "k8s/eks-gpu-node-userdata.mime.j2",
+        boundary="GPUCLUSTERS",
+        hugepages_2mi=HUGEPAGES_2MI_MIB // 2 if efa else 0,
+    )
 
 
 def values_file(addon: HelmAddon) -> str:

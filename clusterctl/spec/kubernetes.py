@@ -146,6 +146,10 @@ NFD_MELLANOX_LABEL = "feature.node.kubernetes.io/pci-15b3.present"
 """The label the NicClusterPolicy selects on; with the chart's rules off only our rule sets it."""
 SHM_SIZE = "16Gi"
 SHM_SIZE_MIB = 16 * 1024
+HUGEPAGES_2MI_MIB = 5120
+"""2 MiB huge pages an EFA worker requests (awsome-distributed-training nccl-tests asks
+hugepages-2Mi: 5120Mi for libfabric's EFA provider); the EKS GPU node's user data reserves them
+(templates/k8s/eks-gpu-node-userdata.mime.j2)."""
 WORKER_MEMORY_MIB = 32000
 """The worker's own memory (awsome's nccl-tests MPIJob asks 32000Mi), before /dev/shm."""
 LAUNCHER_RESOURCES = {"cpu": "500m", "memory": "512Mi"}
@@ -310,8 +314,7 @@ def worker_resources(sku: Sku, fabric: str) -> dict[str, Any]:
     res: dict[str, Any] = {"nvidia.com/gpu": sku.gpus}
     if fabric == "efa":
         res[EFA_RESOURCE] = sku.fabric.nics
-        # libfabric's EFA provider wants 2 MiB huge pages (awsome-distributed-training nccl-tests).
-        res["hugepages-2Mi"] = "5120Mi"
+        res["hugepages-2Mi"] = f"{HUGEPAGES_2MI_MIB}Mi"
     elif fabric == "infiniband":
         res[IB_RESOURCE] = sku.fabric.nics
     res["memory"] = f"{WORKER_MEMORY_MIB + SHM_SIZE_MIB}Mi"
