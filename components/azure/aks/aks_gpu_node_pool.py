@@ -8,12 +8,13 @@ from __future__ import annotations
 import pulumi
 import pulumi_azure_native as azure
 
-from clusterctl.spec.catalog import Catalog
+from clusterctl.spec.catalog import Catalog, Sku
 from clusterctl.spec.kubernetes import (
     GPU_TAINT,
     aks_node_template_tags,
     autoscaled_min,
     autoscaler_node_template,
+    gpu_sku,
     node_labels,
 )
 from clusterctl.spec.model import ClusterSpec, PartitionSpec
@@ -26,9 +27,16 @@ OS_DISK_TYPE = "Ephemeral"
 defaults to an ephemeral OS disk sized to the VM's local temp disk where it fits, and silently
 to a network-attached managed disk where it does not (MicrosoftDocs/azure-aks-docs
 articles/aks/concepts-storage.md); asking for it makes the node pool fail at creation instead.
-Every Azure GPU size in config/skus.yaml supports it and has a 1-6.4 TiB temp disk (the size
-pages). AKS has no setting for the ND H100/H200 v5 NVMe disks (best-practices-storage-nvme.md);
-kubeletDiskType=Temporary would move that data to the same temp disk, already the OS disk's."""
+So it is asked for only where config/skus.yaml proves the temp disk (resourceDiskGiB with its
+source); where the catalog calls the disk unverified (ND H100/H200 v5, GB200 v6) AKS's own
+choice stands (os_disk_type). AKS has no setting for the ND H100/H200 v5 NVMe disks
+(best-practices-storage-nvme.md); kubeletDiskType=Temporary would move that data to the same temp
+disk, already the OS disk's."""
+
+
+def os_disk_type(sku: Sku) -> str | None:
+    """Ephemeral where the catalog proves a temp disk to hold it; None: AKS decides."""
+    return OS_DISK_TYPE if sku.resource_disk_gi_b else None
 
 
 def gpu_driver(spec: ClusterSpec) -> str:
@@ -72,7 +80,7 @@ class AksGpuNodePool(pulumi.ComponentResource):
             count=autoscaled_min(part),
             os_type="Linux",
             os_sku="Ubuntu",
-            os_disk_type=OS_DISK_TYPE,
+            os_disk_type=os_disk_type(gpu_sku(part, cat)),
             gpu_profile=azure.containerservice.GPUProfileArgs(driver=gpu_driver(spec)),
             node_labels={**labels, **node_labels(part)},
             node_taints=[taint],
