@@ -14,10 +14,13 @@ from clusterctl import outputs as out
 from clusterctl.platform import cloud_of
 from clusterctl.spec.catalog import Catalog, Sku, catalog
 from clusterctl.spec.model import ClusterSpec, PartitionSpec
+from clusterctl.spec.topology import ScaleSet, scale_sets_of
 
 DEFAULT_KUBERNETES_VERSION = "1.35"
 VALIDATION_NAMESPACE = "nccl-tests"
 PARTITION_LABEL = "gpu-clusters/partition"
+FABRIC_LABEL = "gpu-clusters/fabric"
+"""On a partition split into several AKS pools: the pool's fabric (its scale set's name)."""
 GPU_TAINT = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
 GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
 
@@ -264,6 +267,29 @@ def node_labels(part: PartitionSpec) -> dict[str, str]:
     return {PARTITION_LABEL: part.name}
 
 
+def partition_pools(part: PartitionSpec) -> list[ScaleSet]:
+    """A partition's AKS pools: one per InfiniBand fabric, at most maxNodesPerScaleSet (100) nodes
+    each. An AKS pool is a VM scale set, and a scale set's VMs share one fabric only within
+    one placement group of 100 VMs (clusterctl/spec/topology.py), so a bigger pool would hold
+    nodes that cannot reach each other over InfiniBand."""
+    return scale_sets_of(part.name, part.nodes, part.max_nodes_per_scale_set)
+
+
+def pool_labels(part: PartitionSpec, pool: ScaleSet) -> dict[str, str]:
+    """The partition label, and where the partition has several pools, the pool's fabric: a
+    multi-node job selects one fabric (`gpu-clusters/fabric`) to stay on one InfiniBand."""
+    labels = node_labels(part)
+    if len(partition_pools(part)) > 1:
+        labels[FABRIC_LABEL] = pool.name
+    return labels
+
+
+def pool_minimum(part: PartitionSpec, pool: ScaleSet) -> int:
+    """The autoscaler's minimum of one pool: the partition's, filled into the pools in order."""
+    before = sum(p.size for p in partition_pools(part)[: pool.index])
+    return max(0, min(pool.size, autoscaled_min(part) - before))
+
+
 def nccl_image(spec: ClusterSpec, cat: Catalog) -> str:
     if spec.validation.nccl.container_image:
         return spec.validation.nccl.container_image
@@ -372,14 +398,17 @@ def nccl_launcher(spec: ClusterSpec, stack: str, cat: Catalog | None = None) -> 
     """What the NCCL validation needs to launch an MPIJob here: the `ncclLauncher` stack output."""
     cat = cat or catalog()
     part = spec.default_partition
+    # On a partition split into several fabrics the check runs on the first one: a ring across
+    # fabrics has no InfiniBand path between them.
+    first = partition_pools(part)[0] if cloud_of(spec.cloud).gpu_scale_sets else None
     return launcher_for(
         gpu_sku(part, cat),
-        part.nodes,
+        first.size if first else part.nodes,
         cat,
         fabric=fabric_kind(part, cat),
         image=nccl_image(spec, cat),
         partition=part.name,
-        node_selector=node_labels(part),
+        node_selector=pool_labels(part, first) if first else node_labels(part),
         queue=KUEUE_LOCAL_QUEUE if spec.kubernetes.kueue else None,
         spot=part.spot,
     )

@@ -12,12 +12,13 @@ from clusterctl.spec.catalog import Catalog, Sku
 from clusterctl.spec.kubernetes import (
     GPU_TAINT,
     aks_node_template_tags,
-    autoscaled_min,
     autoscaler_node_template,
     gpu_sku,
-    node_labels,
+    pool_labels,
+    pool_minimum,
 )
 from clusterctl.spec.model import ClusterSpec, PartitionSpec
+from clusterctl.spec.topology import ScaleSet
 
 AGENT_POOL_NAME_MAX = 12
 """Linux node pool names: lowercase letters and digits, at most 12 characters."""
@@ -45,8 +46,13 @@ def gpu_driver(spec: ClusterSpec) -> str:
     return "None" if spec.kubernetes.gpu_driver == "gpu-operator" else "Install"
 
 
-def agent_pool_name(part: PartitionSpec) -> str:
-    return part.name[:AGENT_POOL_NAME_MAX]
+def agent_pool_name(part: PartitionSpec, index: int = 0) -> str:
+    """The first pool keeps the partition's name (as before pools were split: renaming a pool
+    replaces it); the k-th further pool ends in k."""
+    if index == 0:
+        return part.name[:AGENT_POOL_NAME_MAX]
+    suffix = str(index)
+    return part.name[: AGENT_POOL_NAME_MAX - len(suffix)] + suffix
 
 
 class AksGpuNodePool(pulumi.ComponentResource):
@@ -57,6 +63,7 @@ class AksGpuNodePool(pulumi.ComponentResource):
         part: PartitionSpec,
         cat: Catalog,
         *,
+        pool: ScaleSet,
         resource_group_name: pulumi.Input[str],
         cluster_name: pulumi.Input[str],
         labels: dict[str, str],
@@ -69,20 +76,20 @@ class AksGpuNodePool(pulumi.ComponentResource):
             f"{name}-pool",
             resource_group_name=resource_group_name,
             resource_name_=cluster_name,
-            agent_pool_name=agent_pool_name(part),
+            agent_pool_name=agent_pool_name(part, pool.index),
             mode="User",
             type="VirtualMachineScaleSets",
             vm_size=part.sku,
             # `count` is the autoscaler's from here on: `up` leaves it as it finds it.
             enable_auto_scaling=True,
-            min_count=autoscaled_min(part),
-            max_count=part.nodes,
-            count=autoscaled_min(part),
+            min_count=pool_minimum(part, pool),
+            max_count=pool.size,
+            count=pool_minimum(part, pool),
             os_type="Linux",
             os_sku="Ubuntu",
             os_disk_type=os_disk_type(gpu_sku(part, cat)),
             gpu_profile=azure.containerservice.GPUProfileArgs(driver=gpu_driver(spec)),
-            node_labels={**labels, **node_labels(part)},
+            node_labels={**labels, **pool_labels(part, pool)},
             node_taints=[taint],
             enable_node_public_ip=False,
             scale_set_priority="Spot" if part.spot else "Regular",
@@ -92,10 +99,12 @@ class AksGpuNodePool(pulumi.ComponentResource):
             ),
             tags={
                 **tags,
-                **aks_node_template_tags(autoscaler_node_template(part, cat, labels)),
+                **aks_node_template_tags(
+                    autoscaler_node_template(part, cat, {**labels, **pool_labels(part, pool)})
+                ),
             },
             opts=pulumi.ResourceOptions(parent=self, ignore_changes=["count"]),
         )
         self.register_outputs(
-            {"agentPoolName": agent_pool_name(part), "gpuDriver": gpu_driver(spec)}
+            {"agentPoolName": agent_pool_name(part, pool.index), "gpuDriver": gpu_driver(spec)}
         )
