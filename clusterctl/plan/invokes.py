@@ -45,7 +45,12 @@ def _aws_azs(_: dict) -> dict:
 
 
 def _aws_ssm(args: dict) -> dict:
-    return {"name": args.get("name"), "value": "ami-0123456789abcdef0", "type": "String"}
+    name = str(args.get("name") or "")
+    value = "ami-0123456789abcdef0"
+    if name.endswith("/release_version"):  # as EKS names AMI releases: <k8s>.<patch>-<date>
+        version = name.split("/optimized-ami/", 1)[1].split("/", 1)[0]
+        value = f"{version}.0-20260101"
+    return {"name": name, "value": value, "type": "String"}
 
 
 def _aws_region(_: dict) -> dict:

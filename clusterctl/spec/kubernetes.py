@@ -170,6 +170,16 @@ def kubernetes_version(spec: ClusterSpec, cat: Catalog) -> str:
     return DEFAULT_KUBERNETES_VERSION
 
 
+def eks_release_parameter(cat: Catalog, role: str, version: str) -> str:
+    """The SSM public parameter holding the newest AMI release of `role` (gpuNodes, systemNodes)
+    for this Kubernetes version: config/images.yaml aws.<role>.releaseVersionSsmParameter."""
+    entry = (cat.images.get("aws") or {}).get(role) or {}
+    template = entry.get("releaseVersionSsmParameter")
+    if not template:
+        raise LookupError(f"config/images.yaml aws.{role} has no releaseVersionSsmParameter")
+    return str(template).format(kubernetesVersion=version)
+
+
 AKS_UPGRADE_CHANNEL = "patch"
 """AKS moves the cluster to each new patch of its minor version (security fixes), in the window."""
 AKS_NODE_OS_UPGRADE_CHANNEL = "NodeImage"

@@ -20,6 +20,7 @@ from clusterctl.spec.catalog import catalog
 from clusterctl.spec.defaults import head_sku
 from clusterctl.spec.kubernetes import (
     eks_cluster_name,
+    eks_release_parameter,
     eks_support_type,
     kubernetes_version,
     nccl_launcher,
@@ -53,6 +54,16 @@ def managed_addons(spec: ClusterSpec) -> tuple[str, ...]:
     gets no role: it only mounts the stack's own file system (a static volume), which needs no
     AWS call; a role would only serve dynamic provisioning (CreateFileSystem), unused here."""
     return MANAGED_ADDONS + ((FSX_CSI_ADDON,) if shared_filesystem(spec) else ())
+
+
+def ami_release(cat, role: str, version: str, opts) -> pulumi.Output[str]:
+    """The newest EKS AMI release for `version`, read from its SSM public parameter at `up`: the
+    node group's releaseVersion, so a Kubernetes version bump also moves the nodes' AMI (and
+    `up`'s preview shows the new release) instead of every node booting the creation-day AMI."""
+    return aws.ssm.get_parameter_output(
+        name=eks_release_parameter(cat, role, version),
+        opts=pulumi.InvokeOptions(parent=opts.parent),
+    ).value
 
 
 class EksGpuCluster(pulumi.ComponentResource):
@@ -147,8 +158,11 @@ class EksGpuCluster(pulumi.ComponentResource):
         """The system node group, the EFA security group and one GPU node group per partition."""
         private_ids = self._private_ids
         cluster_name = self.cluster.name
+        version = kubernetes_version(spec, cat)
         self.system_nodes = EksSystemNodeGroup(
             f"{name}-system",
+            kubernetes_version=version,
+            release_version=ami_release(cat, "systemNodes", version, child),
             instance_type=head_sku(spec),
             nodes=spec.kubernetes.system_nodes,
             cluster_name=cluster_name,
@@ -161,6 +175,7 @@ class EksGpuCluster(pulumi.ComponentResource):
         self.efa_sg = EfaSecurityGroup(f"{name}-efa", self.vpc.vpc.id, tags, child)
         cluster_sg = self.cluster.vpc_config.cluster_security_group_id
         self.gpu_node_groups: dict[str, EksGpuNodeGroup] = {}
+        gpu_release = ami_release(cat, "gpuNodes", version, child)
         for part in spec.partitions:
             sku = cat.get(part.sku, "aws")
             if sku is None:  # the spec rules refuse unknown SKUs first
@@ -170,6 +185,8 @@ class EksGpuCluster(pulumi.ComponentResource):
                 part,
                 sku,
                 cat,
+                kubernetes_version=version,
+                release_version=gpu_release,
                 cluster_name=cluster_name,
                 node_role_arn=self.iam.node_role.arn,
                 subnet=self.vpc.subnet_for(part.zones[0] if part.zones else None),

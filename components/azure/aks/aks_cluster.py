@@ -122,6 +122,7 @@ class AksGpuCluster(pulumi.ComponentResource):
                     mode="System",
                     type="VirtualMachineScaleSets",
                     vm_size=head_sku(spec),
+                    orchestrator_version=version,
                     count=spec.kubernetes.system_nodes,
                     os_type="Linux",
                     os_sku="Ubuntu",

@@ -14,6 +14,7 @@ from clusterctl.spec.kubernetes import (
     aks_node_template_tags,
     autoscaler_node_template,
     gpu_sku,
+    kubernetes_version,
     pool_labels,
     pool_minimum,
 )
@@ -80,6 +81,10 @@ class AksGpuNodePool(pulumi.ComponentResource):
             mode="User",
             type="VirtualMachineScaleSets",
             vm_size=part.sku,
+            # The cluster's Kubernetes version: a version bump moves the pool with the control
+            # plane (AKS takes "<major>.<minor>" as its newest patch, which the patch channel
+            # then follows), instead of nodes staying at the creation-day version.
+            orchestrator_version=kubernetes_version(spec, cat),
             # `count` is the autoscaler's from here on: `up` leaves it as it finds it.
             enable_auto_scaling=True,
             min_count=pool_minimum(part, pool),
