@@ -83,7 +83,8 @@ NODES_ROLL = Rule(
     loses=True,
 )
 PLATFORM_RULES: Final[dict[tuple[str, str, str], Rule]] = {
-    # (cloud, scheduler, path): what an edit does on that platform, where it differs from RULES. EKS copies the stack tags into the GPU launch template's tag specifications
+    # (cloud, scheduler, path): what an edit does on that platform, where it differs from RULES.
+    # EKS copies the stack tags into the GPU launch template's tag specifications
     # (instances, volumes, interfaces): a tag edit makes a new template version, to which the
     # node group is pinned, so EKS replaces every GPU node (components/aws/gpu_node_group.py).
     ("aws", "kubernetes", "tags"): Rule(
