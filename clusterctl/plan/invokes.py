@@ -53,6 +53,11 @@ def _aws_ssm(args: dict) -> dict:
     return {"name": name, "value": value, "type": "String"}
 
 
+def _aws_addon_version(args: dict) -> dict:
+    version = f"resolved-at-up-for-kubernetes-{args.get('kubernetesVersion')}"
+    return {**args, "id": args.get("addonName"), "version": version}
+
+
 def _aws_region(_: dict) -> dict:
     return {"name": "us-east-1", "region": "us-east-1", "id": "us-east-1"}
 
@@ -65,6 +70,7 @@ MOCK_INVOKES: dict[str, Callable[[dict], dict]] = {
     "aws:index/getAvailabilityZones:getAvailabilityZones": _aws_azs,
     "aws:index/getRegion:getRegion": _aws_region,
     "aws:ssm/getParameter:getParameter": _aws_ssm,
+    "aws:eks/getAddonVersion:getAddonVersion": _aws_addon_version,
 }
 
 

@@ -21,6 +21,7 @@ from clusterctl.spec.kubernetes import (
     cluster_gpu_tolerations,
     eks_cluster_name,
     fabric_kind,
+    kubernetes_version,
 )
 from clusterctl.spec.model import ClusterSpec
 
@@ -212,9 +213,18 @@ def helm_addons(spec: ClusterSpec, stack: str, cat: Catalog | None = None) -> li
     return addons
 
 
-def cluster_autoscaler_image(cat: Catalog) -> str:
+def cluster_autoscaler_image(cat: Catalog, version: str | None = None) -> str | None:
+    """The autoscaler image tag for Kubernetes `version`, whose minor it must equal (the
+    autoscaler's README): versions.yaml helmCharts.clusterAutoscaler.imageTags[version], or
+    imageTag where its minor is `version`; None where none is pinned (rules_k8s refuses that).
+    Without `version`: imageTag."""
     entry = (cat.versions.get("helmCharts") or {}).get("clusterAutoscaler") or {}
-    return str(entry.get("imageTag") or FALLBACK_CLUSTER_AUTOSCALER_IMAGE)
+    default = str(entry.get("imageTag") or FALLBACK_CLUSTER_AUTOSCALER_IMAGE)
+    if version is None:
+        return default
+    tags = {str(k): str(v) for k, v in (entry.get("imageTags") or {}).items()}
+    tags.setdefault(".".join(default.lstrip("v").split(".")[:2]), default)
+    return tags.get(version)
 
 
 def cluster_autoscaler_values(spec: ClusterSpec, stack: str, cat: Catalog) -> dict[str, Any]:
@@ -225,7 +235,10 @@ def cluster_autoscaler_values(spec: ClusterSpec, stack: str, cat: Catalog) -> di
         "cloudProvider": "aws",
         "awsRegion": spec.region,
         "autoDiscovery": {"clusterName": eks_cluster_name(spec, stack)},
-        "image": {"tag": cluster_autoscaler_image(cat)},
+        "image": {
+            "tag": cluster_autoscaler_image(cat, kubernetes_version(spec, cat))
+            or cluster_autoscaler_image(cat)
+        },
         "rbac": {"serviceAccount": {"name": CLUSTER_AUTOSCALER_SERVICE_ACCOUNT}},
         "extraArgs": {
             "scale-down-unneeded-time": f"{AUTOSCALER_IDLE_MINUTES}m",

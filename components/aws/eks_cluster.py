@@ -56,6 +56,16 @@ def managed_addons(spec: ClusterSpec) -> tuple[str, ...]:
     return MANAGED_ADDONS + ((FSX_CSI_ADDON,) if shared_filesystem(spec) else ())
 
 
+def addon_version(addon: str, version: str, opts) -> pulumi.Output[str]:
+    """The add-on's default version for this Kubernetes version (the one EKS validates for it),
+    resolved at `up`: a version bump moves the add-on with the cluster instead of leaving it at
+    the creation-day version (terraform-aws-eks resolves it so: data aws_eks_addon_version)."""
+    invoke = pulumi.InvokeOptions(parent=opts.parent)
+    return aws.eks.get_addon_version_output(
+        addon_name=addon, kubernetes_version=version, most_recent=False, opts=invoke
+    ).version
+
+
 def ami_release(cat, role: str, version: str, opts) -> pulumi.Output[str]:
     """The newest EKS AMI release for `version`, read from its SSM public parameter at `up`: the
     node group's releaseVersion, so a Kubernetes version bump also moves the nodes' AMI (and
@@ -124,6 +134,7 @@ class EksGpuCluster(pulumi.ComponentResource):
         ]  # fmt: skip
         self.admin = self.admins[0]
         self.addons: list[aws.eks.Addon] = []
+        version = kubernetes_version(spec, cat)
         for addon in managed_addons(spec):
             role = self.iam.pod_roles.get(addon)
             self.addons.append(
@@ -131,6 +142,7 @@ class EksGpuCluster(pulumi.ComponentResource):
                     f"{name}-{addon}",
                     cluster_name=cluster_name,
                     addon_name=addon,
+                    addon_version=addon_version(addon, version, child),
                     resolve_conflicts_on_create="OVERWRITE",
                     resolve_conflicts_on_update="OVERWRITE",
                     pod_identity_associations=(
