@@ -31,9 +31,9 @@ to a network-attached managed disk where it does not (MicrosoftDocs/azure-aks-do
 articles/aks/concepts-storage.md); asking for it makes the node pool fail at creation instead.
 So it is asked for only where config/skus.yaml proves the temp disk (resourceDiskGiB with its
 source); where the catalog calls the disk unverified (ND H100/H200 v5, GB200 v6) AKS's own
-choice stands (os_disk_type; docs/decisions/0007). AKS has no setting for the ND H100/H200 v5 NVMe disks
-(best-practices-storage-nvme.md); kubeletDiskType=Temporary would move that data to the same temp
-disk, already the OS disk's."""
+choice stands (os_disk_type; docs/decisions/0007). AKS has no setting for the ND H100/H200 v5
+NVMe disks (best-practices-storage-nvme.md); kubeletDiskType=Temporary would move that data to the
+same temp disk, already the OS disk's."""
 
 
 def os_disk_type(sku: Sku) -> str | None:
