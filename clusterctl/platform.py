@@ -71,7 +71,7 @@ CLOUDS = {
         kubernetes_default_storage_class=False,
         kubernetes_autoscaler_release=False,
         # AKS taints every node of a Spot pool (MicrosoftDocs azure-aks-docs
-        # articles/aks/spot-node-pool.md; FACTS 11): a pod without the toleration never lands.
+        # articles/aks/spot-node-pool.md): a pod without the toleration never lands.
         kubernetes_spot_taint=("kubernetes.azure.com/scalesetpriority", "spot", "NoSchedule"),
     ),
     "aws": Cloud(
