@@ -72,6 +72,12 @@ def _labels(spec: ClusterSpec, stack: str) -> dict[str, str]:
     return k8s_labels(spec, stack)
 
 
+def _cloud_tags(spec: ClusterSpec, stack: str) -> dict[str, str]:
+    from clusterctl.spec.tags import cloud_tags  # plain data; no provider import
+
+    return cloud_tags(spec, stack)
+
+
 def cluster_manifests(spec: ClusterSpec, stack: str, cat: Catalog | None = None) -> dict[str, str]:
     """Manifests the program applies after the charts: {file name: YAML text}."""
     cat = cat or catalog()
@@ -89,7 +95,10 @@ def cluster_manifests(spec: ClusterSpec, stack: str, cat: Catalog | None = None)
         files["nccl-topology.yaml"] = topology_configmap(topologies, VALIDATION_NAMESPACE, labels)
     if cloud_of(spec.cloud).kubernetes_default_storage_class:
         files["storage-class.yaml"] = render_template(
-            "k8s/ebs-storage-class.yaml.j2", class_name=DEFAULT_STORAGE_CLASS, labels=labels
+            "k8s/ebs-storage-class.yaml.j2",
+            class_name=DEFAULT_STORAGE_CLASS,
+            labels=labels,
+            volume_tags=_cloud_tags(spec, stack),
         )
     if "infiniband" in kinds:
         files["node-feature-rule.yaml"] = render_template(

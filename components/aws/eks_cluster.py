@@ -40,6 +40,11 @@ from components.aws.vpc import EksVpc
 from components.k8s.gpu_addons import KubernetesGpuAddons
 
 CONTROL_PLANE_LOGS = ["api", "audit", "authenticator"]
+CONTROL_PLANE_LOG_DAYS = 30
+"""Retention of the control plane's log group. EKS writes to /aws/eks/<cluster>/cluster and
+creates that group itself, untagged and kept forever, unless it exists first (Amazon EKS user
+guide, "Send control plane logs to CloudWatch Logs"; terraform-aws-eks creates it before the
+cluster for the same reason): the stack makes it, tagged, so `down` deletes and proves it."""
 MANAGED_ADDONS = (
     "eks-pod-identity-agent", "vpc-cni", "coredns", "kube-proxy", "aws-ebs-csi-driver"
 )  # fmt: skip
@@ -99,6 +104,13 @@ class EksGpuCluster(pulumi.ComponentResource):
         self.vpc = EksVpc(name, spec, stack, child)
         self.iam = EksIamRoles(name, spec, stack, partition, child)
         private_ids = [s.id for s in self.vpc.private_subnets.values()]
+        self.log_group = aws.cloudwatch.LogGroup(
+            f"{name}-logs",
+            name=f"/aws/eks/{eks_cluster_name(spec, stack)}/cluster",
+            retention_in_days=CONTROL_PLANE_LOG_DAYS,
+            tags=tags,
+            opts=child,
+        )
         self.cluster = aws.eks.Cluster(
             f"{name}-eks",
             name=eks_cluster_name(spec, stack),
@@ -119,7 +131,9 @@ class EksGpuCluster(pulumi.ComponentResource):
             upgrade_policy=aws.eks.ClusterUpgradePolicyArgs(support_type=eks_support_type(cat)),
             enabled_cluster_log_types=CONTROL_PLANE_LOGS,
             tags=tags,
-            opts=pulumi.ResourceOptions(parent=self, depends_on=self.iam.attachments),
+            opts=pulumi.ResourceOptions(
+                parent=self, depends_on=[*self.iam.attachments, self.log_group]
+            ),
         )
         cluster_name = self.cluster.name
         # Cluster admins: kubernetes.adminPrincipalArns, else the deployer's role with its path.
