@@ -53,8 +53,12 @@ def _aws_ssm(args: dict) -> dict:
     return {"name": name, "value": value, "type": "String"}
 
 
+ADDON_VERSION_K8S_ARG = "kubernetesVersion"
+"""aws.eks.getAddonVersion's input (an invoke argument, not the stack output of that name)."""
+
+
 def _aws_addon_version(args: dict) -> dict:
-    version = f"resolved-at-up-for-kubernetes-{args.get('kubernetesVersion')}"
+    version = f"resolved-at-up-for-kubernetes-{args.get(ADDON_VERSION_K8S_ARG)}"
     return {**args, "id": args.get("addonName"), "version": version}
 
 
