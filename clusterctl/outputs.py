@@ -167,6 +167,8 @@ class EksClusterOutputs(KubernetesClusterOutputs):
 
 class AksNodePoolOutput(TypedDict):
     agentPoolName: str
+    agentPoolNames: list[str]
+    """Every pool of the partition: one per InfiniBand fabric of at most 100 nodes."""
     vmSize: str
     nodes: int
     gpuDriver: str

@@ -40,6 +40,12 @@ class Cloud:
     kubernetes_autoscaler_release: bool
     """The cluster autoscaler is a Helm release of the stack (EKS); otherwise the cloud runs it
     for each node pool that has autoscaling on (AKS)."""
+    kubernetes_services: tuple[str, ...] = ()
+    """config/services.yaml keys a Kubernetes cluster of this cloud bills by the hour besides its
+    nodes, idle or not: plan's cost lines."""
+    kubernetes_spot_taint: tuple[str, str, str] | None = None
+    """(key, value, effect) of the taint the cloud puts on every spot node of a pool, or None
+    where spot nodes are untainted (EKS managed node groups)."""
 
 
 @dataclass(frozen=True)
@@ -67,6 +73,11 @@ CLOUDS = {
         kubernetes_driver_in_image=False,
         kubernetes_default_storage_class=False,
         kubernetes_autoscaler_release=False,
+        # AKS taints every node of a Spot pool (MicrosoftDocs azure-aks-docs
+        # articles/aks/spot-node-pool.md): a pod without the toleration never lands.
+        kubernetes_spot_taint=("kubernetes.azure.com/scalesetpriority", "spot", "NoSchedule"),
+        # AKS's Free tier control plane costs nothing; its load balancer and outbound IP do
+        kubernetes_services=("aksLoadBalancer", "aksOutboundIp"),
     ),
     "aws": Cloud(
         "aws",
@@ -81,6 +92,7 @@ CLOUDS = {
         kubernetes_driver_in_image=True,
         kubernetes_default_storage_class=True,
         kubernetes_autoscaler_release=True,
+        kubernetes_services=("eksControlPlane",),
     ),
 }
 NAT_EGRESS = {("azure", "slurm"), ("aws", "kubernetes")}

@@ -45,7 +45,21 @@ def _aws_azs(_: dict) -> dict:
 
 
 def _aws_ssm(args: dict) -> dict:
-    return {"name": args.get("name"), "value": "ami-0123456789abcdef0", "type": "String"}
+    name = str(args.get("name") or "")
+    value = "ami-0123456789abcdef0"
+    if name.endswith("/release_version"):  # as EKS names AMI releases: <k8s>.<patch>-<date>
+        version = name.split("/optimized-ami/", 1)[1].split("/", 1)[0]
+        value = f"{version}.0-20260101"
+    return {"name": name, "value": value, "type": "String"}
+
+
+ADDON_VERSION_K8S_ARG = "kubernetesVersion"
+"""aws.eks.getAddonVersion's input (an invoke argument, not the stack output of that name)."""
+
+
+def _aws_addon_version(args: dict) -> dict:
+    version = f"resolved-at-up-for-kubernetes-{args.get(ADDON_VERSION_K8S_ARG)}"
+    return {**args, "id": args.get("addonName"), "version": version}
 
 
 def _aws_region(_: dict) -> dict:
@@ -60,6 +74,7 @@ MOCK_INVOKES: dict[str, Callable[[dict], dict]] = {
     "aws:index/getAvailabilityZones:getAvailabilityZones": _aws_azs,
     "aws:index/getRegion:getRegion": _aws_region,
     "aws:ssm/getParameter:getParameter": _aws_ssm,
+    "aws:eks/getAddonVersion:getAddonVersion": _aws_addon_version,
 }
 
 

@@ -22,7 +22,7 @@ from clusterctl.render.templates import render_template
 from clusterctl.spec.catalog import Catalog, catalog
 from clusterctl.spec.kubernetes import (
     DEFAULT_STORAGE_CLASS,
-    GPU_TOLERATION,
+    HUGEPAGES_2MI_MIB,
     IB_RESOURCE,
     IB_VF_DEVICE_IDS,
     KUEUE_LOCAL_QUEUE,
@@ -33,6 +33,7 @@ from clusterctl.spec.kubernetes import (
     PEERMEM_LOADER_IMAGE,
     SHM_SIZE,
     VALIDATION_NAMESPACE,
+    cluster_gpu_tolerations,
     fabric_kind,
     gpu_sku,
     nccl_launcher,
@@ -71,6 +72,12 @@ def _labels(spec: ClusterSpec, stack: str) -> dict[str, str]:
     return k8s_labels(spec, stack)
 
 
+def _cloud_tags(spec: ClusterSpec, stack: str) -> dict[str, str]:
+    from clusterctl.spec.tags import cloud_tags  # plain data; no provider import
+
+    return cloud_tags(spec, stack)
+
+
 def cluster_manifests(spec: ClusterSpec, stack: str, cat: Catalog | None = None) -> dict[str, str]:
     """Manifests the program applies after the charts: {file name: YAML text}."""
     cat = cat or catalog()
@@ -88,7 +95,10 @@ def cluster_manifests(spec: ClusterSpec, stack: str, cat: Catalog | None = None)
         files["nccl-topology.yaml"] = topology_configmap(topologies, VALIDATION_NAMESPACE, labels)
     if cloud_of(spec.cloud).kubernetes_default_storage_class:
         files["storage-class.yaml"] = render_template(
-            "k8s/ebs-storage-class.yaml.j2", class_name=DEFAULT_STORAGE_CLASS, labels=labels
+            "k8s/ebs-storage-class.yaml.j2",
+            class_name=DEFAULT_STORAGE_CLASS,
+            labels=labels,
+            volume_tags=_cloud_tags(spec, stack),
         )
     if "infiniband" in kinds:
         files["node-feature-rule.yaml"] = render_template(
@@ -102,7 +112,7 @@ def cluster_manifests(spec: ClusterSpec, stack: str, cat: Catalog | None = None)
             "k8s/nic-cluster-policy.yaml.j2",
             labels=labels,
             label=NFD_MELLANOX_LABEL,
-            tolerations=[GPU_TOLERATION],
+            tolerations=cluster_gpu_tolerations(spec),
             doca_version=network_operator_images(cat)["docaDriver"],
             sriov_version=network_operator_images(cat)["sriovDevicePlugin"],
             sriov_config=json.dumps(
@@ -126,7 +136,7 @@ def cluster_manifests(spec: ClusterSpec, stack: str, cat: Catalog | None = None)
         files["nvidia-peermem-loader.yaml"] = render_template(
             "k8s/nvidia-peermem-loader.yaml.j2",
             labels=labels,
-            tolerations=[GPU_TOLERATION],
+            tolerations=cluster_gpu_tolerations(spec),
             image=PEERMEM_LOADER_IMAGE,
         )
     if spec.kubernetes.kueue:
@@ -136,7 +146,7 @@ def cluster_manifests(spec: ClusterSpec, stack: str, cat: Catalog | None = None)
             namespace=VALIDATION_NAMESPACE,
             queue=KUEUE_LOCAL_QUEUE,
             cluster_queue=spec.default_partition.name,
-            tolerations=[GPU_TOLERATION],
+            tolerations=cluster_gpu_tolerations(spec),
             partitions=[
                 {"name": p.name, "labels": node_labels(p), "resources": kueue_quota(spec, p, cat)}
                 for p in spec.partitions
@@ -303,10 +313,15 @@ def nccl_mpijob(spec: ClusterSpec, stack: str, cat: Catalog | None = None) -> st
     )
 
 
-def eks_gpu_node_user_data() -> str:
-    """The GPU launch template's user data: a MIME part for nodeadm putting containerd and
-    kubelet on the instance-store NVMe (RAID0) (docs/decisions/0003)."""
-    return render_template("k8s/eks-gpu-node-userdata.mime.j2", boundary="GPUCLUSTERS")
+def eks_gpu_node_user_data(efa: bool) -> str:
+    """The GPU launch template's user data: with EFA, a script reserving the 2 MiB huge pages
+    the worker requests (before nodeadm starts kubelet); then a MIME part for nodeadm putting
+    containerd and kubelet on the instance-store NVMe (RAID0) (docs/decisions/0003)."""
+    return render_template(
+        "k8s/eks-gpu-node-userdata.mime.j2",
+        boundary="GPUCLUSTERS",
+        hugepages_2mi=HUGEPAGES_2MI_MIB // 2 if efa else 0,
+    )
 
 
 def values_file(addon: HelmAddon) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from clusterctl.platform import nat_egress, scheduler_of
+from clusterctl.platform import cloud_of, nat_egress, scheduler_of
 from clusterctl.spec.catalog import Catalog
 from clusterctl.spec.defaults import JUMP_HOST_SKU, head_sku, login_count, login_sku
 from clusterctl.spec.kubernetes import autoscaled_min
@@ -59,6 +59,10 @@ def cost_per_hour(spec: ClusterSpec, cat: Catalog) -> Cost:
             lines.append(_line(cat, "login nodes", login_sku(spec), login_count(spec)))
     else:
         lines.append(_line(cat, "system nodes", head_sku(spec), spec.kubernetes.system_nodes))
+        # what the cluster itself bills, idle or not (EKS's control plane, AKS's load balancer)
+        lines += [
+            _service(cat, spec.cloud, key) for key in cloud_of(spec.cloud).kubernetes_services
+        ]
     for part in spec.partitions:
         lines.append(_line(cat, f"partition {part.name}", part.sku, part.nodes))
     if nat_egress(spec.cloud, spec.scheduler):

@@ -14,12 +14,39 @@ from clusterctl import outputs as out
 from clusterctl.platform import cloud_of
 from clusterctl.spec.catalog import Catalog, Sku, catalog
 from clusterctl.spec.model import ClusterSpec, PartitionSpec
+from clusterctl.spec.topology import ScaleSet, scale_sets_of
 
 DEFAULT_KUBERNETES_VERSION = "1.35"
 VALIDATION_NAMESPACE = "nccl-tests"
 PARTITION_LABEL = "gpu-clusters/partition"
+FABRIC_LABEL = "gpu-clusters/fabric"
+"""On a partition split into several AKS pools: the pool's fabric (its scale set's name)."""
 GPU_TAINT = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
 GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+
+
+def spot_toleration(cloud: str) -> dict[str, str] | None:
+    """The toleration of the cloud's spot-node taint, or None where spot nodes carry none."""
+    taint = cloud_of(cloud).kubernetes_spot_taint
+    if taint is None:
+        return None
+    key, value, effect = taint
+    return {"key": key, "operator": "Equal", "value": value, "effect": effect}
+
+
+def gpu_tolerations(cloud: str, spot: bool) -> list[dict[str, str]]:
+    """What every pod meant for a GPU node tolerates: the GPU taint, and on spot nodes the
+    cloud's spot taint (AKS), without which no driver, DOCA driver or worker lands there."""
+    extra = spot_toleration(cloud) if spot else None
+    return [GPU_TOLERATION, *([extra] if extra else [])]
+
+
+def cluster_gpu_tolerations(spec: ClusterSpec) -> list[dict[str, str]]:
+    """The tolerations of the cluster-wide GPU add-ons (driver, device plugins, NicClusterPolicy,
+    Kueue's flavours): the spot taint's too as soon as one node group is spot."""
+    return gpu_tolerations(spec.cloud, any(p.spot for p in spec.partitions))
+
+
 IB_RESOURCE = "rdma/ib"
 """SR-IOV device plugin resource, one per InfiniBand VF (Azure/aks-rdma-infiniband `configs/
 nicclusterpolicy/sriov-device-plugin`): a worker asks for all 8 and gets each HCA exclusively."""
@@ -122,6 +149,10 @@ NFD_MELLANOX_LABEL = "feature.node.kubernetes.io/pci-15b3.present"
 """The label the NicClusterPolicy selects on; with the chart's rules off only our rule sets it."""
 SHM_SIZE = "16Gi"
 SHM_SIZE_MIB = 16 * 1024
+HUGEPAGES_2MI_MIB = 5120
+"""2 MiB huge pages an EFA worker requests (awsome-distributed-training nccl-tests asks
+hugepages-2Mi: 5120Mi for libfabric's EFA provider); the EKS GPU node's user data reserves them
+(templates/k8s/eks-gpu-node-userdata.mime.j2)."""
 WORKER_MEMORY_MIB = 32000
 """The worker's own memory (awsome's nccl-tests MPIJob asks 32000Mi), before /dev/shm."""
 LAUNCHER_RESOURCES = {"cpu": "500m", "memory": "512Mi"}
@@ -137,6 +168,16 @@ def kubernetes_version(spec: ClusterSpec, cat: Catalog) -> str:
     if isinstance(entry, dict) and entry.get("version"):
         return str(entry["version"])
     return DEFAULT_KUBERNETES_VERSION
+
+
+def eks_release_parameter(cat: Catalog, role: str, version: str) -> str:
+    """The SSM public parameter holding the newest AMI release of `role` (gpuNodes, systemNodes)
+    for this Kubernetes version: config/images.yaml aws.<role>.releaseVersionSsmParameter."""
+    entry = (cat.images.get("aws") or {}).get(role) or {}
+    template = entry.get("releaseVersionSsmParameter")
+    if not template:
+        raise LookupError(f"config/images.yaml aws.{role} has no releaseVersionSsmParameter")
+    return str(template).format(kubernetesVersion=version)
 
 
 AKS_UPGRADE_CHANNEL = "patch"
@@ -198,7 +239,12 @@ def autoscaler_node_template(
     CPU, memory and the GPU count it reads from the instance type; the GPUs are listed anyway."""
     items = [("label", k, v) for k, v in {**labels, **node_labels(part)}.items()]
     items.append(("taint", GPU_TAINT["key"], f"{GPU_TAINT['value']}:{GPU_TAINT['effect']}"))
-    resources = worker_resources(gpu_sku(part, cat), fabric_kind(part, cat))
+    sku = gpu_sku(part, cat)
+    spot_taint = cloud_of(sku.cloud).kubernetes_spot_taint if part.spot else None
+    if spot_taint:
+        key, value, effect = spot_taint
+        items.append(("taint", key, f"{value}:{effect}"))
+    resources = worker_resources(sku, fabric_kind(part, cat))
     items += [("resources", k, str(v)) for k, v in resources.items() if k != "memory"]
     return items
 
@@ -229,6 +275,29 @@ def fabric_kind(part: PartitionSpec, cat: Catalog) -> str:
 
 def node_labels(part: PartitionSpec) -> dict[str, str]:
     return {PARTITION_LABEL: part.name}
+
+
+def partition_pools(part: PartitionSpec) -> list[ScaleSet]:
+    """A partition's AKS pools: one per InfiniBand fabric, at most maxNodesPerScaleSet (100) nodes
+    each. An AKS pool is a VM scale set, and a scale set's VMs share one fabric only within
+    one placement group of 100 VMs (clusterctl/spec/topology.py), so a bigger pool would hold
+    nodes that cannot reach each other over InfiniBand."""
+    return scale_sets_of(part.name, part.nodes, part.max_nodes_per_scale_set)
+
+
+def pool_labels(part: PartitionSpec, pool: ScaleSet) -> dict[str, str]:
+    """The partition label, and where the partition has several pools, the pool's fabric: a
+    multi-node job selects one fabric (`gpu-clusters/fabric`) to stay on one InfiniBand."""
+    labels = node_labels(part)
+    if len(partition_pools(part)) > 1:
+        labels[FABRIC_LABEL] = pool.name
+    return labels
+
+
+def pool_minimum(part: PartitionSpec, pool: ScaleSet) -> int:
+    """The autoscaler's minimum of one pool: the partition's, filled into the pools in order."""
+    before = sum(p.size for p in partition_pools(part)[: pool.index])
+    return max(0, min(pool.size, autoscaled_min(part) - before))
 
 
 def nccl_image(spec: ClusterSpec, cat: Catalog) -> str:
@@ -281,8 +350,7 @@ def worker_resources(sku: Sku, fabric: str) -> dict[str, Any]:
     res: dict[str, Any] = {"nvidia.com/gpu": sku.gpus}
     if fabric == "efa":
         res[EFA_RESOURCE] = sku.fabric.nics
-        # libfabric's EFA provider wants 2 MiB huge pages (awsome-distributed-training nccl-tests).
-        res["hugepages-2Mi"] = "5120Mi"
+        res["hugepages-2Mi"] = f"{HUGEPAGES_2MI_MIB}Mi"
     elif fabric == "infiniband":
         res[IB_RESOURCE] = sku.fabric.nics
     res["memory"] = f"{WORKER_MEMORY_MIB + SHM_SIZE_MIB}Mi"
@@ -299,6 +367,7 @@ def launcher_for(
     partition: str | None = None,
     node_selector: dict[str, str] | None = None,
     queue: str | None = None,
+    spot: bool = False,
 ) -> out.NcclLauncher:
     """The one `ncclLauncher` value: a stack's output (nccl_launcher) and the launcher for a
     cluster made elsewhere (`validate --kubeconfig --sku --nodes`) are built here."""
@@ -314,7 +383,7 @@ def launcher_for(
         "mpirun": MPIRUN[sku.cloud],
         "forwardEnv": list(IMAGE_ENV_TO_FORWARD[sku.cloud]),
         "nodeSelector": dict(node_selector or {}),
-        "tolerations": [GPU_TOLERATION],
+        "tolerations": gpu_tolerations(sku.cloud, spot),
         "resources": worker_resources(sku, kind),
         "capabilities": ["IPC_LOCK"] if kind in ("efa", "infiniband") else [],
         "env": nccl_env(sku, kind, cat),
@@ -339,13 +408,17 @@ def nccl_launcher(spec: ClusterSpec, stack: str, cat: Catalog | None = None) -> 
     """What the NCCL validation needs to launch an MPIJob here: the `ncclLauncher` stack output."""
     cat = cat or catalog()
     part = spec.default_partition
+    # On a partition split into several fabrics the check runs on the first one: a ring across
+    # fabrics has no InfiniBand path between them.
+    first = partition_pools(part)[0] if cloud_of(spec.cloud).gpu_scale_sets else None
     return launcher_for(
         gpu_sku(part, cat),
-        part.nodes,
+        first.size if first else part.nodes,
         cat,
         fabric=fabric_kind(part, cat),
         image=nccl_image(spec, cat),
         partition=part.name,
-        node_selector=node_labels(part),
+        node_selector=pool_labels(part, first) if first else node_labels(part),
         queue=KUEUE_LOCAL_QUEUE if spec.kubernetes.kueue else None,
+        spot=part.spot,
     )

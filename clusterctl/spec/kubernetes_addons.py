@@ -16,11 +16,12 @@ from clusterctl.spec.kubernetes import (
     CLUSTER_AUTOSCALER_SERVICE_ACCOUNT,
     FALLBACK_DOCA_DRIVER,
     FALLBACK_SRIOV_DEVICE_PLUGIN,
-    GPU_TOLERATION,
     NODE_PROVISION_MINUTES,
     PARTITION_LABEL,
+    cluster_gpu_tolerations,
     eks_cluster_name,
     fabric_kind,
+    kubernetes_version,
 )
 from clusterctl.spec.model import ClusterSpec
 
@@ -139,7 +140,7 @@ def helm_addons(spec: ClusterSpec, stack: str, cat: Catalog | None = None) -> li
                     # pci-15b3.present) which the NicClusterPolicy selects on; the chart's extra
                     # NodeFeatureRules are not needed (Azure/aks-rdma-infiniband values).
                     "nfd": {"enabled": True, "deployNodeFeatureRules": False},
-                    "operator": {"tolerations": [GPU_TOLERATION]},
+                    "operator": {"tolerations": cluster_gpu_tolerations(spec)},
                 },
                 privileged_namespace=True,
             )
@@ -161,7 +162,7 @@ def helm_addons(spec: ClusterSpec, stack: str, cat: Catalog | None = None) -> li
                 "nvidia-device-plugin",
                 pins["nvidia-device-plugin"],
                 {
-                    "tolerations": [GPU_TOLERATION],
+                    "tolerations": cluster_gpu_tolerations(spec),
                     "nodeSelector": {},
                     "affinity": _gpu_node_affinity(spec),
                 },
@@ -175,7 +176,7 @@ def helm_addons(spec: ClusterSpec, stack: str, cat: Catalog | None = None) -> li
                     "dcgm-exporter",
                     pins["dcgm-exporter"],
                     {
-                        "tolerations": [GPU_TOLERATION],
+                        "tolerations": cluster_gpu_tolerations(spec),
                         "affinity": _gpu_node_affinity(spec),
                         # the chart renders a ServiceMonitor by default, a kind nothing here
                         # installs (Prometheus Operator): helm install would stop on it
@@ -190,7 +191,12 @@ def helm_addons(spec: ClusterSpec, stack: str, cat: Catalog | None = None) -> li
                 "aws-efa-k8s-device-plugin",
                 "kube-system",
                 pins["aws-efa-k8s-device-plugin"],
-                {"tolerations": [GPU_TOLERATION, {"operator": "Exists", "effect": "NoSchedule"}]},
+                {
+                    "tolerations": [
+                        *cluster_gpu_tolerations(spec),
+                        {"operator": "Exists", "effect": "NoSchedule"},
+                    ]
+                },
             )
         )
     if spec.kubernetes.kueue:
@@ -207,9 +213,18 @@ def helm_addons(spec: ClusterSpec, stack: str, cat: Catalog | None = None) -> li
     return addons
 
 
-def cluster_autoscaler_image(cat: Catalog) -> str:
+def cluster_autoscaler_image(cat: Catalog, version: str | None = None) -> str | None:
+    """The autoscaler image tag for Kubernetes `version`, whose minor it must equal (the
+    autoscaler's README): versions.yaml helmCharts.clusterAutoscaler.imageTags[version], or
+    imageTag where its minor is `version`; None where none is pinned (rules_k8s refuses that).
+    Without `version`: imageTag."""
     entry = (cat.versions.get("helmCharts") or {}).get("clusterAutoscaler") or {}
-    return str(entry.get("imageTag") or FALLBACK_CLUSTER_AUTOSCALER_IMAGE)
+    default = str(entry.get("imageTag") or FALLBACK_CLUSTER_AUTOSCALER_IMAGE)
+    if version is None:
+        return default
+    tags = {str(k): str(v) for k, v in (entry.get("imageTags") or {}).items()}
+    tags.setdefault(".".join(default.lstrip("v").split(".")[:2]), default)
+    return tags.get(version)
 
 
 def cluster_autoscaler_values(spec: ClusterSpec, stack: str, cat: Catalog) -> dict[str, Any]:
@@ -220,7 +235,10 @@ def cluster_autoscaler_values(spec: ClusterSpec, stack: str, cat: Catalog) -> di
         "cloudProvider": "aws",
         "awsRegion": spec.region,
         "autoDiscovery": {"clusterName": eks_cluster_name(spec, stack)},
-        "image": {"tag": cluster_autoscaler_image(cat)},
+        "image": {
+            "tag": cluster_autoscaler_image(cat, kubernetes_version(spec, cat))
+            or cluster_autoscaler_image(cat)
+        },
         "rbac": {"serviceAccount": {"name": CLUSTER_AUTOSCALER_SERVICE_ACCOUNT}},
         "extraArgs": {
             "scale-down-unneeded-time": f"{AUTOSCALER_IDLE_MINUTES}m",
@@ -233,7 +251,7 @@ def cluster_autoscaler_values(spec: ClusterSpec, stack: str, cat: Catalog) -> di
 
 def gpu_operator_values(spec: ClusterSpec, infiniband: bool) -> dict[str, Any]:
     values: dict[str, Any] = {
-        "daemonsets": {"tolerations": [GPU_TOLERATION]},
+        "daemonsets": {"tolerations": cluster_gpu_tolerations(spec)},
         # No Prometheus Operator here: the ServiceMonitor's CRD is absent (Prometheus finds the
         # exporter by its Service, clusterctl/render/monitoring_k8s.py).
         "dcgmExporter": {

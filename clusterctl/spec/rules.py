@@ -169,18 +169,24 @@ def node_counts(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
     for i, part in enumerate(spec.partitions):
         limit = part.max_nodes_per_scale_set
         scale_sets = cloud_of(spec.cloud).gpu_scale_sets and scheduler_of(spec.scheduler).head_node
-        if scale_sets and part.nodes > limit:
+        pools = cloud_of(spec.cloud).gpu_scale_sets and not scale_sets
+        if (scale_sets or pools) and part.nodes > limit:
             sizes = "+".join(str(g.size) for g in scale_sets_of(part.name, part.nodes, limit))
             where = (
                 f"one placement group ({SCALE_SET_MAX_VMS} VMs)"
                 if limit == SCALE_SET_MAX_VMS
                 else f"maxNodesPerScaleSet ({limit})"
             )
+            how = (
+                "node pools (label gpu-clusters/fabric); a multi-node job selects one, and "
+                "validate checks the first"
+                if pools
+                else "scale sets; jobs stay inside one unless they ask otherwise"
+            )
             yield Finding(
                 "info",
-                f"{part.nodes} nodes exceed {where}: split into scale sets of {sizes} VMs, "
-                "each its own InfiniBand fabric, filled in order; jobs stay inside one "
-                "unless they ask otherwise",
+                f"{part.nodes} nodes exceed {where}: split into {sizes} VMs, each its own "
+                f"InfiniBand fabric, filled in order, as {how}",
                 field_path("partitions", i, "nodes"),
             )
         sku = cat.get(part.sku, spec.cloud)

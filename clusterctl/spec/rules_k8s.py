@@ -23,6 +23,7 @@ from clusterctl.spec.kubernetes import (
     nccl_image,
     reserved_capacity,
 )
+from clusterctl.spec.kubernetes_addons import cluster_autoscaler_image
 from clusterctl.spec.lustre import (
     FSX_SIZE_STEP_GIB,
     FSX_THROUGHPUTS,
@@ -270,6 +271,22 @@ def nccl_image_pinned(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
         )
 
 
+@only_on(scheduler="kubernetes")
+def cluster_autoscaler_pinned(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
+    """The stack's own cluster autoscaler (EKS) runs the image of the cluster's minor."""
+    if not cloud_of(spec.cloud).kubernetes_autoscaler_release:
+        return
+    version = kubernetes_version(spec, cat)
+    if cluster_autoscaler_image(cat, version) is None:
+        yield Finding(
+            "error",
+            f"no cluster-autoscaler image is pinned for Kubernetes {version} (its minor must "
+            "match the cluster's): add one under helmCharts.clusterAutoscaler.imageTags in "
+            "config/versions.yaml, or set a version listed there",
+            field_path("kubernetes", "version"),
+        )
+
+
 _IAM_PRINCIPAL = re.compile(r"^arn:aws(-[a-z]+)*:iam::\d{12}:(role|user)/([\w+=,.@/-]+)$")
 _STS_SESSION = re.compile(r"^arn:aws(-[a-z]+)*:sts::(\d{12}):assumed-role/([^/]+)/")
 
@@ -367,5 +384,6 @@ RULES: tuple[Rule, ...] = (
     kubernetes_node_image,
     kubernetes_fabricless_multinode,
     nccl_image_pinned,
+    cluster_autoscaler_pinned,
     shared_filesystem,
 )

@@ -77,6 +77,27 @@ NEW_VMS = Rule("in place", "the VM profile: VMs created from now on; running VMs
 SHARED_FS = "kubernetes.sharedFilesystem"
 NEW_SHARED_FS = Rule("in place", "a new shared file system, its volume and claim")
 AUTOSCALER_MIN = Rule("in place", "the GPU node group's autoscaler minimum")
+NODES_ROLL = Rule(
+    "replaces",
+    "every Kubernetes node, one at a time (its pods evicted, a running multi-node job ends)",
+    loses=True,
+)
+PLATFORM_RULES: Final[dict[tuple[str, str, str], Rule]] = {
+    # (cloud, scheduler, path): what an edit does on that platform, where it differs from RULES.
+    # EKS copies the stack tags into the GPU launch template's tag specifications
+    # (instances, volumes, interfaces): a tag edit makes a new template version, to which the
+    # node group is pinned, so EKS replaces every GPU node (components/aws/gpu_node_group.py).
+    ("aws", "kubernetes", "tags"): Rule(
+        "replaces",
+        "every resource's tags, and a new launch template version: EKS replaces every GPU node, "
+        "one at a time (its pods evicted, a running multi-node job ends)",
+        loses=True,
+    ),
+    # The node groups and pools carry the cluster's version (and on EKS its newest AMI release):
+    # the control plane upgrades, then each node is replaced with one of the new version.
+    ("aws", "kubernetes", "kubernetes.version"): NODES_ROLL,
+    ("azure", "kubernetes", "kubernetes.version"): NODES_ROLL,
+}
 
 RULES: Final[dict[str, Rule]] = {
     "name": EVERYTHING,
@@ -157,6 +178,16 @@ def _rule(path: str) -> Rule:
     return Rule("in place", "see `pulumi preview`")
 
 
+def _platform_rule(spec: ClusterSpec, path: str) -> Rule | None:
+    """PLATFORM_RULES' rule for `path` or the nearest field above it (tags.team -> tags)."""
+    while path:
+        rule = PLATFORM_RULES.get((spec.cloud, spec.scheduler, path))
+        if rule is not None:
+            return rule
+        path = path.rpartition(".")[0]
+    return None
+
+
 def _names(part: PartitionSpec) -> list[str]:
     sets = scale_sets_of(part.name, part.nodes, part.max_nodes_per_scale_set)
     return [h for ss in sets for h in ss.hostnames()]
@@ -188,6 +219,7 @@ def diff(old: ClusterSpec, new: ClusterSpec) -> list[Change]:
     for path in sorted(a.keys() | b.keys()):
         if a.get(path) != b.get(path):
             rule = _rule(path)
+            rule = _platform_rule(new, path) or rule
             if path.startswith(f"{SHARED_FS}.") and f"{SHARED_FS}.kind" not in a:
                 rule = NEW_SHARED_FS  # added, not changed
             detail = f"{a.get(path)!r} -> {b.get(path)!r}"

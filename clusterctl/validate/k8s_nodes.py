@@ -11,6 +11,10 @@ in between. Running pods are not evicted: a job on a bad node is its owner's to 
 `--resume`: the cordon comes off but the taint stays, so only the recheck's pair job (which
 tolerates it) can land there; it passes: taint and annotation go; it fails: cordoned again with
 the new reason.
+
+While a node is out, it also carries SCALE_DOWN_DISABLED=true, so the cluster autoscaler keeps it
+(an empty cordoned node is otherwise removed after its idle time, and `--resume` finds nothing to
+recheck); `--resume` lifts it with the reason (docs/decisions/0007).
 """
 
 from __future__ import annotations
@@ -28,6 +32,10 @@ from clusterctl.validate.sweep import output_figure
 SUSPECT_TAINT = {"key": "gpu-clusters/nccl-suspect", "value": "validate", "effect": "NoSchedule"}
 REASON_ANNOTATION = NODE_REASON_ANNOTATION
 HOSTNAME_LABEL = "kubernetes.io/hostname"
+SCALE_DOWN_DISABLED = "cluster-autoscaler.kubernetes.io/scale-down-disabled"
+"""The node annotation the cluster autoscaler never scales down (kubernetes/autoscaler
+cluster-autoscaler FAQ, "How can I prevent Cluster Autoscaler from scaling down a particular
+node?"); AKS's managed autoscaler honours it too."""
 
 
 def _meta(node: dict[str, Any]) -> dict[str, Any]:
@@ -53,10 +61,11 @@ def _taints_without_ours(node: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _patch(node: dict[str, Any], spec: dict[str, Any], reason: str | None) -> dict[str, Any]:
-    """A merge patch that fails if the node changed since it was read; reason None removes it."""
+    """A merge patch that fails if the node changed since it was read; reason None removes it,
+    and with it the autoscaler's scale-down hold, which goes on and off with the reason."""
     meta = {
         "resourceVersion": _meta(node)["resourceVersion"],
-        "annotations": {REASON_ANNOTATION: reason},
+        "annotations": {REASON_ANNOTATION: reason, SCALE_DOWN_DISABLED: "true" if reason else None},
     }
     return {"metadata": meta, "spec": spec}
 

@@ -96,7 +96,7 @@ def gpu_launch_template(
         capacity_reservation_specification=reservation,
         block_device_mappings=[root_volume()],
         # containerd and kubelet on the instance NVMe (RAID0), not the EBS root: fast image pulls
-        user_data=base64.b64encode(eks_gpu_node_user_data().encode()).decode(),
+        user_data=base64.b64encode(eks_gpu_node_user_data(efa_count > 0).encode()).decode(),
         tag_specifications=tag_specifications(tags),
         update_default_version=True,
         tags=tags,

@@ -20,6 +20,7 @@ from clusterctl.spec.catalog import catalog
 from clusterctl.spec.defaults import head_sku
 from clusterctl.spec.kubernetes import (
     eks_cluster_name,
+    eks_release_parameter,
     eks_support_type,
     kubernetes_version,
     nccl_launcher,
@@ -39,6 +40,11 @@ from components.aws.vpc import EksVpc
 from components.k8s.gpu_addons import KubernetesGpuAddons
 
 CONTROL_PLANE_LOGS = ["api", "audit", "authenticator"]
+CONTROL_PLANE_LOG_DAYS = 30
+"""Retention of the control plane's log group. EKS writes to /aws/eks/<cluster>/cluster and
+creates that group itself, untagged and kept forever, unless it exists first (Amazon EKS user
+guide, "Send control plane logs to CloudWatch Logs"; terraform-aws-eks creates it before the
+cluster for the same reason): the stack makes it, tagged, so `down` deletes and proves it."""
 MANAGED_ADDONS = (
     "eks-pod-identity-agent", "vpc-cni", "coredns", "kube-proxy", "aws-ebs-csi-driver"
 )  # fmt: skip
@@ -53,6 +59,26 @@ def managed_addons(spec: ClusterSpec) -> tuple[str, ...]:
     gets no role: it only mounts the stack's own file system (a static volume), which needs no
     AWS call; a role would only serve dynamic provisioning (CreateFileSystem), unused here."""
     return MANAGED_ADDONS + ((FSX_CSI_ADDON,) if shared_filesystem(spec) else ())
+
+
+def addon_version(addon: str, version: str, opts) -> pulumi.Output[str]:
+    """The add-on's default version for this Kubernetes version (the one EKS validates for it),
+    resolved at `up`: a version bump moves the add-on with the cluster instead of leaving it at
+    the creation-day version (terraform-aws-eks resolves it so: data aws_eks_addon_version)."""
+    invoke = pulumi.InvokeOptions(parent=opts.parent)
+    return aws.eks.get_addon_version_output(
+        addon_name=addon, kubernetes_version=version, most_recent=False, opts=invoke
+    ).version
+
+
+def ami_release(cat, role: str, version: str, opts) -> pulumi.Output[str]:
+    """The newest EKS AMI release for `version`, read from its SSM public parameter at `up`: the
+    node group's releaseVersion, so a Kubernetes version bump also moves the nodes' AMI (and
+    `up`'s preview shows the new release) instead of every node booting the creation-day AMI."""
+    return aws.ssm.get_parameter_output(
+        name=eks_release_parameter(cat, role, version),
+        opts=pulumi.InvokeOptions(parent=opts.parent),
+    ).value
 
 
 class EksGpuCluster(pulumi.ComponentResource):
@@ -78,6 +104,13 @@ class EksGpuCluster(pulumi.ComponentResource):
         self.vpc = EksVpc(name, spec, stack, child)
         self.iam = EksIamRoles(name, spec, stack, partition, child)
         private_ids = [s.id for s in self.vpc.private_subnets.values()]
+        self.log_group = aws.cloudwatch.LogGroup(
+            f"{name}-logs",
+            name=f"/aws/eks/{eks_cluster_name(spec, stack)}/cluster",
+            retention_in_days=CONTROL_PLANE_LOG_DAYS,
+            tags=tags,
+            opts=child,
+        )
         self.cluster = aws.eks.Cluster(
             f"{name}-eks",
             name=eks_cluster_name(spec, stack),
@@ -98,7 +131,9 @@ class EksGpuCluster(pulumi.ComponentResource):
             upgrade_policy=aws.eks.ClusterUpgradePolicyArgs(support_type=eks_support_type(cat)),
             enabled_cluster_log_types=CONTROL_PLANE_LOGS,
             tags=tags,
-            opts=pulumi.ResourceOptions(parent=self, depends_on=self.iam.attachments),
+            opts=pulumi.ResourceOptions(
+                parent=self, depends_on=[*self.iam.attachments, self.log_group]
+            ),
         )
         cluster_name = self.cluster.name
         # Cluster admins: kubernetes.adminPrincipalArns, else the deployer's role with its path.
@@ -113,6 +148,7 @@ class EksGpuCluster(pulumi.ComponentResource):
         ]  # fmt: skip
         self.admin = self.admins[0]
         self.addons: list[aws.eks.Addon] = []
+        version = kubernetes_version(spec, cat)
         for addon in managed_addons(spec):
             role = self.iam.pod_roles.get(addon)
             self.addons.append(
@@ -120,6 +156,7 @@ class EksGpuCluster(pulumi.ComponentResource):
                     f"{name}-{addon}",
                     cluster_name=cluster_name,
                     addon_name=addon,
+                    addon_version=addon_version(addon, version, child),
                     resolve_conflicts_on_create="OVERWRITE",
                     resolve_conflicts_on_update="OVERWRITE",
                     pod_identity_associations=(
@@ -147,8 +184,11 @@ class EksGpuCluster(pulumi.ComponentResource):
         """The system node group, the EFA security group and one GPU node group per partition."""
         private_ids = self._private_ids
         cluster_name = self.cluster.name
+        version = kubernetes_version(spec, cat)
         self.system_nodes = EksSystemNodeGroup(
             f"{name}-system",
+            kubernetes_version=version,
+            release_version=ami_release(cat, "systemNodes", version, child),
             instance_type=head_sku(spec),
             nodes=spec.kubernetes.system_nodes,
             cluster_name=cluster_name,
@@ -161,6 +201,7 @@ class EksGpuCluster(pulumi.ComponentResource):
         self.efa_sg = EfaSecurityGroup(f"{name}-efa", self.vpc.vpc.id, tags, child)
         cluster_sg = self.cluster.vpc_config.cluster_security_group_id
         self.gpu_node_groups: dict[str, EksGpuNodeGroup] = {}
+        gpu_release = ami_release(cat, "gpuNodes", version, child)
         for part in spec.partitions:
             sku = cat.get(part.sku, "aws")
             if sku is None:  # the spec rules refuse unknown SKUs first
@@ -170,6 +211,8 @@ class EksGpuCluster(pulumi.ComponentResource):
                 part,
                 sku,
                 cat,
+                kubernetes_version=version,
+                release_version=gpu_release,
                 cluster_name=cluster_name,
                 node_role_arn=self.iam.node_role.arn,
                 subnet=self.vpc.subnet_for(part.zones[0] if part.zones else None),

@@ -53,6 +53,8 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
         sku: Sku,
         cat: Catalog,
         *,
+        kubernetes_version: str,
+        release_version: pulumi.Input[str],
         cluster_name: pulumi.Input[str],
         node_role_arn: pulumi.Input[str],
         subnet: aws.ec2.Subnet,
@@ -91,6 +93,10 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
         self.node_group = aws.eks.NodeGroup(
             f"{name}-ng",
             cluster_name=cluster_name,
+            # the cluster's version and its newest AMI release (SSM, read at `up`): a version
+            # bump rolls the nodes onto it, and scale-from-zero boots the current AMI
+            version=kubernetes_version,
+            release_version=release_version,
             node_role_arn=node_role_arn,
             subnet_ids=[subnet.id],
             ami_type=GPU_AMI_TYPE,

@@ -15,6 +15,8 @@ class EksSystemNodeGroup(pulumi.ComponentResource):
         self,
         name: str,
         *,
+        kubernetes_version: str,
+        release_version: pulumi.Input[str],
         instance_type: str,
         nodes: int,
         cluster_name: pulumi.Input[str],
@@ -39,6 +41,10 @@ class EksSystemNodeGroup(pulumi.ComponentResource):
         self.node_group = aws.eks.NodeGroup(
             f"{name}-ng",
             cluster_name=cluster_name,
+            # the cluster's version and its newest AMI release (SSM, read at `up`): a version
+            # bump rolls the nodes onto it, and scale-from-zero boots the current AMI
+            version=kubernetes_version,
+            release_version=release_version,
             node_role_arn=node_role_arn,
             subnet_ids=subnet_ids,
             ami_type=SYSTEM_AMI_TYPE,

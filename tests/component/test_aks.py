@@ -56,21 +56,31 @@ def _disk_enum(prop: str) -> list[str]:
     return spec[ref.rsplit("/", 1)[-1]]["enum"]
 
 
-@pytest.mark.parametrize("sku", [None, "Standard_ND96asr_v4"])
-def test_gpu_pool_keeps_images_and_empty_dir_on_the_local_disk(h100, sku) -> None:
-    """Issue 14 item 12: containerd's root and emptyDir live on the OS disk; an explicit ephemeral
-    OS disk keeps it on the VM's local temp disk (1-6.4 TiB on every ND size) or fails the pool's
-    creation, instead of AKS falling back to a network-attached managed disk without a word.
-    kubeletDiskType stays unset: Temporary would target the same temp disk, and AKS has no
-    setting for the H100/H200 NVMe disks."""
-    plan = h100 if sku is None else plan_stack("aks-h100", f"partitions[0].sku={sku}")
-    (pool,) = resources(plan, POOL)
-    assert pool.inputs["vmSize"] == (sku or "Standard_ND96isr_H100_v5")
+@pytest.mark.parametrize("sku", ["Standard_ND96asr_v4", "Standard_ND96amsr_A100_v4"])
+def test_gpu_pool_keeps_images_and_empty_dir_on_a_proven_local_disk(sku) -> None:
+    """Containerd's root and emptyDir live on the OS disk; where the catalog proves the VM's
+    temp disk, an explicit ephemeral OS disk keeps it there or fails the pool's creation, instead
+    of AKS falling back to a network-attached managed disk without a word. kubeletDiskType stays
+    unset: Temporary would target the same temp disk."""
+    assert catalog().require(sku).resource_disk_gi_b
+    (pool,) = resources(plan_stack("aks-h100", f"partitions[0].sku={sku}"), POOL)
+    assert pool.inputs["vmSize"] == sku
     assert pool.inputs.get("osDiskType") == "Ephemeral"
     assert "osDiskSizeGB" not in pool.inputs, "unset: AKS sizes it to the whole temp disk"
     assert "kubeletDiskType" not in pool.inputs
     assert pool.inputs["osDiskType"] in _disk_enum("osDiskType")
     assert {"OS", "Temporary"} == set(_disk_enum("kubeletDiskType"))
+
+
+@pytest.mark.parametrize("sku", [None, "Standard_ND96isr_H200_v5"])
+def test_gpu_pool_leaves_the_os_disk_to_aks_where_the_catalog_has_no_proven_disk(h100, sku):
+    """Old code forced Ephemeral on ND H100 v5, whose temp disk the catalog calls unverified:
+    a pool that may fail at creation on a guess. AKS's own choice (ephemeral where it fits)."""
+    plan = h100 if sku is None else plan_stack("aks-h100", f"partitions[0].sku={sku}")
+    (pool,) = resources(plan, POOL)
+    assert catalog().require(pool.inputs["vmSize"]).resource_disk_gi_b is None
+    assert "osDiskType" not in pool.inputs
+    assert "kubeletDiskType" not in pool.inputs
 
 
 def test_gpu_operator_means_the_pool_skips_the_aks_driver(h100) -> None:

@@ -42,7 +42,10 @@ def test_eks_gets_a_default_encrypted_storage_class() -> None:
     assert doc["kind"] == "StorageClass"
     assert doc["metadata"]["annotations"]["storageclass.kubernetes.io/is-default-class"] == "true"
     assert doc["provisioner"] == "ebs.csi.aws.com"
-    assert doc["parameters"] == {"type": "gp3", "encrypted": "true"}
+    params = dict(doc["parameters"])
+    tags = {k: params.pop(k) for k in list(params) if k.startswith("tagSpecification_")}
+    assert params == {"type": "gp3", "encrypted": "true"}
+    assert tags  # the stack's tags on every volume (tests/component/test_eks_owned_billing.py)
     assert doc["volumeBindingMode"] == "WaitForFirstConsumer"
     aks, _ = load_stack_spec("aks-h100")
     assert "k8s/manifests/storage-class.yaml" not in render_bundle(aks, "aks-h100")

@@ -12,7 +12,12 @@ import pytest
 from clusterctl.cli.validate import refuse_ignored
 from clusterctl.validate import CouldNotRun
 from clusterctl.validate.k8s_launcher import K8sLauncher, build_mpijob
-from clusterctl.validate.k8s_nodes import REASON_ANNOTATION, SUSPECT_TAINT, cordon_nodes
+from clusterctl.validate.k8s_nodes import (
+    REASON_ANNOTATION,
+    SCALE_DOWN_DISABLED,
+    SUSPECT_TAINT,
+    cordon_nodes,
+)
 from clusterctl.validate.run import Options, catalog_thresholds, recheck_k8s, validate_k8s
 from clusterctl.validate.targets import KubeTarget, launcher_for_sku
 from tests.validate.fake_kube import FakeKubeApi, node
@@ -103,7 +108,10 @@ def test_resume_retests_and_returns_a_healed_node() -> None:
     assert api.placed[pair] == ["aks-gpu-0", "aks-gpu-3"]
     lifted, returned = patches(api)["aks-gpu-3"]
     assert lifted["spec"]["unschedulable"] is False and SUSPECT_TAINT in lifted["spec"]["taints"]
-    assert returned["metadata"]["annotations"] == {REASON_ANNOTATION: None}
+    assert returned["metadata"]["annotations"] == {
+        REASON_ANNOTATION: None,
+        SCALE_DOWN_DISABLED: None,
+    }
     healed = api.nodes["aks-gpu-3"]
     assert not healed["spec"]["unschedulable"] and SUSPECT_TAINT not in healed["spec"]["taints"]
     assert REASON_ANNOTATION not in healed["metadata"]["annotations"]
@@ -117,6 +125,25 @@ def test_resume_cordons_a_node_that_still_fails_again() -> None:
     still = api.nodes["aks-gpu-3"]
     assert still["spec"]["unschedulable"] is True and SUSPECT_TAINT in still["spec"]["taints"]
     assert "recheck" in still["metadata"]["annotations"][REASON_ANNOTATION]
+
+
+def test_a_suspect_node_is_kept_by_the_autoscaler_until_resume_returns_it() -> None:
+    """Old code: cordoned and tainted only; the autoscaler removed the empty node after its idle
+    time, leaving nothing for --resume to recheck."""
+    api = cluster()
+    _taken_out(api, "aks-gpu-3")
+    assert api.nodes["aks-gpu-3"]["metadata"]["annotations"][SCALE_DOWN_DISABLED] == "true"
+    recheck_k8s(target(), Options(), ["aks-gpu-3"], client=api)
+    lifted, _ = patches(api)["aks-gpu-3"]
+    assert lifted["metadata"]["annotations"][SCALE_DOWN_DISABLED] == "true"  # during the recheck
+    assert SCALE_DOWN_DISABLED not in api.nodes["aks-gpu-3"]["metadata"]["annotations"]
+
+
+def test_a_node_that_fails_its_recheck_stays_kept_from_scale_down() -> None:
+    api = cluster(slow={"aks-gpu-3"})
+    _taken_out(api, "aks-gpu-3")
+    recheck_k8s(target(), Options(), ["aks-gpu-3"], client=api)
+    assert api.nodes["aks-gpu-3"]["metadata"]["annotations"][SCALE_DOWN_DISABLED] == "true"
 
 
 def test_resume_refuses_a_node_validate_did_not_take_out() -> None:

@@ -25,6 +25,7 @@ from clusterctl.spec.kubernetes import (
     fabric_kind,
     kubernetes_version,
     nccl_launcher,
+    partition_pools,
 )
 from clusterctl.spec.model import ClusterSpec
 from clusterctl.spec.tags import cloud_tags, k8s_labels
@@ -65,19 +66,13 @@ class AksGpuCluster(pulumi.ComponentResource):
             f"{name}-admin", self.cluster.id, self._client.object_id, stack, spec.name, child
         )
         self.gpu_pools: dict[str, AksGpuNodePool] = {}
+        depends = [self.infiniband_feature] if self.infiniband_feature else []
         for part in spec.partitions:
-            depends = [self.infiniband_feature] if self.infiniband_feature else []
-            self.gpu_pools[part.name] = AksGpuNodePool(
-                f"{name}-{part.name}",
-                spec,
-                part,
-                cat,
-                resource_group_name=self.resource_group.name,
-                cluster_name=self.cluster.name,
-                labels=labels,
-                tags=tags,
-                opts=pulumi.ResourceOptions(parent=self, depends_on=depends),
-            )
+            for pool in partition_pools(part):
+                # the first pool keeps the partition's resource name (no replacement)
+                key = part.name if pool.index == 0 else pool.name
+                self.gpu_pools[key] = self._pool(name, key, spec, part, cat, pool, labels, tags,
+                                                 depends)  # fmt: skip
 
         self.kubeconfig = aks_kubeconfig(self.resource_group.name, self.cluster.name)
         # The Helm releases below run as the deployer: its cluster-admin role must exist first.
@@ -96,6 +91,20 @@ class AksGpuCluster(pulumi.ComponentResource):
         self.outputs = self._outputs(spec, stack, cat, version)
         self.register_outputs(self.outputs)
 
+    def _pool(self, name, key, spec, part, cat, pool, labels, tags, depends) -> AksGpuNodePool:
+        return AksGpuNodePool(
+            f"{name}-{key}",
+            spec,
+            part,
+            cat,
+            pool=pool,
+            resource_group_name=self.resource_group.name,
+            cluster_name=self.cluster.name,
+            labels=labels,
+            tags=tags,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=depends),
+        )
+
     def _managed_cluster(self, name, spec, stack, version, tags, labels, child):
         """The control plane with its system pool; GPU pools are separate resources."""
         return azure.containerservice.ManagedCluster(
@@ -113,6 +122,7 @@ class AksGpuCluster(pulumi.ComponentResource):
                     mode="System",
                     type="VirtualMachineScaleSets",
                     vm_size=head_sku(spec),
+                    orchestrator_version=version,
                     count=spec.kubernetes.system_nodes,
                     os_type="Linux",
                     os_sku="Ubuntu",
@@ -171,6 +181,7 @@ class AksGpuCluster(pulumi.ComponentResource):
             out.GPU_NODE_POOLS: {
                 p.name: {
                     "agentPoolName": agent_pool_name(p),
+                    "agentPoolNames": [agent_pool_name(p, g.index) for g in partition_pools(p)],
                     "vmSize": p.sku,
                     "nodes": p.nodes,
                     "gpuDriver": gpu_driver(spec),

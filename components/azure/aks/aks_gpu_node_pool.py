@@ -8,15 +8,18 @@ from __future__ import annotations
 import pulumi
 import pulumi_azure_native as azure
 
-from clusterctl.spec.catalog import Catalog
+from clusterctl.spec.catalog import Catalog, Sku
 from clusterctl.spec.kubernetes import (
     GPU_TAINT,
     aks_node_template_tags,
-    autoscaled_min,
     autoscaler_node_template,
-    node_labels,
+    gpu_sku,
+    kubernetes_version,
+    pool_labels,
+    pool_minimum,
 )
 from clusterctl.spec.model import ClusterSpec, PartitionSpec
+from clusterctl.spec.topology import ScaleSet
 
 AGENT_POOL_NAME_MAX = 12
 """Linux node pool names: lowercase letters and digits, at most 12 characters."""
@@ -26,9 +29,16 @@ OS_DISK_TYPE = "Ephemeral"
 defaults to an ephemeral OS disk sized to the VM's local temp disk where it fits, and silently
 to a network-attached managed disk where it does not (MicrosoftDocs/azure-aks-docs
 articles/aks/concepts-storage.md); asking for it makes the node pool fail at creation instead.
-Every Azure GPU size in config/skus.yaml supports it and has a 1-6.4 TiB temp disk (the size
-pages). AKS has no setting for the ND H100/H200 v5 NVMe disks (best-practices-storage-nvme.md);
-kubeletDiskType=Temporary would move that data to the same temp disk, already the OS disk's."""
+So it is asked for only where config/skus.yaml proves the temp disk (resourceDiskGiB with its
+source); where the catalog calls the disk unverified (ND H100/H200 v5, GB200 v6) AKS's own
+choice stands (os_disk_type; docs/decisions/0007). AKS has no setting for the ND H100/H200 v5
+NVMe disks (best-practices-storage-nvme.md); kubeletDiskType=Temporary would move that data to the
+same temp disk, already the OS disk's."""
+
+
+def os_disk_type(sku: Sku) -> str | None:
+    """Ephemeral where the catalog proves a temp disk to hold it; None: AKS decides."""
+    return OS_DISK_TYPE if sku.resource_disk_gi_b else None
 
 
 def gpu_driver(spec: ClusterSpec) -> str:
@@ -37,8 +47,13 @@ def gpu_driver(spec: ClusterSpec) -> str:
     return "None" if spec.kubernetes.gpu_driver == "gpu-operator" else "Install"
 
 
-def agent_pool_name(part: PartitionSpec) -> str:
-    return part.name[:AGENT_POOL_NAME_MAX]
+def agent_pool_name(part: PartitionSpec, index: int = 0) -> str:
+    """The first pool keeps the partition's name (as before pools were split: renaming a pool
+    replaces it); the k-th further pool ends in k."""
+    if index == 0:
+        return part.name[:AGENT_POOL_NAME_MAX]
+    suffix = str(index)
+    return part.name[: AGENT_POOL_NAME_MAX - len(suffix)] + suffix
 
 
 class AksGpuNodePool(pulumi.ComponentResource):
@@ -49,6 +64,7 @@ class AksGpuNodePool(pulumi.ComponentResource):
         part: PartitionSpec,
         cat: Catalog,
         *,
+        pool: ScaleSet,
         resource_group_name: pulumi.Input[str],
         cluster_name: pulumi.Input[str],
         labels: dict[str, str],
@@ -61,20 +77,24 @@ class AksGpuNodePool(pulumi.ComponentResource):
             f"{name}-pool",
             resource_group_name=resource_group_name,
             resource_name_=cluster_name,
-            agent_pool_name=agent_pool_name(part),
+            agent_pool_name=agent_pool_name(part, pool.index),
             mode="User",
             type="VirtualMachineScaleSets",
             vm_size=part.sku,
+            # The cluster's Kubernetes version: a version bump moves the pool with the control
+            # plane (AKS takes "<major>.<minor>" as its newest patch, which the patch channel
+            # then follows), instead of nodes staying at the creation-day version.
+            orchestrator_version=kubernetes_version(spec, cat),
             # `count` is the autoscaler's from here on: `up` leaves it as it finds it.
             enable_auto_scaling=True,
-            min_count=autoscaled_min(part),
-            max_count=part.nodes,
-            count=autoscaled_min(part),
+            min_count=pool_minimum(part, pool),
+            max_count=pool.size,
+            count=pool_minimum(part, pool),
             os_type="Linux",
             os_sku="Ubuntu",
-            os_disk_type=OS_DISK_TYPE,
+            os_disk_type=os_disk_type(gpu_sku(part, cat)),
             gpu_profile=azure.containerservice.GPUProfileArgs(driver=gpu_driver(spec)),
-            node_labels={**labels, **node_labels(part)},
+            node_labels={**labels, **pool_labels(part, pool)},
             node_taints=[taint],
             enable_node_public_ip=False,
             scale_set_priority="Spot" if part.spot else "Regular",
@@ -84,10 +104,12 @@ class AksGpuNodePool(pulumi.ComponentResource):
             ),
             tags={
                 **tags,
-                **aks_node_template_tags(autoscaler_node_template(part, cat, labels)),
+                **aks_node_template_tags(
+                    autoscaler_node_template(part, cat, {**labels, **pool_labels(part, pool)})
+                ),
             },
             opts=pulumi.ResourceOptions(parent=self, ignore_changes=["count"]),
         )
         self.register_outputs(
-            {"agentPoolName": agent_pool_name(part), "gpuDriver": gpu_driver(spec)}
+            {"agentPoolName": agent_pool_name(part, pool.index), "gpuDriver": gpu_driver(spec)}
         )
