@@ -28,9 +28,9 @@ scheduler's timer does.
 Printed per scenario: API calls made, 429 answers, when the first start was accepted, when the
 last node ran, nodes left billing while Slurm has them DOWN at the end, and how many programs
 ended before their Slurm timeout. Deterministic for a seed; counts on a virtual clock, so no
-medians are needed (--seeds N prints the median over N seeds).
+medians are needed (--runs N prints the median over N seeds).
 
-    python benchmarks/power_scale.py [--stack azure-h100] [--seeds 1] [--scenario NAME ...]
+    python benchmarks/power_scale.py [--stack azure-h100] [--runs 1] [--scenario NAME ...]
 """
 
 from __future__ import annotations
@@ -521,11 +521,11 @@ def run(names: list[str], seeds: int, t: Timeouts) -> list[Row]:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--stack", default="azure-h100")
-    parser.add_argument("--seeds", type=int, default=1)
+    parser.add_argument("--runs", type=int, default=1, help="seeds; the median is printed")
     parser.add_argument("--scenario", action="append", choices=sorted(SCENARIOS))
     args = parser.parse_args(argv)
     t = slurm_timeouts(args.stack)
-    show(run(args.scenario or list(SCENARIOS), args.seeds, t), t)
+    show(run(args.scenario or list(SCENARIOS), args.runs, t), t)
 
 
 if __name__ == "__main__":
