@@ -304,8 +304,10 @@ class PowerProgram:
         """`names`: bring /sched/<cluster>/names.json to the VMs that exist (naming.assign): keep
         the names of existing VMs, free those of deleted ones, name new VMs (ascending id, lowest
         free name within the group's size in the live slurm.conf), answer the nodes waiting at
-        boot, and deallocate (never delete) a VM left without a name past the grace. Nothing is
-        written when Slurm or the platform cannot be read: a failed read never frees a name."""
+        boot, deallocate (never delete) a VM whose name left slurm.conf, and report a VM left
+        without a name past the grace (a growth's VMs wait for theirs: never deallocated).
+        Nothing is written when Slurm or the platform cannot be read: a failed read never frees
+        a name."""
         cluster, path = self.config.cluster, self.config.names_file
         requests_dir = naming.requests_dir(cluster, Path(self.config.names_root))
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -348,6 +350,14 @@ class PowerProgram:
             LOG.info("names: %s_%s is %s", ss, instance, name)
         for ss, instance in result.waiting:
             LOG.warning("names: %s_%s has no name yet (no free name in slurm.conf)", ss, instance)
+        for ss, instance in result.late:
+            LOG.error(
+                "names: %s_%s has had no name for over %.0f s and runs (bills): a resize whose "
+                "config sync has not come, or a VM beyond the stack's count (delete it)",
+                ss,
+                instance,
+                self.config.names_grace_s,
+            )
         for ss, instance, _ in result.named:
             (requests_dir / naming.vm_name(ss, instance)).unlink(missing_ok=True)
         code = EXIT_OK
