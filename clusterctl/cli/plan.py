@@ -168,9 +168,27 @@ def _print_plan(result) -> None:
             f"{AUTOSCALER_IDLE_MINUTES} minutes after its last GPU pod, and takes up to "
             f"{NODE_PROVISION_MINUTES} minutes to come back)"
         )
+    if scheduler_of(result.spec.scheduler).power_saving:
+        _print_largest_jobs(result.spec)
     for f in result.findings:
         colour = {"warning": "yellow", "info": "cyan"}.get(f.level, "red")
         out.print(f"[{colour}]{f.level}[/]: {f.line()}")
+
+
+def _print_largest_jobs(spec) -> None:
+    """One scale set is one InfiniBand fabric and slurm.conf's MaxNodes: a larger job is refused
+    at submission (render/slurm_conf.largest_job_nodes)."""
+    from clusterctl.render.slurm_conf import largest_job_nodes
+    from clusterctl.spec.topology import scale_sets_of
+
+    for part in spec.partitions:
+        sets = scale_sets_of(part.name, part.nodes, part.max_nodes_per_scale_set)
+        most = largest_job_nodes(sets)
+        out.print(
+            f"partition {part.name}: the largest job is {most} node(s), one of its "
+            f"{len(sets)} scale set(s) (one InfiniBand fabric each); a larger one is refused "
+            "at submission"
+        )
 
 
 def _print_team(spec) -> None:

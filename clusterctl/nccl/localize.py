@@ -133,7 +133,12 @@ def _other(pair: Pair, node: str) -> str:
     return pair[1] if pair[0] == node else pair[0]
 
 
-def _plan_round(nodes: Sequence[str], results: Sequence[PairResult], state: _State) -> list[Pair]:
+def _plan_round(
+    nodes: Sequence[str],
+    results: Sequence[PairResult],
+    state: _State,
+    fabric: Callable[[str], str] = lambda _: "",
+) -> list[Pair]:
     order = {n: i for i, n in enumerate(nodes)}
     met = {frozenset(r.pair) for r in results}
     failed_with: dict[str, set[str]] = {n: set() for n in nodes}
@@ -156,7 +161,14 @@ def _plan_round(nodes: Sequence[str], results: Sequence[PairResult], state: _Sta
     busy: set[str] = set()
     pairs: list[Pair] = []
     for n in first + rest:
-        ref = next((g for g in refs if g not in busy and frozenset((n, g)) not in met), None)
+        ref = next(
+            (
+                g
+                for g in refs
+                if g not in busy and frozenset((n, g)) not in met and fabric(g) == fabric(n)
+            ),
+            None,
+        )
         if ref is not None:
             pairs.append((n, ref))
             busy.update((n, ref))
@@ -167,7 +179,12 @@ def _plan_round(nodes: Sequence[str], results: Sequence[PairResult], state: _Sta
         if n in busy:
             continue
         mate = next(
-            (m for m in left[i + 1 :] if m not in busy and frozenset((n, m)) not in met), None
+            (
+                m
+                for m in left[i + 1 :]
+                if m not in busy and frozenset((n, m)) not in met and fabric(m) == fabric(n)
+            ),
+            None,
         )
         if mate is not None:
             pairs.append((n, mate))
@@ -183,8 +200,11 @@ def localize(
     confirmations: int = 2,
     max_rounds: int = 12,
     max_stalled_rounds: int = 2,
+    fabric: Callable[[str], str] = lambda _: "",
 ) -> Localization:
-    """Localise bad nodes; `measure` runs one round of disjoint pairs and returns busbw per pair."""
+    """Localise bad nodes; `measure` runs one round of disjoint pairs and returns busbw per pair.
+    `fabric` names each node's fabric (a scale set: one InfiniBand fabric); a pair is only ever
+    made of two nodes of one fabric (between two, RDMA does not run at all)."""
     if len(set(nodes)) != len(nodes):
         raise ValueError("node names must be unique")
     if confirmations < 1:
@@ -194,7 +214,9 @@ def localize(
     state = _assess(nodes, results, confirmations)
     rounds = stalled = 0
     while rounds < max_rounds:
-        pairs = _plan_round(nodes, results, state) if rounds else _first_round(nodes)
+        pairs = (
+            _plan_round(nodes, results, state, fabric) if rounds else _first_round(nodes, fabric)
+        )
         if not pairs:
             break
         rounds += 1
@@ -212,8 +234,11 @@ def localize(
     return _report(nodes, results, state, rounds)
 
 
-def _first_round(nodes: Sequence[str]) -> list[Pair]:
-    return [(nodes[i], nodes[i + 1]) for i in range(0, len(nodes) - 1, 2)]
+def _first_round(nodes: Sequence[str], fabric: Callable[[str], str]) -> list[Pair]:
+    groups: dict[str, list[str]] = {}
+    for n in nodes:
+        groups.setdefault(fabric(n), []).append(n)
+    return [(g[i], g[i + 1]) for g in groups.values() for i in range(0, len(g) - 1, 2)]
 
 
 def _report(

@@ -2,20 +2,28 @@
 
 Batched: one VMSS-level start or deallocate per scale set, always with an explicit, non-empty
 `instanceIds` (without it Azure acts on every VM of the set: ComputeRP.json 2026-04-01,
-VirtualMachineScaleSetVMInstanceIDs). A batch the service refuses is retried per instance, so one
-bad VM (quota, a failed state) does not hold back the rest. Requests are not polled to completion:
-polling reads Microsoft.Compute/locations/operations, which cannot be scoped to the scale sets;
-`state` reads each VM's instance view (virtualMachines/instanceView/read) instead, where an
-allocation failure shows as `ProvisioningState/failed/AllocationFailed`. `list` reads the VMs of a
-scale set (virtualMachines/read) for the name map (names.py).
+VirtualMachineScaleSetVMInstanceIDs). A batch the service refuses outright (409: one bad VM,
+quota, a failed state) is retried per instance, so one bad VM does not hold back the rest; a
+batch still throttled at the deadline is not (a hundred single-VM calls would only be throttled
+too). Requests are not polled to completion: polling reads Microsoft.Compute/locations/operations,
+which cannot be scoped to the scale sets; `state` lists each scale set's VMs with their instance
+views instead, one read per scale set (VirtualMachineScaleSetVMs_List, `$expand=instanceView`,
+virtualMachines/read), where an allocation failure shows as
+`ProvisioningState/failed/AllocationFailed`. `list` reads the same list for the name map
+(names.py).
 
-Throttling: the SDK's own retries are off (retry_total=0) and `_call` honours ARM's 429 (and 503)
-Retry-After itself, bounded, so every wait is logged.
+Throttling (Microsoft Learn, "Understand how Azure Resource Manager throttles requests" and
+"Compute throttling limits": reads 250 a subscription refilled at 25/s; a scale set's actions a
+small per-resource bucket refilled per minute): the SDK's own retries are off (retry_total=0) and
+`_call` honours ARM's 429 (and 503) Retry-After itself, every wait logged, up to `deadline`: the
+program sets one per run below slurmctld's ResumeTimeout or SuspendTimeout, shared by every call
+of that run. Without one a call waits at most MAX_WAIT_S.
 """
 
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import logging
 import time
@@ -27,7 +35,7 @@ from azure.core.exceptions import HttpResponseError, ResourceNotFoundError
 from azure.identity import ManagedIdentityCredential
 from azure.mgmt.compute import ComputeManagementClient
 
-from .backend import NodeState
+from .backend import THROTTLED, NodeState
 from .names import NodeRef, by_scale_set
 
 LOG = logging.getLogger("gpucl-power")
@@ -51,10 +59,14 @@ class AzureBackend:
         client: Any,
         resource_group: str,
         sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
     ):
         self.client = client
         self.rg = resource_group
         self.sleep = sleep
+        self.clock = clock
+        self.deadline: float | None = None
+        """`clock` time after which no retry waits (the program's run deadline)."""
 
     @classmethod
     def from_config(cls, cfg: dict, credential: Any = None, **client_kwargs: Any) -> AzureBackend:
@@ -77,22 +89,24 @@ class AzureBackend:
         return cls(client, rg)
 
     def _call(self, what: str, fn: Callable[[], Any]) -> None:
-        waited = 0.0
-        for attempt in range(1, MAX_ATTEMPTS + 1):
+        limit = self.deadline if self.deadline is not None else self.clock() + MAX_WAIT_S
+        for attempt in itertools.count(1):
             try:
                 fn()
                 return
             except HttpResponseError as exc:
                 status = exc.status_code or 0
-                if status not in RETRYABLE or attempt == MAX_ATTEMPTS or waited >= MAX_WAIT_S:
-                    raise
                 delay = _retry_after(exc)
-                delay = min(delay, MAX_WAIT_S - waited)
+                if (
+                    status not in RETRYABLE
+                    or (self.deadline is None and attempt >= MAX_ATTEMPTS)
+                    or self.clock() + delay > limit
+                ):
+                    raise
                 LOG.warning(
                     "%s: HTTP %d, retrying in %.0f s (attempt %d)", what, status, delay, attempt
                 )
                 self.sleep(delay)
-                waited += delay
 
     def _batch(self, verb: str, nodes: Sequence[NodeRef]) -> dict[str, str | None]:
         out: dict[str, str | None] = {}
@@ -113,6 +127,11 @@ class AzureBackend:
                 out.update({r.name: None for r in refs})
                 continue
             except HttpResponseError as exc:
+                if exc.status_code in RETRYABLE:  # throttled to the deadline: so would each VM be
+                    why = f"{THROTTLED} ({_why(exc)}, Retry-After {_retry_after(exc):.0f} s)"
+                    LOG.error("%s %s %s: %s", verb, scale_set, ids, why)
+                    out.update({r.name: why for r in refs})
+                    continue
                 LOG.warning(
                     "%s %s %s refused (%s); retrying one by one", verb, scale_set, ids, _why(exc)
                 )
@@ -193,21 +212,28 @@ class AzureBackend:
         return sorted(box["ids"], key=int)
 
     def state(self, nodes: Sequence[NodeRef]) -> dict[str, NodeState]:
-        out = {}
+        """One VirtualMachineScaleSetVMs_List with instance views per scale set, whatever the
+        number of nodes asked about in it (a per-VM instance view read costs a subscription
+        read each: 512 nodes, 512 reads per poll). A VM not listed, or a set that could not be
+        read, is "unknown"."""
+        out: dict[str, NodeState] = {}
         vms = self.client.virtual_machine_scale_set_vms
-        for r in nodes:
-            box: dict[str, Any] = {}
+        for scale_set, refs in by_scale_set(list(nodes)).items():
+            box: dict[str, dict[str, Any]] = {}
 
-            def get(r=r, box=box) -> None:
-                box["view"] = vms.get_instance_view(self.rg, r.scale_set, r.instance_id)
+            def get(scale_set=scale_set, box=box) -> None:
+                listed = vms.list(self.rg, scale_set, expand="instanceView")
+                box["views"] = {str(vm.instance_id): vm.instance_view for vm in listed}
 
             try:
-                self._call(f"instanceView {r.name}", get)
+                self._call(f"list {scale_set} (instance views)", get)
             except HttpResponseError as exc:
-                out[r.name] = NodeState("unknown", None)
-                LOG.warning("%s: instance view: %s", r.name, _why(exc))
+                LOG.warning("%s: VM list: %s", scale_set, _why(exc))
+                out.update({r.name: NodeState("unknown", None) for r in refs})
                 continue
-            out[r.name] = _state(box["view"])
+            for r in refs:
+                view = box["views"].get(r.instance_id)
+                out[r.name] = _state(view) if view is not None else NodeState("unknown", None)
         return out
 
 

@@ -13,6 +13,10 @@ from typing import Literal, Protocol
 
 from .names import NodeRef
 
+THROTTLED = "throttled past the run's deadline"
+"""How a backend's refusal starts when the platform asked for a wait the run cannot afford: the
+program sends that request no more in this run (another would be throttled too)."""
+
 Power = Literal["running", "starting", "stopping", "stopped", "unknown"]
 
 

@@ -13,7 +13,7 @@ keeps a map on its data disk, /sched/<cluster>/names.json, shared read-only with
 `gpucl-power names` (program.py) keeps it (assign() below): a name stays with its VM for the VM's
 life (deallocate/start, reimage and redeploy keep the id); a deleted VM's name is freed; a new VM
 (ascending id) gets the lowest free name within its group's size; one that gets none waits
-(growth: the VMs come before the config sync that names them) and is deallocated after a grace.
+(growth: the VMs come before the config sync that names them), reported past a grace.
 A new cluster gives ids 0..N-1 the names 1..N. Without a map (a cluster from before the map) the
 old rule applies: name n is instance n - 1.
 """
@@ -32,8 +32,8 @@ clusterctl.constants.DRAIN_PREFIX, copied: this package imports nothing outside 
 NODE_NAME = re.compile(r"^(?P<group>[a-z][a-z0-9]{0,14}-pg\d+)-(?P<index>[1-9]\d*)$")
 SCHED = Path("/sched")
 NAME_GRACE_S = 900.0
-"""How long a VM without a name may run before it is deallocated (> the 10 minutes a booting
-node waits for its name, node-name.sh): time for a growth's config sync to add its name."""
+"""How long a VM may wait for a name before `gpucl-power names` reports it as late (it is never
+deallocated for it: a growth's config sync adds its name after every new VM has provisioned)."""
 
 
 def group_name(partition: str, index: int) -> str:
@@ -154,6 +154,9 @@ class Assignment:
     """(scale set, instance id): VMs without a name to stop now, so nothing bills without one."""
     waiting: list[tuple[str, str]] = field(default_factory=list)
     """(scale set, instance id): VMs without a name, still within the grace."""
+    late: list[tuple[str, str]] = field(default_factory=list)
+    """(scale set, instance id): VMs without a name past the grace: running, billing, reported
+    (a resize whose config sync did not come, or a VM Azure made beyond the stack's count)."""
 
 
 def sizes_from_nodes(cluster: str, nodes: list[str]) -> dict[str, int]:
@@ -182,8 +185,9 @@ def assign(
     A named VM keeps its name while it exists and the name is within N. A VM whose name left
     slurm.conf (a shrink that deleted other VMs than the drained ones) loses it and is stopped.
     A VM without a name (new, or waiting) takes the lowest free name, in ascending id order; one
-    that gets none waits `grace_s` from when it was first seen, then is deallocated and not named
-    again unless it asks anew (a reimage runs its first boot again)."""
+    that gets none waits, never deallocated (a growth's VMs come before the names), reported late
+    past `grace_s`. A VM deallocated by an older version for want of a name is not named again
+    unless it asks anew (a reimage runs its first boot again)."""
     prefix = f"{cluster}-"
     old_names: dict[str, dict[str, str]] = doc.get("names", {})
     old_unnamed: dict[str, dict[str, dict]] = doc.get("unnamed", {})
@@ -220,12 +224,12 @@ def assign(
                 names[instance_id] = free.pop(0)
                 out.named.append((scale_set, instance_id, names[instance_id]))
                 continue
+            # Never deallocated for want of a name: a growth's VMs exist before the config sync
+            # that names them (after every new VM has provisioned, tens of minutes at scale),
+            # and a VM stopped here was never named again. Past the grace it is reported late.
             seen = dict(seen) if seen else {"since": now, "deallocated": False}
-            if now - float(seen["since"]) >= grace_s:
-                seen["deallocated"] = True
-                out.deallocate.append((scale_set, instance_id))
-            else:
-                out.waiting.append((scale_set, instance_id))
+            late = now - float(seen["since"]) >= grace_s
+            (out.late if late else out.waiting).append((scale_set, instance_id))
             unnamed[instance_id] = seen
         if names:
             out.doc["names"][scale_set] = dict(sorted(names.items(), key=lambda kv: int(kv[0])))

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from . import names as naming
 from . import slurm
-from .backend import PowerBackend
+from .backend import THROTTLED, PowerBackend
 from .names import NodeRef, node_ref
 
 CONFIG = Path("/etc/gpu-clusters/power.json")
@@ -40,6 +40,11 @@ class Config:
     resume_wait_s: float = 900.0
     """How long `resume` watches the started VMs for a platform failure (< ResumeTimeout)."""
     poll_s: float = 15.0
+    resume_deadline_s: float = 1740.0
+    """Every call and retry of a resume or fail run ends within this (< ResumeTimeout, which
+    kills the program: power.json has ResumeTimeout less a minute)."""
+    suspend_deadline_s: float = 540.0
+    """The same for suspend, return and delete (< SuspendTimeout)."""
     return_after_s: float = 900.0
     """How long a node a failed power-up set DOWN stays DOWN before `return` gives it back: the
     job it failed is requeued elsewhere first, and a capacity shortage has time to pass."""
@@ -69,6 +74,8 @@ class Config:
             reason_prefix=raw.get("reasonPrefix", naming.DRAIN_PREFIX),
             resume_wait_s=float(raw.get("resumeWaitSeconds", 900)),
             poll_s=float(raw.get("pollSeconds", 15)),
+            resume_deadline_s=float(raw.get("resumeDeadlineSeconds", 1740)),
+            suspend_deadline_s=float(raw.get("suspendDeadlineSeconds", 540)),
             return_after_s=float(raw.get("returnAfterSeconds", 900)),
             backend=(backend := str(raw.get("backend", "azure"))),
             settings=dict(raw.get(backend, {})),
@@ -124,31 +131,38 @@ class PowerProgram:
             except RuntimeError as exc:
                 LOG.error("%s: could not set DOWN: %s", name, exc)
 
+    def _deadline(self, seconds: float) -> float:
+        """One deadline for this run, shared by every retry the backend makes (Retry-After is
+        honoured up to it, never past it)."""
+        deadline = self.clock() + seconds
+        if hasattr(self.backend, "deadline"):
+            self.backend.deadline = deadline  # type: ignore[attr-defined]
+        return deadline
+
     def resume(self, names: Sequence[str]) -> int:
+        """Starts first, for every node (a start of a running VM is accepted and changes
+        nothing): reading each VM before any start cost a subscription read per node, so under
+        throttled reads the starts went out after slurmctld's ResumeTimeout. Then one list per
+        scale set per poll watches for platform failures until resume_wait_s or the deadline."""
+        deadline = self._deadline(self.config.resume_deadline_s)
         refs, missing = self.resolve(names)
-        states = self.backend.state(refs)
-        todo = [r for r in refs if states.get(r.name) is None or states[r.name].power != "running"]
-        for r in refs:
-            if r not in todo:
-                LOG.info("%s: already running", r.name)
-        failures = {n: f"start refused: {e}" for n, e in self.backend.start(todo).items() if e}
+        failures = {n: f"start refused: {e}" for n, e in self.backend.start(refs).items() if e}
         failures |= {n: "no VM holds this name (names.json)" for n in missing}
-        pending = {r for r in todo if r.name not in failures}
-        deadline = self.clock() + self.config.resume_wait_s
-        while pending and self.clock() < deadline:
+        pending = {r.name: r for r in refs if r.name not in failures}
+        watch = min(deadline, self.clock() + self.config.resume_wait_s)
+        while pending and self.clock() + self.config.poll_s < watch:
             self.sleep(self.config.poll_s)
-            for name, st in self.backend.state(sorted(pending)).items():
-                ref = next(r for r in pending if r.name == name)
+            for name, st in self.backend.state(list(pending.values())).items():
                 if st.error:
                     failures[name] = f"start failed: {st.error}"
-                    pending.discard(ref)
+                    del pending[name]
                 elif st.power == "running":
                     LOG.info("%s: running; slurmd registers on its own", name)
-                    pending.discard(ref)
-        for r in sorted(pending):
+                    del pending[name]
+        for name in sorted(pending):
             LOG.warning(
                 "%s: not running after %.0f s; ResumeTimeout decides",
-                r.name,
+                name,
                 self.config.resume_wait_s,
             )
         self.mark_down(failures)
@@ -159,26 +173,54 @@ class PowerProgram:
     def suspend(self, names: Sequence[str]) -> int:
         """A node's drain is kept through its suspend (no idle_on_node_suspend). A spot-evicted
         node needs nothing lifted here: it was forced down (POWER_DOWN_FORCE), and Slurm clears
-        the drain of a node it powers down on request (power_save.c, "power_down_asap")."""
+        the drain of a node it powers down on request (power_save.c, "power_down_asap").
+        A refused deallocate is sent again, backing off, until it is accepted or the run's
+        deadline (< SuspendTimeout) comes; a node still refused is set DOWN with the reason and
+        `return` keeps deallocating its VM (a DOWN node's VM bills until someone stops it)."""
+        deadline = self._deadline(self.config.suspend_deadline_s)
         refs, missing = self.resolve(names)
         for n in missing:
             LOG.info("%s: no VM holds this name (names.json); nothing to deallocate", n)
-        failures = {n: f"deallocate failed: {e}" for n, e in self.backend.stop(refs).items() if e}
-        self.mark_down(failures)
-        return EXIT_FAILED if failures else EXIT_OK
+        refused = {n: e for n, e in self.backend.stop(refs).items() if e}
+        wait = max(self.config.poll_s, 1.0)
+        while refused and self.clock() + wait < deadline:
+            if any(e.startswith(THROTTLED) for e in refused.values()):
+                break
+            LOG.warning("%d deallocates refused; again in %.0f s", len(refused), wait)
+            self.sleep(wait)
+            again = [r for r in refs if r.name in refused]
+            refused = {n: e for n, e in self.backend.stop(again).items() if e}
+            wait = min(wait * 2, 120.0)
+        self.mark_down({n: f"deallocate failed: {e}" for n, e in refused.items()})
+        return EXIT_FAILED if refused else EXIT_OK
 
     def give_back(self, names: Sequence[str]) -> int:
         """`return`: a node this program set DOWN (its VM could not start, or never registered)
         is, once powered down with its VM stopped and DOWN for `return_after_s`, made IDLE again:
         an ordinary powered-down node the next job may start, as Azure/cyclecloud-slurm's
         return_to_idle does. `State=IDLE`, not RESUME: on a powered-down node RESUME and UNDRAIN
-        ask it to register, which it cannot. Nodes drained or set DOWN by anyone else, or not
-        powered down, are left alone."""
+        ask it to register, which it cannot. Such a node whose VM still runs (a deallocate that
+        failed until its run's deadline) is deallocated again, every run, until it stops.
+        Nodes drained or set DOWN by anyone else, or not powered down, are left alone."""
+        self._deadline(self.config.suspend_deadline_s)
         ours = f"{self.config.reason_prefix} power:"
-        todo = []
+        todo, powered_down = [], set()
         for name, (state, why) in sorted(slurm.states(names, self.runner).items()):
-            if state == "down~" and why.startswith(ours):
+            if state in ("down~", "down") and why.startswith(ours):
                 todo.append(name)
+                if state == "down~":
+                    powered_down.add(name)
+        if not todo:
+            return EXIT_OK
+        refs = self.resolve(todo)[0]
+        states = self.backend.state(refs)
+        billing = [r for r in refs if states[r.name].power in ("running", "starting")]
+        for name, error in sorted(self.backend.stop(billing).items() if billing else []):
+            # DOWN by a power failure with its VM up: it bills and no job can use it.
+            LOG.warning("%s: DOWN with its VM running: deallocate %s", name,
+                        f"refused: {error}" if error else "sent")  # fmt: skip
+        todo = [n for n in todo if n in powered_down and n in states]
+        todo = [n for n in todo if states[n].power == "stopped"]
         if not todo:
             return EXIT_OK
         since = slurm.reason_times(todo, self.runner)
@@ -187,13 +229,7 @@ class PowerProgram:
         for name in held:
             LOG.info("%s: DOWN %.0f s ago by a power failure; returned after %.0f s", name,
                      now - (since[name] or now), self.config.return_after_s)  # fmt: skip
-        todo = [n for n in todo if n not in held]
-        if not todo:
-            return EXIT_OK
-        states = self.backend.state(self.resolve(todo)[0])
-        ready = [n for n in todo if states.get(n) is not None and states[n].power == "stopped"]
-        for name in sorted(set(todo) - set(ready)):
-            LOG.warning("%s: DOWN by a power failure but its VM is not stopped; left DOWN", name)
+        ready = [n for n in todo if n not in held]
         if ready:
             slurm.update(ready, "IDLE", None, self.runner)
             for name in ready:
@@ -268,8 +304,10 @@ class PowerProgram:
         """`names`: bring /sched/<cluster>/names.json to the VMs that exist (naming.assign): keep
         the names of existing VMs, free those of deleted ones, name new VMs (ascending id, lowest
         free name within the group's size in the live slurm.conf), answer the nodes waiting at
-        boot, and deallocate (never delete) a VM left without a name past the grace. Nothing is
-        written when Slurm or the platform cannot be read: a failed read never frees a name."""
+        boot, deallocate (never delete) a VM whose name left slurm.conf, and report a VM left
+        without a name past the grace (a growth's VMs wait for theirs: never deallocated).
+        Nothing is written when Slurm or the platform cannot be read: a failed read never frees
+        a name."""
         cluster, path = self.config.cluster, self.config.names_file
         requests_dir = naming.requests_dir(cluster, Path(self.config.names_root))
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -312,6 +350,14 @@ class PowerProgram:
             LOG.info("names: %s_%s is %s", ss, instance, name)
         for ss, instance in result.waiting:
             LOG.warning("names: %s_%s has no name yet (no free name in slurm.conf)", ss, instance)
+        for ss, instance in result.late:
+            LOG.error(
+                "names: %s_%s has had no name for over %.0f s and runs (bills): a resize whose "
+                "config sync has not come, or a VM beyond the stack's count (delete it)",
+                ss,
+                instance,
+                self.config.names_grace_s,
+            )
         for ss, instance, _ in result.named:
             (requests_dir / naming.vm_name(ss, instance)).unlink(missing_ok=True)
         code = EXIT_OK

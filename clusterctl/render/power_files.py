@@ -11,6 +11,7 @@ from pathlib import Path
 from clusterctl.power.names import slurm_name
 from clusterctl.spec.catalog import Catalog
 from clusterctl.spec.model import ClusterSpec
+from clusterctl.spec.power import power_plan
 from clusterctl.spec.topology import scale_sets_of
 
 POWER_CONFIG = "/etc/gpu-clusters/power.json"
@@ -57,11 +58,16 @@ def power_config(spec: ClusterSpec, client_id: str = CLIENT_ID_PLACEHOLDER) -> s
     """/etc/gpu-clusters/power.json: what the power program knows of its cluster. Subscription
     and resource group come from the scheduler's own IMDS (the scale sets live beside it); the
     credential is the scheduler's user-assigned identity, named by `client_id`."""
+    plan = power_plan(spec)
     doc = {
         "cluster": spec.name,
         "backend": "azure",
         "reasonPrefix": spec.health_checks.drain_prefix,
         "resumeWaitSeconds": 900,
+        # One deadline per run for every call and retry, a minute below the timeout at which
+        # slurmctld gives up on the program (slurm.conf ResumeTimeout, SuspendTimeout).
+        "resumeDeadlineSeconds": plan.resume_timeout_s - 60,
+        "suspendDeadlineSeconds": plan.suspend_timeout_s - 60,
         "pollSeconds": 15,
         "returnAfterSeconds": 900,
         "logFile": POWER_LOG,

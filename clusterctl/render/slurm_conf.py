@@ -41,6 +41,7 @@ def slurm_context(spec: ClusterSpec, site: SlurmSite, stack: str, cat: Catalog) 
                 "scale_sets": sets,
                 "node_lines": lines,
                 "hostlist": ",".join(ss.hostlist for ss in sets),
+                "max_job_nodes": largest_job_nodes(sets),
                 "cpus": sku.vcpus,
                 "sockets": sku.shape.sockets,
                 "cores_per_socket": sku.cores_per_socket,
@@ -66,6 +67,12 @@ def slurm_context(spec: ClusterSpec, site: SlurmSite, stack: str, cat: Catalog) 
         "gpu_counts": sorted({str(p["gpus"]) for p in parts}),
         "gpu_files": sorted({p["gpu_files"] for p in parts}),
     }
+
+
+def largest_job_nodes(sets: list[ScaleSet]) -> int:
+    """The most nodes one job can get: one scale set's, one InfiniBand fabric (no switch joins
+    two sets in topology.conf; Azure's InfiniBand does not span placement groups)."""
+    return max(ss.size for ss in sets)
 
 
 def nvlink_blocks(sets: list[ScaleSet], nodes_per_domain: int) -> list[dict[str, str]]:

@@ -5,6 +5,7 @@ The CLI (clusterctl/cli/validate.py) and the post-deploy hook both call `validat
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -166,8 +167,20 @@ def fabric_expectation(sku: str | None) -> FabricExpectation | None:
     )
 
 
+SCALE_SET_NODE = re.compile(r"^(?P<scale_set>[a-z][a-z0-9]{0,14}-pg\d+)-[1-9]\d*$")
+"""A Slurm node name `<partition>-pg<k>-<n>` (clusterctl.power.names): its scale set, one
+InfiniBand fabric."""
+
+
+def fabric_of(node: str) -> str:
+    """The scale set of a Slurm node name; other names (Kubernetes nodes) one fabric."""
+    m = SCALE_SET_NODE.match(node)
+    return m["scale_set"] if m else ""
+
+
 def _localise(nodes: list[str], run_pairs, pair_th: Thresholds, target, opts: Options):
-    """Every node in 2-node pairs against the pair floor, the peer check's re-runs included."""
+    """Every node in 2-node pairs against the pair floor, the peer check's re-runs included;
+    both nodes of a pair in one scale set (no RDMA between two)."""
     opts.say(f"localising: {len(nodes)} nodes in 2-node pairs")
     return run_sweep(
         nodes,
@@ -176,6 +189,7 @@ def _localise(nodes: list[str], run_pairs, pair_th: Thresholds, target, opts: Op
         floor_gbps=pair_th.fail_below_gbps,
         rel_floor=peer_floor(target, opts),
         say=opts.say,
+        fabric=fabric_of,
     )
 
 

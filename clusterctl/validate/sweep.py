@@ -62,8 +62,10 @@ def run_sweep(
     calibrate_ratio: float = 0.5,
     rel_floor: float = PEER_FLOOR,
     say: Callable[[str], None] = lambda _: None,
+    fabric: Callable[[str], str] = lambda _: "",
 ) -> SweepResult:
-    """Localise bad nodes among `nodes`, then compare the pairs with each other.
+    """Localise bad nodes among `nodes`, then compare the pairs with each other; every pair is
+    of two nodes of one `fabric` (localize).
 
     With `floor_gbps` None the floor is calibrated from the first round: `calibrate_ratio` x the
     best pair (on a homogeneous fabric the best pair shows what a healthy link delivers).
@@ -97,7 +99,7 @@ def run_sweep(
     def passes(value: float) -> bool:
         return value > 0 and value >= state["floor"]
 
-    loc = localize(list(nodes), measure, passes)
+    loc = localize(list(nodes), measure, passes, fabric=fabric)
     # A pair with a node the floor already failed is localisation's to name (it has measured
     # that node with other partners): re-running it would only wait on the same node again.
     named = loc.bad | loc.flaky

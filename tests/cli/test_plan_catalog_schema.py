@@ -83,3 +83,13 @@ def test_plan_leaves_no_event_loop_open_for_interpreter_exit() -> None:
     assert run.returncode == 0, run.stderr
     assert "unclosed event loop" not in run.stderr
     assert "Traceback" not in run.stderr
+
+
+def test_plan_says_the_largest_job_each_partition_can_run(cli) -> None:
+    """A job spans one scale set (one InfiniBand fabric); slurm.conf's MaxNodes refuses more."""
+    result = cli("plan", "-s", "azure-h100", "--set", "partitions[0].nodes=250")
+    assert result.exit_code == 0, result.output
+    assert (
+        "partition gpu: the largest job is 100 node(s), one of its 3 scale set(s) (one InfiniBand "
+        "fabric each); a larger one is refused at submission" in result.stdout
+    )

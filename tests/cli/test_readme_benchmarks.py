@@ -29,6 +29,7 @@ PRINTS = {
     "cli_start": "--help",
     "power_save": "idleMinutes",
     "localize_rounds": "rounds",
+    "power_scale": "billing DOWN",
     "test_time": "fast suite",
 }
 # The docs run test_time.py on the whole fast suite (this test is in it) and on an e2e run's

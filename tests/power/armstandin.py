@@ -53,16 +53,38 @@ class Arm:
     def page(self, vmss: str, url, host: str) -> dict:
         ids = sorted((i for s, i in self.vms if s == vmss), key=int)
         skip = int(parse_qs(url.query).get("$skiptoken", ["0"])[0])
+        expand = parse_qs(url.query).get("$expand", [""])[0]
         body: dict = {
             "value": [
-                {"name": f"{vmss}_{i}", "instanceId": i, "properties": {"vmId": f"vm-{vmss}-{i}"}}
+                {
+                    "name": f"{vmss}_{i}",
+                    "instanceId": i,
+                    "properties": {"vmId": f"vm-{vmss}-{i}"}
+                    | ({"instanceView": self.view(vmss, i)} if expand == "instanceView" else {}),
+                }
                 for i in ids[skip : skip + self.page_size]
             ]
         }
         if skip + self.page_size < len(ids):
             query = f"api-version={API_VERSION}&$skiptoken={skip + self.page_size}"
+            query += f"&$expand={expand}" if expand else ""
             body["nextLink"] = f"http://{host}{url.path}?{query}"
         return body
+
+    def view(self, vmss: str, inst: str) -> dict:
+        """A VM's instance view as GetInstanceView and List's `$expand=instanceView` give it."""
+        vm = self.vms[(vmss, inst)]
+        statuses = [{"code": f"PowerState/{vm.power}", "level": "Info"}]
+        if vm.failed:
+            statuses.insert(
+                0,
+                {
+                    "code": f"ProvisioningState/failed/{vm.failed}",
+                    "level": "Error",
+                    "message": "no capacity for the size in this region",
+                },
+            )
+        return {"statuses": statuses}
 
     def act(self, verb: str, vmss: str, ids: list[str]) -> tuple[int, dict | None]:
         targets = [(vmss, i) for i in ids]
@@ -131,17 +153,7 @@ def serve(arm: Arm):
                 vm = arm.vms.get((vmss, inst))
                 if vm is None:
                     return self._send(404, {"error": {"code": "NotFound", "message": "no"}})
-                statuses = [{"code": f"PowerState/{vm.power}", "level": "Info"}]
-                if vm.failed:
-                    statuses.insert(
-                        0,
-                        {
-                            "code": f"ProvisioningState/failed/{vm.failed}",
-                            "level": "Error",
-                            "message": "no capacity for the size in this region",
-                        },
-                    )
-                return self._send(200, {"statuses": statuses})
+                return self._send(200, arm.view(vmss, inst))
             if self.command == "POST":
                 ids = [inst] if inst is not None else json.loads(body or b"{}").get("instanceIds")
                 status, err = arm.act(op, vmss, ids or [])

@@ -44,19 +44,27 @@ def test_a_vm_re_created_after_a_failed_provisioning_takes_the_freed_name() -> N
     assert got.freed == [(SET, "1", "gpu-pg0-2")] and got.named == [(SET, "4", "gpu-pg0-2")]
 
 
-def test_more_vms_than_names_leaves_the_extra_unnamed_then_deallocated() -> None:
+def test_a_vm_without_a_name_waits_for_one_and_is_never_deallocated_for_it() -> None:
+    """A growth's VMs exist before the config sync that names them (every new VM provisioned
+    first, tens of minutes at scale): past the grace such a VM is reported late, not stopped,
+    and takes its name when the sync brings it."""
     got = assign({}, {SET: ["0", "1", "2"]}, {SET: 2}, CLUSTER, now=100.0, grace_s=60)
     assert names_of(got) == {"0": "gpu-pg0-1", "1": "gpu-pg0-2"}
-    assert got.waiting == [(SET, "2")] and got.deallocate == []  # a growth's sync may name it
-    later = assign(got.doc, {SET: ["0", "1", "2"]}, {SET: 2}, CLUSTER, now=170.0, grace_s=60)
-    assert later.deallocate == [(SET, "2")] and "2" not in names_of(later)
-    assert later.doc["unnamed"][SET]["2"]["deallocated"] is True
-    # once given up it is not named by a later growth (its first boot failed) ...
-    grown = assign(later.doc, {SET: ["0", "1", "2"]}, {SET: 3}, CLUSTER, now=200.0)
-    assert "2" not in names_of(grown) and grown.deallocate == []
-    # ... unless it asks again (reimaged: cloud-init runs its first boot again)
-    asked = assign(later.doc, {SET: ["0", "1", "2"]}, {SET: 3}, CLUSTER, {(SET, "2")}, now=200.0)
-    assert names_of(asked)["2"] == "gpu-pg0-3"
+    assert got.waiting == [(SET, "2")] and got.deallocate == []
+    later = assign(got.doc, {SET: ["0", "1", "2"]}, {SET: 2}, CLUSTER, now=1900.0, grace_s=60)
+    assert later.deallocate == [] and later.late == [(SET, "2")]
+    assert later.doc["unnamed"][SET]["2"]["deallocated"] is False
+    grown = assign(later.doc, {SET: ["0", "1", "2"]}, {SET: 3}, CLUSTER, now=2000.0)
+    assert names_of(grown)["2"] == "gpu-pg0-3" and grown.deallocate == []
+
+
+def test_a_vm_an_older_version_deallocated_unnamed_is_named_only_when_it_asks() -> None:
+    doc = {"names": {SET: {"0": "gpu-pg0-1"}}, "unnamed": {SET: {"1": {"since": 0.0,
+           "deallocated": True}}}}  # fmt: skip
+    grown = assign(doc, {SET: ["0", "1"]}, {SET: 2}, CLUSTER, now=200.0)
+    assert "1" not in names_of(grown) and grown.deallocate == []
+    asked = assign(doc, {SET: ["0", "1"]}, {SET: 2}, CLUSTER, {(SET, "1")}, now=200.0)
+    assert names_of(asked)["1"] == "gpu-pg0-2"
 
 
 def test_growth_names_a_waiting_vm_when_the_config_sync_adds_its_name() -> None:

@@ -86,10 +86,17 @@ def program(arm, sleeps=None):
         credential=StubCredential(),
         authentication_policy=standin_auth_policy(),
     )
-    backend.sleep = slept.append
+    now = [0.0]  # a virtual clock: every wait, the program's or the backend's, advances it
+
+    def wait(seconds: float) -> None:
+        now[0] += seconds
+
+    backend.sleep = lambda s: (slept.append(s), wait(s))
+    backend.clock = lambda: now[0]
     slurm = FakeSlurm()
     cfg = Config(cluster=CLUSTER, resume_wait_s=5, poll_s=0.01, log_file=None)
-    return PowerProgram(cfg, backend, runner=slurm, sleep=lambda s: None), slurm
+    prog = PowerProgram(cfg, backend, runner=slurm, sleep=wait, clock=lambda: now[0])
+    return prog, slurm
 
 
 def posts(arm):
@@ -139,18 +146,28 @@ def test_every_request_matches_the_published_spec(arm) -> None:
     assert seen == {
         "VirtualMachineScaleSets_Start",
         "VirtualMachineScaleSets_Deallocate",
-        "VirtualMachineScaleSetVMs_GetInstanceView",
+        "VirtualMachineScaleSetVMs_List",
         "VirtualMachineScaleSetVMs_Reimage",
         "VirtualMachineScaleSetVMs_Redeploy",
     }
 
 
-def test_resume_of_running_nodes_sends_no_start(arm) -> None:
+def test_resume_sends_its_starts_before_any_read_and_reads_one_list_per_scale_set(arm) -> None:
+    """A start of a running VM is accepted and changes nothing, so resume starts first: reading
+    each VM's instance view before any start cost a subscription read per node (512 nodes,
+    512 reads, and under throttled reads no start before ResumeTimeout). Its watch reads one
+    list of VMs with their instance views per scale set and poll, not one read per VM."""
     for i in range(2):
         arm.vms[(f"{CLUSTER}-gpu-pg0", str(i))].power = "running"
     prog, _ = program(arm)
-    assert prog.resume(["gpu-pg0-1", "gpu-pg0-2"]) == 0
-    assert posts(arm) == []
+    assert prog.resume(["gpu-pg0-1", "gpu-pg0-2", "gpu-pg0-3", "gpu-pg1-1"]) == 0
+    first = arm.requests[0]
+    assert first.method == "POST" and first.path.endswith(f"{CLUSTER}-gpu-pg0/start")
+    gets = [r for r in arm.requests if r.method == "GET"]
+    assert gets, "the watch reads the VMs once started"
+    assert all(r.path.endswith("/virtualMachines") for r in gets)
+    assert all(r.query.get("$expand") == ["instanceView"] for r in gets)
+    assert arm.vms[(f"{CLUSTER}-gpu-pg0", "0")].power == "running"
 
 
 def test_throttled_request_waits_retry_after_then_succeeds(arm) -> None:
@@ -316,9 +333,6 @@ ROLE_ACTION_OF_OPERATION = {
     "VirtualMachineScaleSetVMs_Deallocate": (
         "Microsoft.Compute/virtualMachineScaleSets/virtualMachines/deallocate/action"
     ),
-    "VirtualMachineScaleSetVMs_GetInstanceView": (
-        "Microsoft.Compute/virtualMachineScaleSets/virtualMachines/instanceView/read"
-    ),
     "VirtualMachineScaleSetVMs_Reimage": (
         "Microsoft.Compute/virtualMachineScaleSets/virtualMachines/reimage/action"
     ),
@@ -350,3 +364,71 @@ def test_the_program_calls_exactly_the_operations_the_role_allows(arm) -> None:
     assert prog.delete(["gpu-pg1-2"]) == 0
     ops = spec_operations()
     assert {check_against_spec(r, ops) for r in arm.requests} == set(ROLE_ACTION_OF_OPERATION)
+
+
+def test_a_refused_deallocate_is_sent_again_until_accepted(arm) -> None:
+    """A deallocate refused once (an operation in progress on the VM) is retried within the
+    run: the node does not go DOWN with its VM billing."""
+    vm = arm.vms[(f"{CLUSTER}-gpu-pg0", "1")]
+    vm.power = "running"
+    vm.refuse = "OperationNotAllowed"
+    prog, slurm = program(arm)
+    real_stop = prog.backend.stop
+
+    def stop(refs):
+        out = real_stop(refs)
+        vm.refuse = None  # accepted from the second try on
+        return out
+
+    prog.backend.stop = stop
+    assert prog.suspend(["gpu-pg0-1", "gpu-pg0-2"]) == 0
+    assert vm.power == "deallocated"
+    assert slurm.updates == []
+
+
+def test_a_deallocate_refused_to_the_deadline_sets_down_and_return_deallocates_it(arm) -> None:
+    """Refused until the run's deadline: DOWN with the reason; the return timer then sends the
+    deallocate again while the VM runs, and returns the node once its VM is stopped."""
+    vm = arm.vms[(f"{CLUSTER}-gpu-pg0", "1")]
+    vm.power, vm.refuse = "running", "OperationNotAllowed"
+    prog, slurm = program(arm)
+    prog.config.suspend_deadline_s = 300
+    assert prog.suspend(["gpu-pg0-2"]) == 1
+    assert slurm.updates[-1][3] == "State=DOWN"
+    assert "deallocate failed: OperationNotAllowed" in slurm.updates[-1][4]
+    assert vm.power == "running"
+    slurm.nodes = ["gpu-pg0-2"]
+    slurm.states = {"gpu-pg0-2": "down~"}
+    slurm.reasons = {"gpu-pg0-2": slurm.updates[-1][4].removeprefix("Reason=")}
+    vm.refuse = None
+    assert prog.give_back(["gpu-pg0-2"]) == 0
+    assert vm.power == "deallocated"
+    assert prog.give_back(["gpu-pg0-2"]) == 0
+    assert slurm.updates[-1] == ["scontrol", "update", "NodeName=gpu-pg0-2", "State=IDLE"]
+
+
+def test_retry_after_is_honoured_past_two_minutes_up_to_the_runs_deadline(arm) -> None:
+    """ARM may ask for a long wait: honoured while it ends before the run's deadline (below
+    slurmctld's timeout), shared by every call of the run; one that would pass it is not made."""
+    arm.throttle, arm.retry_after = 2, "400"
+    sleeps: list[float] = []
+    prog, _ = program(arm, sleeps)
+    assert prog.suspend(["gpu-pg0-1"]) == 1  # SuspendTimeout's deadline: 540 s, one wait fits
+    assert sleeps == [400.0]
+    arm.throttle = 2
+    sleeps.clear()
+    prog, _ = program(arm, sleeps)
+    prog.config.resume_wait_s = 0
+    assert prog.resume(["gpu-pg0-1"]) == 0  # ResumeTimeout's deadline: 1,740 s, both fit
+    assert sleeps == [400.0, 400.0]
+    assert arm.vms[(f"{CLUSTER}-gpu-pg0", "0")].power == "running"
+
+
+def test_a_batch_throttled_to_the_deadline_is_not_split_into_single_vm_calls(arm) -> None:
+    arm.throttle, arm.retry_after = 100, "400"
+    prog, slurm = program(arm)
+    prog.config.suspend_deadline_s = 60
+    assert prog.suspend(["gpu-pg0-1", "gpu-pg0-2", "gpu-pg0-3"]) == 1
+    assert [r.path.rsplit("/", 1)[-1] for r in posts(arm)] == ["deallocate"]
+    assert "/virtualMachines/" not in posts(arm)[0].path
+    assert len(slurm.updates) == 3

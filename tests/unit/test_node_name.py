@@ -75,3 +75,27 @@ def test_a_node_without_a_name_gives_up_after_the_bound(tmp_path) -> None:
     assert proc.returncode == 1 and proc.stdout == ""
     assert "got no Slurm name from the scheduler within 2s" in proc.stderr
     assert list((sched / "name-requests").iterdir()) == []
+
+
+def test_a_node_without_a_name_keeps_asking_past_ten_minutes(tmp_path) -> None:
+    """A growth names its VMs only once every new VM has provisioned and the config sync has
+    their names (tens of minutes): a node asks until it is named. `sleep` is a stand-in that
+    returns at once and, 25 polls of 30 s in (12.5 minutes), has the scheduler answer."""
+    script, sched, env, scale_set = setup(tmp_path, "7", {"0": "gpu-pg0-1"})
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    answer = json.dumps({"names": {scale_set: {"0": "gpu-pg0-1", "7": "gpu-pg0-2"}}})
+    (bin_dir / "sleep").write_text(
+        "#!/bin/bash\n"
+        f"n=$(( $(cat {tmp_path}/slept 2>/dev/null || echo 0) + 1 )); echo $n > {tmp_path}/slept\n"
+        f"[ $n -eq 25 ] && echo '{answer}' > {sched}/names.json\n"
+        "exit 0\n"
+    )
+    (bin_dir / "sleep").chmod(0o755)
+    env["PATH"] = f"{bin_dir}:{env['PATH']}"
+    env["GPUCL_NAME_POLL"] = "30"
+    proc = subprocess.run(["bash", str(script)], env=env, capture_output=True, text=True,
+                          timeout=120)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-500:]
+    assert proc.stdout.strip() == "gpu-pg0-2"
+    assert int((tmp_path / "slept").read_text()) == 25

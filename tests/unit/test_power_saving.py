@@ -54,7 +54,7 @@ def test_configless_controller_that_keeps_drains_through_a_suspend() -> None:
     """idle_on_node_suspend clears DRAIN and FAIL when Slurm suspends a node (power_save.c), so an
     admin's drain was gone at POWERING_DOWN: it must not be set."""
     c = conf()
-    assert c["SlurmctldParameters"] == ["enable_configless"]
+    assert c["SlurmctldParameters"][0].split(",")[0] == "enable_configless"
     assert not any("idle_on_node_suspend" in v for vs in c.values() for v in vs)
 
 
@@ -238,3 +238,39 @@ def test_the_scratch_is_not_under_a_mount_point_azure_mounts_later() -> None:
     (mount_point,) = re.findall(r"^mount_point=(\S+)$", scratch, re.M)
     assert mount_point == "/nvme"
     assert not (mount_point + "/").startswith("/mnt/")
+
+
+def test_slurmctld_starts_a_power_program_at_most_every_thirty_seconds() -> None:
+    """Each program sends one call per scale set and Azure refills a scale set's action bucket
+    at a few a minute: with programs every 1-10 s, suspend waves were half throttled
+    (benchmarks/power_scale.py). A SlurmctldParameters option (SchedMD power_save.c)."""
+    (params,) = conf()["SlurmctldParameters"]
+    assert "power_save_min_interval=30" in params.split(",")
+    assert "SchedulerParameters" not in conf()
+
+
+def test_tree_width_is_slurms_default() -> None:
+    assert "TreeWidth" not in conf()
+
+
+def test_a_job_larger_than_one_scale_set_is_refused_at_submission() -> None:
+    """MaxNodes is the largest scale set of the partition (one InfiniBand fabric, no switch
+    joining two), and EnforcePartLimits refuses a larger job at sbatch instead of letting it pend
+    for ever."""
+    c = conf("partitions[0].nodes=250")
+    assert c["EnforcePartLimits"] == ["ANY"]
+    (part,) = c["PartitionName"]
+    assert " MaxNodes=100 " in part
+    c = conf("partitions[0].nodes=120", "partitions[0].maxNodesPerScaleSet=40")
+    assert " MaxNodes=40 " in c["PartitionName"][0]
+    assert " MaxNodes=2 " in conf()["PartitionName"][0]
+
+
+def test_the_power_program_ends_each_run_a_minute_before_slurms_timeouts() -> None:
+    from clusterctl.render.power_files import power_config
+
+    spec, _ = load_stack_spec("azure-h100", [])
+    doc = json.loads(power_config(spec))
+    c = conf()
+    assert doc["resumeDeadlineSeconds"] == int(c["ResumeTimeout"][0]) - 60
+    assert doc["suspendDeadlineSeconds"] == int(c["SuspendTimeout"][0]) - 60

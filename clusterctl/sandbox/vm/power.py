@@ -210,10 +210,11 @@ def time_scale(
 ) -> None:
     """The time-scale substitution (for tests and benchmarks, never at boot): the rendered
     slurm.conf's power-saving times in seconds and the credential lifetime (Slurm's requeue
-    delay) at CRED_EXPIRE_S, `scontrol reconfigure` (a restart of the daemons since Slurm 23.11,
-    so the credential lifetime applies), gpucl-power polling each second, the return timer every
-    10 s with its hold scaled to `return_after_s()`. Raises when the rendered values are not
-    where they are expected."""
+    delay) at CRED_EXPIRE_S, power programs as often as Slurm wants (power_save_min_interval 0),
+    the power program's deadlines under the scaled timeouts, `scontrol reconfigure` (a restart of
+    the daemons since Slurm 23.11, so the credential lifetime applies), gpucl-power polling each
+    second, the return timer every 10 s with its hold scaled to `return_after_s()`. Raises when
+    the rendered values are not where they are expected."""
     from . import boot
 
     edits = [
@@ -221,6 +222,7 @@ def time_scale(
         f"s/ SuspendTime=[0-9]\\+/ SuspendTime={suspend_s}/",
         f"s/^SuspendTimeout=.*/SuspendTimeout={suspend_timeout_s}/",
         f"s/^ResumeTimeout=.*/ResumeTimeout={resume_timeout_s}/",
+        "s/power_save_min_interval=[0-9]*/power_save_min_interval=0/",
         f"/^AuthInfo=/{{/cred_expire=/!s/$/,cred_expire={CRED_EXPIRE_S}/}}",
     ]
     conf = "/etc/slurm/slurm.conf"
@@ -228,6 +230,8 @@ def time_scale(
         {
             "pollSeconds": 1,
             "resumeWaitSeconds": resume_timeout_s - 30,
+            "resumeDeadlineSeconds": resume_timeout_s - 30,
+            "suspendDeadlineSeconds": max(1, suspend_timeout_s - 1),
             "returnAfterSeconds": return_after_s(),
         }
     )

@@ -7,8 +7,9 @@ is the resource group (Azure takes management groups, subscriptions or resource 
 the assignments themselves are scoped to the scale sets. Action names: MicrosoftDocs azure-docs,
 "Azure resource provider operations", Microsoft.Compute (tests/data/azure-rest/SOURCES.md).
 The power program does not poll long-running operations (that needs
-Microsoft.Compute/locations/operations/read, which no scale-set scope can hold): it reads each
-VM's instance view instead.
+Microsoft.Compute/locations/operations/read, which no scale-set scope can hold): it lists each
+scale set's VMs with their instance views instead (GET .../virtualMachines?$expand=instanceView:
+ARM authorises a request by its path and method, so virtualMachines/read covers it).
 """
 
 from __future__ import annotations
@@ -24,16 +25,16 @@ POWER_ROLE_ACTIONS = (
     f"{VMSS}/deallocate/action",
     f"{VMSS}/virtualMachines/start/action",
     f"{VMSS}/virtualMachines/deallocate/action",
-    f"{VMSS}/virtualMachines/instanceView/read",
     f"{VMSS}/virtualMachines/read",
     f"{VMSS}/virtualMachines/reimage/action",
     f"{VMSS}/virtualMachines/redeploy/action",
     f"{VMSS}/delete/action",
 )
 """Batched start/deallocate per scale set (with explicit instanceIds), the same per VM when a batch
-is refused, the instance view to see allocation failures, reimage and redeploy for `clusterctl
-node replace`, the list of a scale set's VMs for the name map (`gpucl-power names`), and
-DeleteInstances for exactly the VMs of the nodes a shrink drained (`gpucl-power delete`)."""
+is refused, the list of a scale set's VMs with their instance views to see allocation failures
+(and, without them, for the name map: `gpucl-power names`), reimage and redeploy for `clusterctl
+node replace`, and DeleteInstances for exactly the VMs of the nodes a shrink drained
+(`gpucl-power delete`)."""
 
 
 def power_role_guid(resource_group_id: str, stack: str, cluster: str) -> str:

@@ -4,10 +4,13 @@
 # Uniform scale sets never reuse an instance id (after 4 -> 2 -> 4 nodes the ids are 0, 1, 4, 5),
 # so the name is not derived from the id. A VM the map does not name yet leaves a request,
 # name-requests/<vm name>, which starts the scheduler's gpucl-names.service (a path unit), and
-# waits for its name: bounded (GPUCL_NAME_WAIT, 600 s), progress on stderr, exit 1 without one.
+# waits for its name, asking again each minute, for as long as it takes: a growth names its VMs
+# only once the config sync has the new names in slurm.conf, after every new VM of every set
+# has provisioned (up to 20 minutes each), and a node that gave up was never named. Progress on
+# stderr. GPUCL_NAME_WAIT=N bounds the wait to N s (0: look once), exit 1 without a name.
 set -eu
 dir=/sched/a100
-wait_s=${GPUCL_NAME_WAIT:-600}
+wait_s=${GPUCL_NAME_WAIT:-}
 poll_s=${GPUCL_NAME_POLL:-5}
 meta=$(curl -sf -H Metadata:true --max-time 10 \
   "http://169.254.169.254/metadata/instance/compute?api-version=2021-02-01")
@@ -35,11 +38,11 @@ while :; do
     echo "$name"
     exit 0
   fi
-  if [ "$waited" -ge "$wait_s" ]; then
+  if [ -n "$wait_s" ] && [ "$waited" -ge "$wait_s" ]; then
     echo "node-name: $vm_name got no Slurm name from the scheduler within ${wait_s}s ($dir/names.json)" >&2
     exit 1
   fi
-  [ "$waited" -gt 0 ] && [ $((waited % 30)) -lt "$poll_s" ] && echo "node-name: $vm_name waits for its Slurm name from the scheduler (${waited}s of ${wait_s}s)" >&2
+  [ "$waited" -gt 0 ] && [ $((waited % 30)) -lt "$poll_s" ] && echo "node-name: $vm_name waits for its Slurm name from the scheduler (${waited}s)" >&2
   sleep "$poll_s"
   waited=$((waited + poll_s))
 done
