@@ -732,6 +732,12 @@ class Soak:
 
 
 def week_of_jobs(s: Soak) -> None:
+    # a job larger than one scale set (one fabric) is refused at submission, not left pending;
+    # by a user: slurm.conf(5) exempts root and SlurmUser from partition limits
+    big = s.sh(f"cd /tmp && runuser -u azureuser -- sbatch -N{PER_SCALE_SET + 1} --wrap true")
+    if big.returncode == 0 or "Node count specification invalid" not in big.stderr:
+        raise RuntimeError(f"a {PER_SCALE_SET + 1}-node job was not refused: {big.stdout}"
+                           f"{big.stderr}")  # fmt: skip
     a = s.sbatch("alice", "array", "-N1", 5, array="1-4")
     b = s.sbatch("bob", "2-node", "-N2", 10)
     c = s.sbatch("carol", "long", "-N1", 40)
