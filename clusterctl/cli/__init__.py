@@ -122,6 +122,7 @@ def _register_subcommands() -> None:
     from clusterctl.cli import (
         completion,
         doctor,
+        images,
         lifecycle,
         nodes,
         plan,
@@ -132,6 +133,7 @@ def _register_subcommands() -> None:
     )
 
     plan.register(app)
+    images.register(app)
     doctor.register(app)
     completion.register(app)
     stacks.register(app)

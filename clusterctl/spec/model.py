@@ -102,7 +102,8 @@ class PartitionSpec(Model):
     nodes: Annotated[int, Strict()] = Field(ge=1, le=4096)
     spot: Annotated[bool, Strict()] = False
     image: str | None = None
-    """Override of the node image: an Azure URN publisher:offer:sku:version, or an AMI id."""
+    """Override of the node image: an Azure URN publisher:offer:sku:version or an Azure Compute
+    Gallery image version id (/subscriptions/.../galleries/G/images/I/versions/V), or an AMI id."""
     fabric: Literal["auto", "infiniband", "efa", "none"] = "auto"
     """auto: the SKU's own fabric; naming one the SKU lacks is an error."""
     default: Annotated[bool, Strict()] = False
@@ -126,7 +127,8 @@ class HeadNodeSpec(Model):
     """Default: Standard_D8s_v5 on Azure, m6i.2xlarge on AWS."""
     image: str | None = None
     """Slurm on Azure: the scheduler's (and jump host's) image, an Azure URN with its version
-    pinned; default: config/images.yaml azure.scheduler (version `latest`)."""
+    pinned or a gallery image version id; default: config/images.yaml azure.scheduler (a dated
+    version)."""
     accounting: Annotated[bool, Strict()] = False
     """Run slurmdbd (+ MariaDB) for job accounting."""
 
