@@ -10,6 +10,11 @@ stage) later at boot than gpucl-scratch.service runs, and that mount would hide 
 below it after every power cycle. /nvme, as Azure CycleCloud's Slurm nodes use."""
 IMEX_DIR = "/etc/nvidia-imex"
 """nvidia-imex's config.cfg and nodes_config.cfg (NVIDIA's IMEX guide; the HPC image ships both)."""
+IMEX_SERVER_PORT = 50000
+"""One static IMEX port on every node and for every job, nvidia-imex's default.
+Azure/cyclecloud-slurm went back from a port per job (SLURM_JOB_ID % 16384 + 33792) to this
+after per-job ports conflicted (azure-slurm-install/imex_prolog.sh, commit 6197882 'Make imex
+port static.', 2025-08-08)."""
 
 
 SHARED_MOUNTS = ("/home", "/sched")
