@@ -11,6 +11,7 @@ from typing import Any
 from clusterctl.constants import SERVICE_IDS
 from clusterctl.render.apt_key import microsoft_apt_key
 from clusterctl.render.deep import NHC_DEEP_CONF, deep_hours
+from clusterctl.render.downloads import enroot_debs
 from clusterctl.render.health import render_nhc_checks, render_nhc_conf, render_nhc_deep_conf
 from clusterctl.render.monitoring import node_monitoring, scheduler_monitoring
 from clusterctl.render.nccl_env import render_job_env, render_nccl_conf
@@ -188,6 +189,7 @@ def render_cloud_init(
         nhc_paths={"fast": NHC_FAST_CONF, "deep": NHC_DEEP_CONF, "checks": NHC_CHECKS},
         adopt_access=ADOPT_ACCESS,
         topo_dir=_topology_dir(sku, cat),
+        enroot_debs=enroot_debs(cat, sku),
     )
 
 
