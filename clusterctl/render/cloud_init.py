@@ -27,6 +27,7 @@ from clusterctl.render.paths import (
     RESTART_POLICY,
     SCRATCH,
     WAITS_FOR_A_PEER,
+    nfsd_threads,
 )
 from clusterctl.render.power_files import (
     NAMES_SEED,
@@ -166,6 +167,7 @@ def render_cloud_init(
         ctx["names_seed_path"] = NAMES_SEED
         ctx["names_seed"] = names_seed(spec)
         ctx["mon"] = scheduler_monitoring(spec, stack, cat)
+        ctx["nfsd_threads"] = nfsd_threads(spec.total_nodes + login_count(spec))
         if spec.head_node.accounting:
             if not db_password:
                 raise ValueError("headNode.accounting needs the database password")

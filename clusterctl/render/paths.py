@@ -121,3 +121,15 @@ there only if no path component is writable by another user."""
 TEAM_GECOS = "gpu-clusters team"
 """The comment of every user the team sync made: a user with it who is no longer declared is
 locked (files kept); users made otherwise (the image's, an admin's) are never touched."""
+
+
+NFSD_THREADS = {"default": 8, "per_client": 4, "max": 256}
+"""The scheduler's nfsd threads: nfs.conf(5) `[nfsd] threads` (default 8, which every mount of
+every node shares). A node mounts /home and /sched and its slurmd, prolog, jobs and users' shells
+each keep requests in flight, so 4 threads per NFS client (GPU and login nodes), never below the
+default, at most 256."""
+
+
+def nfsd_threads(clients: int) -> int:
+    t = NFSD_THREADS
+    return max(t["default"], min(t["max"], t["per_client"] * clients))
