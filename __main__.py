@@ -1,8 +1,11 @@
 """The Pulumi program `pulumi up -s <stack>` runs: stack config -> spec -> components -> outputs."""
 
+import os
+
 import pulumi
 
 from clusterctl.errors import UserError
+from clusterctl.lifecycle.gate import SKIP_ENV, bare_run_refusal, skipped_reason
 from clusterctl.spec.load import load_spec
 from clusterctl.spec.model import CONFIG_NAMESPACE
 from components.program import run
@@ -13,6 +16,12 @@ except UserError as exc:
     for problem in exc.problems:
         pulumi.log.error(problem)
     raise pulumi.RunError("the stack config is invalid; see the errors above") from None
+refusal = bare_run_refusal(spec.cloud, pulumi.get_stack(), os.environ)
+if refusal:
+    pulumi.log.error(refusal)
+    raise pulumi.RunError(refusal)
+if skipped_reason(os.environ):
+    pulumi.log.warn(f"preflight skipped ({SKIP_ENV}): {skipped_reason(os.environ)}")
 for finding in findings:
     if finding.level == "warning":
         pulumi.log.warn(finding.line())

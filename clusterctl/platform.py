@@ -63,8 +63,8 @@ CLOUDS = {
     "azure": Cloud(
         "azure",
         "Azure",
-        "URN",
-        "publisher:offer:sku:version",
+        "URN or gallery image version id",
+        "publisher:offer:sku:version, or /subscriptions/.../galleries/G/images/I/versions/V",
         "aks",
         True,
         True,

@@ -4,6 +4,7 @@ common      the consoles, the stack option, one way to refuse input, the target 
 paths       output paths (--out, --junit, init's folder) checked before any work
 plan        `plan`, `catalog`, `schema`, `init`
 stacks      `stacks`: the project's stack files
+images      `images`: what each VM role of a stack boots, its pin, how to move it
 lifecycle   `up`, `status`, `down`
 validate    `validate --nccl`, and the dispatch of `validate --train`
 validate_train  `validate --train`: refusals, the throughput floor, the run, its table and history
@@ -122,6 +123,7 @@ def _register_subcommands() -> None:
     from clusterctl.cli import (
         completion,
         doctor,
+        images,
         lifecycle,
         nodes,
         plan,
@@ -132,6 +134,7 @@ def _register_subcommands() -> None:
     )
 
     plan.register(app)
+    images.register(app)
     doctor.register(app)
     completion.register(app)
     stacks.register(app)

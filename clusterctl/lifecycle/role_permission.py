@@ -1,7 +1,9 @@
 """Can the signed-in identity create the power role? The Azure Slurm cluster makes a custom role
 (components/azure/slurm/power_role.py) and assigns it: Microsoft.Authorization/roleDefinitions/write
-and roleAssignments/write, which Owner, User Access Administrator and Role Based Access Control
-Administrator hold and Contributor does not (its notActions exclude
+and roleAssignments/write. Owner and User Access Administrator hold both; Role Based Access Control
+Administrator holds only roleAssignments/write (MicrosoftDocs role-based-access-control
+built-in-roles: its actions are roleAssignments/write and /delete, */read, Microsoft.Support/*), so
+it cannot create the custom role; Contributor holds neither (its notActions exclude
 Microsoft.Authorization/*/Write).
 `pulumi up` alone fails on them after the network, disks and identity exist.
 
@@ -19,7 +21,13 @@ NEEDED = (
     "Microsoft.Authorization/roleDefinitions/write",
     "Microsoft.Authorization/roleAssignments/write",
 )
-ROLES = "Owner, User Access Administrator or Role Based Access Control Administrator"
+ROLES = {
+    "Microsoft.Authorization/roleDefinitions/write": "Owner or User Access Administrator",
+    "Microsoft.Authorization/roleAssignments/write": (
+        "Owner, User Access Administrator or Role Based Access Control Administrator"
+    ),
+}
+"""Built-in roles that grant each action (a role for roleDefinitions/write grants both)."""
 
 
 def _match(pattern: str, action: str) -> bool:
@@ -43,7 +51,7 @@ def judge(permissions: list[dict], subscription: str) -> list[str]:
         return []
     return [
         f"{field_path('headNode')}: the scheduler's power role needs {' and '.join(missing)} "
-        f"in subscription {subscription}, which your sign-in lacks; ask for {ROLES} on the "
-        "subscription (or on the resource group, created beforehand), or run `up` as someone "
-        "who holds it"
+        f"in subscription {subscription}, which your sign-in lacks; ask for {ROLES[missing[0]]} "
+        "on the subscription (or on the resource group, created beforehand), or run `up` as "
+        "someone who holds it"
     ]

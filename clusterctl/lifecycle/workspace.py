@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 import yaml
 
 from clusterctl.errors import UserError
+from clusterctl.lifecycle.gate import PREFLIGHT_ENV
 from clusterctl.project import Project
 from clusterctl.project import find_project as find_project
 from clusterctl.spec.load import load_spec
@@ -106,10 +107,15 @@ def open_stack(project: Project, stack: str, *, create: bool) -> Stack:
 
     command = pulumi_command()  # a missing CLI first: no use asking for a passphrase without it
     preflight(project, stack)
+    env = {"PULUMI_SKIP_UPDATE_CHECK": "true"}
+    if create:
+        # Only `up` creates; it runs the program (preview, up) only after its capacity and
+        # permission checks passed, so the program may trust this (lifecycle/gate.py).
+        env[PREFLIGHT_ENV] = stack
     workspace = auto.LocalWorkspace(
         work_dir=str(project.dir),
         pulumi_command=command,
-        env_vars={"PULUMI_SKIP_UPDATE_CHECK": "true"},
+        env_vars=env,
     )
     init = auto.Stack.create_or_select if create else auto.Stack.select
     return init(stack, workspace)

@@ -10,6 +10,7 @@ from typing import Any
 from clusterctl.errors import Finding
 from clusterctl.plan.invokes import MOCK_INVOKES
 from clusterctl.plan.mockengine import MockRun, run_program
+from clusterctl.platform import scheduler_of
 from clusterctl.project import PROJECT_NAME
 from clusterctl.spec.catalog import catalog
 from clusterctl.spec.cost import Cost, cost_per_hour, idle_cost_per_hour
@@ -53,7 +54,18 @@ def make_plan(stack: str, overrides: list[str] | None = None) -> Plan:
         lambda: run(spec, stack), project=PROJECT_NAME, stack=stack, invokes=MOCK_INVOKES
     )
     from clusterctl.render.bundle import render_bundle
+    from clusterctl.render.downloads import unpinned
 
+    loose = unpinned(catalog())
+    if loose and scheduler_of(spec.scheduler).head_node:
+        findings = [
+            *findings,
+            Finding(
+                "info",
+                "the nodes install these unchecked, no pin being recorded in "
+                f"config/versions.yaml: {', '.join(loose)}",
+            ),
+        ]
     return Plan(
         stack=stack,
         spec=spec,

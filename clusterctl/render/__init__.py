@@ -4,6 +4,7 @@ The only user of jinja2; pure functions, no Pulumi.
   templates    the jinja2 environment (the only place it is set up)
   paths        where things live on the nodes; fixed policies (ids, restarts, log rotation)
   versions     what cloud-init installs, from config/versions.yaml
+  downloads    what a node downloads, and the pins it is checked against (sha256, commit, digest)
   slurm_conf   the Slurm files and the config sync a resize runs on the scheduler
   nccl_env     /etc/nccl.conf and the job environment from the SKU's profile
   health       HealthCheckProgram and the NHC confs of both tiers

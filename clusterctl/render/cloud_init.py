@@ -11,6 +11,7 @@ from typing import Any
 from clusterctl.constants import SERVICE_IDS
 from clusterctl.render.apt_key import microsoft_apt_key
 from clusterctl.render.deep import NHC_DEEP_CONF, deep_hours
+from clusterctl.render.downloads import enroot_debs
 from clusterctl.render.health import render_nhc_checks, render_nhc_conf, render_nhc_deep_conf
 from clusterctl.render.monitoring import node_monitoring, scheduler_monitoring
 from clusterctl.render.nccl_env import render_job_env, render_nccl_conf
@@ -26,6 +27,7 @@ from clusterctl.render.paths import (
     RESTART_POLICY,
     SCRATCH,
     WAITS_FOR_A_PEER,
+    nfsd_threads,
 )
 from clusterctl.render.power_files import (
     NAMES_SEED,
@@ -165,6 +167,7 @@ def render_cloud_init(
         ctx["names_seed_path"] = NAMES_SEED
         ctx["names_seed"] = names_seed(spec)
         ctx["mon"] = scheduler_monitoring(spec, stack, cat)
+        ctx["nfsd_threads"] = nfsd_threads(spec.total_nodes + login_count(spec))
         if spec.head_node.accounting:
             if not db_password:
                 raise ValueError("headNode.accounting needs the database password")
@@ -188,6 +191,7 @@ def render_cloud_init(
         nhc_paths={"fast": NHC_FAST_CONF, "deep": NHC_DEEP_CONF, "checks": NHC_CHECKS},
         adopt_access=ADOPT_ACCESS,
         topo_dir=_topology_dir(sku, cat),
+        enroot_debs=enroot_debs(cat, sku),
     )
 
 

@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 from clusterctl.project import templates_dir
+from clusterctl.render.downloads import dcgm_reference
 from clusterctl.render.power_files import package_files
 from clusterctl.render.site import scheduler_host
 from clusterctl.render.slurm_conf import partition_sku
@@ -101,7 +102,7 @@ def dcgm_counters() -> str:
 
 def dcgm_image(cat: Catalog) -> str:
     try:
-        return str(cat.versions["monitoring"]["dcgmExporter"]["image"])
+        return dcgm_reference(cat)
     except (KeyError, TypeError) as exc:
         raise LookupError(f"config/versions.yaml monitoring.dcgmExporter: missing {exc}") from None
 

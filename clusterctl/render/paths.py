@@ -10,6 +10,11 @@ stage) later at boot than gpucl-scratch.service runs, and that mount would hide 
 below it after every power cycle. /nvme, as Azure CycleCloud's Slurm nodes use."""
 IMEX_DIR = "/etc/nvidia-imex"
 """nvidia-imex's config.cfg and nodes_config.cfg (NVIDIA's IMEX guide; the HPC image ships both)."""
+IMEX_SERVER_PORT = 50000
+"""One static IMEX port on every node and for every job, nvidia-imex's default.
+Azure/cyclecloud-slurm went back from a port per job (SLURM_JOB_ID % 16384 + 33792) to this
+after per-job ports conflicted (azure-slurm-install/imex_prolog.sh, commit 6197882 'Make imex
+port static.', 2025-08-08)."""
 
 
 SHARED_MOUNTS = ("/home", "/sched")
@@ -116,3 +121,15 @@ there only if no path component is writable by another user."""
 TEAM_GECOS = "gpu-clusters team"
 """The comment of every user the team sync made: a user with it who is no longer declared is
 locked (files kept); users made otherwise (the image's, an admin's) are never touched."""
+
+
+NFSD_THREADS = {"default": 8, "per_client": 4, "max": 256}
+"""The scheduler's nfsd threads: nfs.conf(5) `[nfsd] threads` (default 8, which every mount of
+every node shares). A node mounts /home and /sched and its slurmd, prolog, jobs and users' shells
+each keep requests in flight, so 4 threads per NFS client (GPU and login nodes), never below the
+default, at most 256."""
+
+
+def nfsd_threads(clients: int) -> int:
+    t = NFSD_THREADS
+    return max(t["default"], min(t["max"], t["per_client"] * clients))

@@ -4,6 +4,7 @@ node's bring-up (scratch, mounts, name, NCCL conf), the deep tier and accounting
 from __future__ import annotations
 
 from clusterctl.render.deep import deep_context, deep_hours
+from clusterctl.render.downloads import pyxis_commit
 from clusterctl.render.health import health_script
 from clusterctl.render.paths import (
     ACCOUNTING_DATADIR,
@@ -11,6 +12,7 @@ from clusterctl.render.paths import (
     ADOPT_ACCESS,
     ENROOT_RUNTIME,
     IMEX_DIR,
+    IMEX_SERVER_PORT,
     JOB_ENV,
     MOUNT_RETRY,
     NCCL_CONF_OURS,
@@ -41,6 +43,7 @@ def node_scripts(spec: ClusterSpec, site: SlurmSite, sku: Sku | None) -> dict[st
         "fabric_manager": bool(sku and sku.shape.fabric_manager),
         "imex": bool(sku and sku.shape.imex),
         "imex_dir": IMEX_DIR,
+        "imex_port": IMEX_SERVER_PORT,
         "cluster": spec.name,
         "hosts_map": hosts_map(spec.name),
         "host_keys": host_keys(spec.name),
@@ -50,6 +53,7 @@ def node_scripts(spec: ClusterSpec, site: SlurmSite, sku: Sku | None) -> dict[st
         "nccl_conf_ours": NCCL_CONF_OURS,
         "job_env": JOB_ENV,
         "pyxis_tag": node_versions(catalog())["pyxis"],
+        "pyxis_commit": pyxis_commit(catalog()),
         "pyxis_library": PYXIS_LIBRARY,
         "pyxis_conf": render_template(
             "slurm/pyxis.conf.j2", pyxis_library=PYXIS_LIBRARY, enroot_runtime=ENROOT_RUNTIME
@@ -74,6 +78,7 @@ def node_scripts(spec: ClusterSpec, site: SlurmSite, sku: Sku | None) -> dict[st
             "gpucl-nccl-conf.sh",
             "gpucl-mounts.sh",
             "gpucl-pam-adopt.sh",
+            "gpucl-fetch.sh",
             TASK_PROLOG,
         ]
         ctx["adopt_access"] = ADOPT_ACCESS

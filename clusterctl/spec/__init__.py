@@ -5,6 +5,7 @@ spec alone (addresses, topology, cost, tags, JSON Schema). Knows no jinja2 and n
   model               the frozen pydantic model of `gpu-clusters:cluster`
   load                raw mapping -> ClusterSpec, or one line per problem
   catalog             config/*.yaml: SKUs, images, NCCL profiles, versions
+  images              what each VM role boots (URN or gallery image), pinned or not
   defaults            what the spec leaves open (head node and jump host sizes)
   rules               cross-field rules over a valid spec
   rules_input         values the cloud or Slurm would reject, refused at plan time

@@ -123,9 +123,10 @@ class PartitionSpec(Model):
     reason). A job that is running on it starts again from the beginning unless it saves
     checkpoints."""
     image: str | None = None
-    """Image override: an Azure URN `publisher:offer:sku:version`, or an AMI id `ami-...`. Unset:
-    the catalog's (`config/images.yaml`, version `latest`); pin the version here
-    (docs/azure-slurm.md says why)."""
+    """Image override: an Azure URN `publisher:offer:sku:version`, an Azure Compute Gallery image
+    version id (`/subscriptions/.../galleries/G/images/I/versions/V`), or an AMI id `ami-...`.
+    Unset: the catalog's (`config/images.yaml`, a dated version; `clusterctl images -s STACK`
+    shows each role's and how to move it)."""
     fabric: Literal["auto", "infiniband", "efa", "none"] = "auto"
     """`auto`: the SKU's own fabric. A fabric the SKU lacks is refused, and so is `none` on a
     Slurm partition whose SKU has one."""
@@ -158,9 +159,9 @@ class HeadNodeSpec(Model):
     Azure, `m6i.2xlarge` on AWS."""
     image: str | None = None
     """Slurm on Azure: the image of the scheduler, the login nodes and the jump host, an Azure
-    URN; set it to pin the version (a new pin replaces those VMs: docs/power.md, "Replacing the
-    scheduler or a login node"). Default: `config/images.yaml` `azure.scheduler` (version
-    `latest`)."""
+    URN with its version pinned or a gallery image version id (a new pin replaces those VMs:
+    docs/power.md, "Replacing the scheduler or a login node"). Default: `config/images.yaml`
+    `azure.scheduler` (a dated version)."""
     accounting: Annotated[bool, Strict()] = False
     """Slurm only: job accounting. slurmdbd and MariaDB on the scheduler, the database on its data
     disk (it survives a reimage), the password generated and kept as a Pulumi secret, MariaDB

@@ -16,6 +16,7 @@ from clusterctl.platform import cloud_of, only_on, scheduler_of, unsupported
 from clusterctl.spec.addressing import subnet_plan
 from clusterctl.spec.catalog import Catalog
 from clusterctl.spec.defaults import head_sku
+from clusterctl.spec.images import role_images
 from clusterctl.spec.model import ClusterSpec, field_path
 from clusterctl.spec.topology import SCALE_SET_MAX_VMS, scale_sets_of
 
@@ -65,21 +66,29 @@ def node_shape_fits(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
                 "registers INVAL (check `slurmd -C` on the first node)",
                 where,
             )
-        image = cat.gpu_image(sku)
-        if image.get("hpcImage") is False and not part.image:
-            yield Finding(
-                "warning",
-                f"{sku.name}: no HPC image of family {sku.node.image_family!r} is published, so "
-                f"its nodes boot {image.get('urn')} (no NVIDIA driver, IMEX or InfiniBand "
-                "stack); build one with Azure/azhpc-images and name it here",
-                field_path("partitions", i, "image"),
-            )
     if len(kinds) > 1:
         yield Finding(
             "error",
             "partitions whose NVLink domain spans VMs (topology/block) and partitions of HGX VMs "
             "(topology/tree) cannot share one Slurm cluster here; give them a stack each",
             field_path("partitions"),
+        )
+
+
+def gpu_image_carries_the_driver(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
+    """A GPU node whose image has no NVIDIA driver, IMEX or InfiniBand stack bills and never runs a
+    job (ND GB200 v6: no arm64 HPC image is in the marketplace, only plain Ubuntu): refuse it
+    unless the stack names an image of its own (which it vouches for)."""
+    for item in role_images(spec, cat):
+        if item.hpc_image or not item.field.endswith(".image") or "partition" not in item.role:
+            continue
+        yield Finding(
+            "error",
+            f"{item.role} would boot {item.image}, plain Ubuntu without the NVIDIA driver, IMEX "
+            "or InfiniBand stack; build the HPC image with Azure/azhpc-images (its GB200 "
+            "releases are tagged ubuntu-hpc-gb200-2404-<date>) into an Azure Compute Gallery and "
+            "set this field to the image version's id",
+            item.field,
         )
 
 
@@ -371,6 +380,7 @@ RULES: tuple[Rule, ...] = (
     supported_combination,
     skus_exist,
     node_shape_fits,
+    gpu_image_carries_the_driver,
     fabric_matches_sku,
     slurm_keeps_the_fabric,
     partition_names_unique,

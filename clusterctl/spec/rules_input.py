@@ -12,12 +12,18 @@ import difflib
 import ipaddress
 import re
 import struct
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from clusterctl.errors import Finding
 from clusterctl.platform import cloud_of, only_on, scheduler_of
 from clusterctl.spec.addressing import subnet_plan
 from clusterctl.spec.catalog import Catalog
+from clusterctl.spec.images import (
+    PLACEHOLDER_SUBSCRIPTION,
+    how_to_move,
+    parse_azure_image,
+    role_images,
+)
 from clusterctl.spec.kubernetes import AUTOSCALER_IDLE_MINUTES
 from clusterctl.spec.model import ClusterSpec, field_path
 from clusterctl.spec.rules import Rule
@@ -75,9 +81,11 @@ AWS_TAG_CHARS = re.compile(r"^[\w .:/=+\-@]*$")
 OWN_TAG_PREFIX = CLUSTER_TAG.split(":", 1)[0] + ":"
 SLURM_RESERVED_PARTITIONS = frozenset({"default"})  # PartitionName=DEFAULT sets defaults
 AWS_RESERVATION_ID = re.compile(r"^cr-[0-9a-f]{8}([0-9a-f]{9})?$")
-AZURE_IMAGE_URN = re.compile(r"^[^:\s]+:[^:\s]+:[^:\s]+:[^:\s]+$")
 AWS_IMAGE_ID = re.compile(r"^ami-[0-9a-f]{8}([0-9a-f]{9})?$")
-IMAGE_FORM = {"azure": AZURE_IMAGE_URN, "aws": AWS_IMAGE_ID}
+IMAGE_FORM: dict[str, Callable[[str], object]] = {
+    "azure": parse_azure_image,
+    "aws": AWS_IMAGE_ID.match,
+}
 SSH_KEY_TYPES = ("ssh-rsa", "ssh-ed25519")  # what Azure accepts for Linux VMs
 CLOUD = {"azure": "Azure", "aws": "AWS"}
 AZURE_SUBNET_RESERVED = 5  # Azure keeps 5 addresses of every subnet
@@ -225,7 +233,7 @@ def image_ids(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
     for i, part in enumerate(spec.partitions):
         if part.image:
             cloud = cloud_of(spec.cloud)
-            if not IMAGE_FORM[cloud.name].match(part.image):
+            if not IMAGE_FORM[cloud.name](part.image):
                 yield Finding(
                     "error",
                     f"'{part.image}' is not an image {cloud.image_word} ({cloud.image_example})",
@@ -246,39 +254,35 @@ def head_image(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
             f"it ({cloud.kubernetes_node_image} boots the system nodes)",
             where,
         )
-    elif not IMAGE_FORM[cloud.name].match(image):
+    elif not IMAGE_FORM[cloud.name](image):
         yield Finding(
             "error", f"'{image}' is not an image {cloud.image_word} ({cloud.image_example})", where
         )
 
 
 def image_pins(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
-    """An Azure image at version `latest` is resolved when each VM is created: a node added or
-    re-created later boots a newer image than its neighbours (another driver, NCCL, kernel)."""
-    cloud = cloud_of(spec.cloud)
-    if not (scheduler_of(spec.scheduler).head_node and cloud.gpu_scale_sets):
-        return
-    azure = cat.images.get(cloud.name, {})
-    urns = [(field_path("headNode", "image"), spec.head_node.image or azure["scheduler"]["urn"])]
-    for i, part in enumerate(spec.partitions):
-        sku = cat.get(part.sku, spec.cloud)
-        if part.image or (sku and sku.node):
-            default = cat.gpu_image(sku)["urn"] if sku and sku.node else None
-            urns.append((field_path("partitions", i, "image"), part.image or default))
-    for where, urn in urns:
-        if not urn or not IMAGE_FORM[cloud.name].match(urn):
-            continue
-        publisher, offer, image_sku, version = urn.split(":")
-        if version.lower() != "latest":
-            continue
-        yield Finding(
-            "warning",
-            f"{urn} is not pinned: a VM created later (a resize, a replace, a re-created "
-            "scheduler) boots the newest version then, unlike its neighbours; pin one of `az vm "
-            f"image list -l {spec.region} -p {publisher} -f {offer} -s {image_sku} --all -o "
-            f"table` here as {publisher}:{offer}:{image_sku}:<version>",
-            where,
-        )
+    """An Azure image at version `latest` (or a gallery image without a version) is resolved when
+    each VM is created: a node added or re-created later boots a newer image than its neighbours
+    (another driver, NCCL, kernel)."""
+    for item in role_images(spec, cat):
+        image = parse_azure_image(item.image)
+        if image is None:
+            continue  # image_ids / head_image name the malformed ones
+        if image.placeholder:
+            yield Finding(
+                "warning",
+                f"{item.image} is a placeholder (subscription {PLACEHOLDER_SUBSCRIPTION}); "
+                "replace it with your gallery image version's id before `pulumi up`",
+                item.field,
+            )
+        elif not image.pinned:
+            yield Finding(
+                "warning",
+                f"{item.image} is not pinned: a VM created later (a resize, a replace, a "
+                "re-created scheduler) boots the newest version then, unlike its neighbours; "
+                f"pin one: {how_to_move(spec, item)}",
+                item.field,
+            )
 
 
 def ssh_key_parses(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:

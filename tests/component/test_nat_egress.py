@@ -54,3 +54,12 @@ def test_status_names_the_egress_address_and_older_stacks_have_none() -> None:
     assert egress({**base, out.EGRESS_ADDRESS: "20.1.2.3"}) == "20.1.2.3"
     assert egress(base) is None  # a stack from before the NAT gateway
     assert egress({"scheduler": "kubernetes", "kubernetesVersion": "1.31"}) is None
+
+
+def test_an_older_subnet_keeps_updating_after_default_outbound_access_came() -> None:
+    """Azure sets defaultOutboundAccess only when a subnet is created: a stack whose subnets
+    predate it failed every update trying to set it false. Both subnets ignore changes to it."""
+    plan = plan_stack("azure-h100")
+    for subnet in resources(plan, SUBNET, at_least=2):
+        assert "defaultOutboundAccess" in subnet.ignore_changes, subnet.name
+        assert "defaultOutboundAccess" not in subnet.replace_on_changes, subnet.name

@@ -21,6 +21,17 @@ CONTRIBUTOR = [
     }
 ]
 USER_ACCESS_ADMIN = [{"actions": ["*/read", "Microsoft.Authorization/*"], "notActions": []}]
+RBAC_ADMIN = [  # Role Based Access Control Administrator (MicrosoftDocs built-in-roles)
+    {
+        "actions": [
+            "Microsoft.Authorization/roleAssignments/write",
+            "Microsoft.Authorization/roleAssignments/delete",
+            "*/read",
+            "Microsoft.Support/*",
+        ],
+        "notActions": [],
+    }
+]
 
 
 def test_owner_and_user_access_administrator_may_contributor_may_not() -> None:
@@ -28,8 +39,21 @@ def test_owner_and_user_access_administrator_may_contributor_may_not() -> None:
     assert judge(CONTRIBUTOR + USER_ACCESS_ADMIN, "sub") == []  # permissions add up
     (problem,) = judge(CONTRIBUTOR, "sub")
     assert "Microsoft.Authorization/roleDefinitions/write" in problem
-    assert "Owner, User Access Administrator" in problem and "subscription sub" in problem
+    assert "ask for Owner or User Access Administrator on" in problem
+    assert "subscription sub" in problem
     assert not allows(CONTRIBUTOR, "microsoft.authorization/roledefinitions/WRITE")
+
+
+def test_a_role_that_only_assigns_is_not_named_for_the_custom_role() -> None:
+    """Role Based Access Control Administrator may assign roles but not define one: naming it for
+    the custom role sends the user to ask for a role that fails the same way."""
+    (problem,) = judge(RBAC_ADMIN, "sub")
+    assert "needs Microsoft.Authorization/roleDefinitions/write in" in problem
+    assert "Role Based Access Control Administrator" not in problem
+    assert "Owner or User Access Administrator" in problem
+    only_assign_missing = [{"actions": ["Microsoft.Authorization/roleDefinitions/write"]}]
+    (problem,) = judge(only_assign_missing, "sub")
+    assert "Role Based Access Control Administrator" in problem
 
 
 def test_up_as_a_contributor_exits_2_before_anything_is_built(env) -> None:

@@ -44,10 +44,38 @@ def test_it_renders_blocks_imex_and_the_noble_slurm_repo() -> None:
     assert "gpucl_check_gpu_count 4" in files["nodes/gpu/nhc.conf"]
 
 
-def test_it_plans_with_a_warning_about_the_plain_arm64_image() -> None:
+def test_it_plans_with_its_gallery_image_placeholder_named() -> None:
     plan = make_plan("azure-gb200", [])
     assert not [f for f in plan.findings if f.level == "error"]
-    assert any("no HPC image" in f.message for f in plan.findings), plan.findings
+    (ph,) = [f for f in plan.findings if "is a placeholder" in f.message]
+    assert ph.field.endswith("partitions[0].image") and ph.level == "warning"
+
+
+@pytest.mark.parametrize(
+    "image", ["null", "Canonical:ubuntu-24_04-lts:server-arm64:24.04.202609040"]
+)
+def test_a_gb200_partition_on_plain_ubuntu_is_refused(image: str) -> None:
+    """Plain Ubuntu arm64 has no NVIDIA driver, IMEX or DOCA: its 18 VMs bill and run no job."""
+    with pytest.raises(UserError) as err:
+        load_stack_spec("azure-gb200", [f"partitions[0].image={image}"])
+    (line,) = [x for x in str(err.value).splitlines() if "partitions[0].image" in x]
+    assert "without the NVIDIA driver" in line and "Azure Compute Gallery" in line
+
+
+def test_plan_refuses_it_in_one_line_with_exit_2() -> None:
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    cmd = [sys.executable, "-m", "clusterctl", "plan", "-s", "azure-gb200"]
+    got = subprocess.run(
+        [*cmd, "--set", "partitions[0].image=null"],
+        cwd=ROOT, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert got.returncode == 2, got.stderr
+    lines = [x for x in got.stderr.splitlines() if x.strip()]
+    assert len(lines) == 1 and "partitions[0].image" in lines[0], got.stderr
 
 
 def test_the_x86_sandbox_says_why_it_cannot_boot_it() -> None:

@@ -93,7 +93,7 @@ def _prolog(tmp_path: Path) -> Path:
     text = node_script("azure-gb200", "prolog.sh", f"partitions[0].nodes={NODES}")
     imex = tmp_path / "imex"
     imex.mkdir()
-    (imex / "config.cfg").write_text("SERVER_PORT=50000\n")
+    (imex / "config.cfg").write_text("SERVER_PORT=12345\n")
     script = tmp_path / "prolog.sh"
     script.write_text(text.replace(IMEX_DIR, str(imex)))
     bin_ = tmp_path / "bin"
@@ -127,5 +127,8 @@ def test_imex_peers_are_the_jobs_nodes_in_this_nodes_nvl72_block(tmp_path, relea
     peers = (tmp_path / "imex" / "nodes_config.cfg").read_text().split()
     # gpu-pg0-19 is in the job but in the other NVL72 block
     assert peers == [ADDRESSES["gpu-pg0-1"], ADDRESSES["gpu-pg0-2"]]
+    # one static port whatever the job (Azure/cyclecloud-slurm imex_prolog.sh went back to it
+    # after per-job ports conflicted), not SLURM_JOB_ID % 16384 + 33792
+    assert (tmp_path / "imex" / "config.cfg").read_text() == "SERVER_PORT=50000\n"
     assert (tmp_path / "systemctl.log").read_text() == "restart nvidia-imex.service\n"
     assert not (tmp_path / "scontrol.log").exists(), "the prolog drained the node"

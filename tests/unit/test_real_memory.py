@@ -15,6 +15,10 @@ from clusterctl.render.slurm_conf import render_slurm
 from clusterctl.spec.catalog import catalog
 from clusterctl.spec.load import load_stack_spec
 
+GALLERY_IMAGE = (
+    "/subscriptions/0b4d3a2c-1111-2222-3333-444455556666/resourceGroups/img/providers/"
+    "Microsoft.Compute/galleries/hpc/images/ubuntu-hpc-gb200-2404/versions/2026.0528.1"
+)
 AZURE_GPU = [s.name for s in catalog().skus if s.cloud == "azure" and s.gpus]
 
 
@@ -27,7 +31,9 @@ def test_real_memory_is_at_most_what_the_guest_sees(sku_name: str) -> None:
         from clusterctl.spec.rules import node_shape_fits
 
         nodes = f"partitions[0].nodes={max(2, sku.nodes_per_nvlink_domain)}"  # whole NVL blocks
-        spec, _ = load_stack_spec("azure-h100", [f"partitions[0].sku={sku_name}", nodes])
+        # a size with no marketplace HPC image needs one of the user's (a gallery image version)
+        image = f"partitions[0].image={GALLERY_IMAGE}"
+        spec, _ = load_stack_spec("azure-h100", [f"partitions[0].sku={sku_name}", nodes, image])
         found = [f.message for f in node_shape_fits(spec, catalog()) if f.level == "warning"]
         assert any("RealMemory is 95%" in m for m in found), found
         assert sku.note and "guestMemory" in sku.note

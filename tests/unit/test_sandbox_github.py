@@ -56,3 +56,40 @@ def test_the_archive_unpacks_on_a_python_without_extraction_filters(
     version = github.Pins.from_catalog().pyxis_tag.removeprefix("v")
     top = github._vendored(f"pyxis-{version}.tar.gz", tmp_path)
     assert top.parent == tmp_path and (top / "pyxis_slurmstepd.c").is_file()
+
+
+def test_pins_map_to_the_stand_ins_as_built_so_a_later_change_is_refused(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """The user-data's pins are rewritten to the stand-ins' (substitution pinned-commits), taken
+    when the stand-in was built, never from what is served when a node boots: a served .deb that
+    changed afterwards fails the node's check, as a changed release does on the cloud."""
+    import dataclasses
+    import hashlib
+
+    from tests.conftest import node_script
+
+    need_tool("git"), need_tool("openssl"), need_tool("curl")
+    name = "enroot_4.1.2-1_amd64.deb"
+    real_pin = "c0ffee" * 10 + "c0fe"
+    pins = dataclasses.replace(github.Pins.from_catalog(), enroot_sha256=((name, real_pin),))
+    out = tmp_path / "gh"
+    github.build(out, pins)
+    mapping = github.commit_map(out, pins)
+    served = out / "root/NVIDIA/enroot/releases/download/v4.1.2" / name
+    assert mapping[real_pin] == hashlib.sha256(served.read_bytes()).hexdigest()
+    assert mapping[pins.pyxis_commit] != pins.pyxis_commit  # the stand-in repository's commit
+    fetch = tmp_path / "gpucl-fetch.sh"
+    fetch.write_text(node_script("azure-h100", "gpucl-fetch.sh"))
+
+    def node_fetches() -> subprocess.CompletedProcess:
+        dest = tmp_path / "enroot.deb"
+        dest.unlink(missing_ok=True)
+        return subprocess.run(["bash", str(fetch), f"file://{served}", mapping[real_pin],
+                               str(dest)], capture_output=True, text=True, timeout=30)  # fmt: skip
+
+    assert node_fetches().returncode == 0
+    served.write_bytes(served.read_bytes() + b"\0")  # the lab serves it changed once
+    refused = node_fetches()
+    assert refused.returncode == 1 and "REFUSED" in refused.stderr
+    assert github.commit_map(out, pins)[real_pin] == mapping[real_pin]  # not re-hashed on boot

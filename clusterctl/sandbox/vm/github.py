@@ -8,8 +8,8 @@ files/github (see each one's README), laid out as github.com serves them:
   git/NVIDIA/pyxis.git, git/mej/nhc.git   bare repositories with the pinned tag (smart HTTP)
   tls/ca.crt, tls/server.{crt,key}         a local CA (trusted by the image) and github.com's cert
 The lab server answers https://github.com with these; every node's /etc/hosts maps github.com to it.
-A pinned commit in the user-data is the real project's; `commit_map()` gives the stand-in's for it
-(the one declared rewrite of the user-data this needs).
+A pinned commit or sha256 in the user-data is the real project's; `commit_map()` gives the
+stand-in's for it (the one declared rewrite of the user-data this needs).
 """
 
 from __future__ import annotations
@@ -49,7 +49,10 @@ class Pins:
     """What the user-data pins (config/versions.yaml nodePackages)."""
 
     enroot: str
+    enroot_sha256: tuple[tuple[str, str], ...]
+    """(file name, pinned sha256) of each enroot .deb whose pin is recorded."""
     pyxis_tag: str
+    pyxis_commit: str
     nhc_tag: str
     nhc_commit: str
 
@@ -58,9 +61,12 @@ class Pins:
         from clusterctl.spec.catalog import catalog
 
         pkgs = catalog().versions["nodePackages"]
+        shas = pkgs["enroot"].get("sha256") or {}
         return cls(
             enroot=str(pkgs["enroot"]["version"]),
+            enroot_sha256=tuple(sorted((n, str(h).lower()) for n, h in shas.items() if h)),
             pyxis_tag=str(pkgs["pyxis"]["gitTag"]),
+            pyxis_commit=str(pkgs["pyxis"]["gitCommit"]),
             nhc_tag=str(pkgs["nhc"]["lbnl"]["gitTag"]),
             nhc_commit=str(pkgs["nhc"]["lbnl"]["gitCommit"]),
         )
@@ -91,12 +97,22 @@ def build(out: Path, pins: Pins) -> None:
         "nhc": _git_repo(SOURCES / "nhc", out / "git" / "mej" / "nhc.git", pins.nhc_tag),
     }
     (out / "commits.json").write_text(json.dumps(commits, indent=1) + "\n")
+    # Each stand-in .deb's sha256, recorded once here: the pins the user-data gets are these, not
+    # a hash of whatever is served when a node boots (a file changed later must be refused).
+    built = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in releases.glob("*.deb")}
+    (out / "sha256.json").write_text(json.dumps(built, indent=1, sort_keys=True) + "\n")
 
 
 def commit_map(out: Path, pins: Pins) -> dict[str, str]:
-    """Real pinned commit -> the stand-in repository's commit at the same tag."""
+    """Real pin -> the stand-in's: each pinned commit -> the stand-in repository's commit at the
+    same tag; each pinned sha256 of an enroot .deb -> the sha256 of the stand-in .deb served
+    under the same name. The user-data's checks stay: what the lab serves must match these, so
+    a file changed after the build is refused here as a changed release is on the cloud."""
     commits = json.loads((out / "commits.json").read_text())
-    return {pins.nhc_commit: commits["nhc"]}
+    built = json.loads((out / "sha256.json").read_text())
+    # the lab serves amd64 only: an arm64 pin has no stand-in and is left as it is
+    shas = {real: built[name] for name, real in pins.enroot_sha256 if name in built}
+    return {pins.nhc_commit: commits["nhc"], pins.pyxis_commit: commits["pyxis"], **shas}
 
 
 def _vendored(name: str, into: Path) -> Path:

@@ -241,7 +241,9 @@ SUBSTITUTIONS: tuple[Substitution, ...] = (
         "passes with -f, one series per /dev/nvidiaN, with fixed idle readings (0 %, 35 C, no "
         "XID) and counters that grow with time",
         "no GPUs, DCGM or container runtime here: the unit, the counters file, the scrape, the "
-        "names and labels are real, the numbers are not",
+        "names and labels are real, the numbers are not; no registry either, so where "
+        "versions.yaml pins the image's digest (image@sha256:...) docker's own digest check "
+        "is not exercised here",
         "image",
     ),
     Substitution(
@@ -330,10 +332,16 @@ SUBSTITUTIONS: tuple[Substitution, ...] = (
     Substitution(
         "pinned-commits",
         "the user-data refuses a cloned tag unless it is the pinned commit (LBNL NHC 1.4.3 = "
-        "d534d41d...)",
-        "that commit id in the user-data is replaced by the stand-in repository's commit at the "
-        "same tag",
-        "the stand-in's history is not NHC's; the check itself still runs",
+        "d534d41d..., pyxis v0.24.0 = 10751994...), and a downloaded enroot .deb unless its "
+        "sha256 is the pinned one (config/versions.yaml nodePackages.enroot.sha256, where one "
+        "is recorded; gpucl-fetch.sh)",
+        "each pinned commit id in the user-data is replaced by the stand-in repository's commit "
+        "at the same tag, each recorded enroot sha256 by that of the stand-in .deb the lab "
+        "serves under the same name, recorded when the stand-in was built (sha256.json)",
+        "the stand-ins' history and bytes are not the upstream projects'; the checks themselves "
+        "still run unchanged, so a file the lab serves changed after its build is refused as a "
+        "changed release is on the cloud (pyxis's source is the real release, sha256-checked "
+        "when the stand-in is built)",
         "user-data",
     ),
     Substitution(

@@ -79,6 +79,13 @@ class AzureNetwork(pulumi.ComponentResource):
             # updates (https://github.com/pulumi/pulumi-azure-native/issues/611).
             opts=pulumi.ResourceOptions(parent=self, ignore_changes=["subnets"]),
         )
+        # defaultOutboundAccess can only be set when a subnet is created (pulumi-azure-native
+        # network/subnet.py docstring): on a stack whose subnets predate it, an update to false
+        # fails, and a replace cannot delete a subnet its VMs still use. So it is set at creation
+        # only; such an older subnet keeps default outbound access but sends its traffic through
+        # the NAT gateway, which takes precedence (MicrosoftDocs default-outbound-access.md). A
+        # fully private subnet needs the cluster made again (`clusterctl down`, `up`).
+        set_at_creation = ["defaultOutboundAccess"]
         self.scheduler_subnet = azure.network.Subnet(
             f"{name}-scheduler-subnet",
             resource_group_name=rg,
@@ -86,7 +93,7 @@ class AzureNetwork(pulumi.ComponentResource):
             address_prefix=plan["scheduler"],
             network_security_group=azure.network.NetworkSecurityGroupArgs(id=self.scheduler_nsg.id),
             **egress,
-            opts=child,
+            opts=pulumi.ResourceOptions(parent=self, ignore_changes=set_at_creation),
         )
         self.compute_subnet = azure.network.Subnet(
             f"{name}-compute-subnet",
@@ -96,7 +103,9 @@ class AzureNetwork(pulumi.ComponentResource):
             network_security_group=azure.network.NetworkSecurityGroupArgs(id=self.compute_nsg.id),
             **egress,
             # One subnet after another: Azure rejects concurrent subnet writes on one VNet.
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.scheduler_subnet]),
+            opts=pulumi.ResourceOptions(
+                parent=self, depends_on=[self.scheduler_subnet], ignore_changes=set_at_creation
+            ),
         )
         self.register_outputs(
             {

@@ -143,13 +143,13 @@ def test_slurmctld_runs_the_gb200_cluster_with_its_nvl72_block(tmp_path: Path, s
     assert imex["peers 2 of block 0 + 1 of block 1, on gpu-pg0-2"] == (
         0,
         f"{ADDRESSES['gpu-pg0-1']}\n{ADDRESSES['gpu-pg0-2']}\n",
-        "SERVER_PORT=39026",
+        "SERVER_PORT=50000",
     )
-    assert imex["peers on gpu-pg0-19"] == (0, f"{ADDRESSES['gpu-pg0-19']}\n", "SERVER_PORT=39026")
+    assert imex["peers on gpu-pg0-19"] == (0, f"{ADDRESSES['gpu-pg0-19']}\n", "SERVER_PORT=50000")
     assert imex["systemctl"] == (
         "restart nvidia-imex.service\nrestart nvidia-imex.service\nstop nvidia-imex.service\n"
     )
-    assert imex["after the epilog"] == (0, "", "SERVER_PORT=39026")
+    assert imex["after the epilog"] == (0, "", "SERVER_PORT=50000")
     # the prolog's gpucl-hosts.sh named the job's nodes by the addresses slurmctld holds
     assert imex["names"] == sorted(
         f"{ADDRESSES[n]} {n}" for n in ("gpu-pg0-1", "gpu-pg0-2", "gpu-pg0-19")
@@ -181,7 +181,7 @@ def _run_the_imex_prolog(root: Path) -> dict:
     systemctl.chmod(0o755)
     imex = root / "etc/nvidia-imex"
     imex.mkdir()
-    (imex / "config.cfg").write_text("SERVER_PORT=50000\nIMEX_CMD_ENABLED=0\n")
+    (imex / "config.cfg").write_text("SERVER_PORT=12345\nIMEX_CMD_ENABLED=0\n")
     scontrol = ["chroot", str(root), "scontrol"]
     for node, address in ADDRESSES.items():
         subprocess.run([*scontrol, "update", f"nodename={node}", f"nodeaddr={address}"],
