@@ -49,6 +49,7 @@ E2E_ORDER = (
     "test_fresh_machine",  # 78 (two mmdebstrap root filesystems: not beside the soak)
     "test_vm_cli",  # 53
     "test_node_build",  # 44
+    "test_vm_supply_chain",  # ~60 (one node booted, pyxis refused then built)
     "test_vm_benchmarks",  # 38
     "test_vm_soak",  # 880-960, alone
     "test_vm_gb200_controller",  # 8 (a chroot's slurmctld, no sandbox node)

@@ -120,6 +120,7 @@ RUN_HERE = [
     r"sandbox up --explain",
     r"plan\b",
     r"catalog\b",
+    r"images\b",
     r"stacks\b",
     r"schema\b",
     r"init\b",

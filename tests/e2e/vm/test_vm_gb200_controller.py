@@ -129,6 +129,7 @@ def test_slurmctld_runs_the_gb200_cluster_with_its_nvl72_block(tmp_path: Path, s
             with (root / "etc/hosts").open("a") as f:
                 f.write(f"127.0.0.1 {host}\n")
             imex = _run_the_imex_prolog(root)
+            submit = _one_fabric_per_job(root)
     finally:
         for proc in reversed(procs):
             _stop(proc)
@@ -149,10 +150,34 @@ def test_slurmctld_runs_the_gb200_cluster_with_its_nvl72_block(tmp_path: Path, s
     assert imex["systemctl"] == (
         "restart nvidia-imex.service\nrestart nvidia-imex.service\nstop nvidia-imex.service\n"
     )
+    assert "MaxNodes=36" in conf and "EnforcePartLimits=ANY" in conf  # one scale set of 36
+    fits, too_big = submit
+    assert fits.returncode == 0 and fits.stdout.startswith("Submitted batch job"), fits.stderr
+    assert too_big.returncode != 0, too_big.stdout
+    assert "Node count specification invalid" in too_big.stderr, too_big.stderr
     assert imex["after the epilog"] == (0, "", "SERVER_PORT=50000")
     # the prolog's gpucl-hosts.sh named the job's nodes by the addresses slurmctld holds
     assert imex["names"] == sorted(
         f"{ADDRESSES[n]} {n}" for n in ("gpu-pg0-1", "gpu-pg0-2", "gpu-pg0-19")
+    )
+
+
+def _one_fabric_per_job(root: Path) -> tuple[subprocess.CompletedProcess[str], ...]:
+    """A user's job of more nodes than the partition's MaxNodes (a scale set: one fabric) is
+    refused at submission, one of MaxNodes is accepted. Root and SlurmUser are exempt from
+    partition limits (slurm.conf(5)), so a user (nobody) submits; MaxNodes is lowered to one
+    NVL72 block's 18 here, as a partition of 36 over two scale sets of 18 would render it."""
+    subprocess.run(["chroot", str(root), "scontrol", "update", "PartitionName=gpu",
+                    "MaxNodes=18"], check=True, timeout=60)  # fmt: skip
+    user = ["chroot", "--userspec=65534:65534", str(root)]
+    return tuple(
+        subprocess.run(
+            [*user, "sbatch", "-N", str(n), "--chdir=/tmp", "--wrap", "true"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        for n in (18, 19)
     )
 
 
