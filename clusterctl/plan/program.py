@@ -25,8 +25,8 @@ class Plan:
     cost: Cost
     findings: list[Finding]
     files: dict[str, str] = field(default_factory=dict)
-    idle_cost: float = 0.0
-    """What the cluster bills idle (spec.cost.idle_cost_per_hour)."""
+    idle_cost: float | None = 0.0
+    """What the cluster bills idle (spec.cost.idle_cost_per_hour); None: unknown."""
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -39,6 +39,9 @@ class Plan:
             "cost_per_hour_usd": self.cost.total,
             "cost_per_day_usd": self.cost.per_day,
             "idle_cost_per_hour_usd": self.idle_cost,
+            # null costs above are unknown (a type without a catalog price), never 0
+            "cost_unpriced": self.cost.unpriced,
+            "cost_notes": {line.item: line.note for line in self.cost.lines if line.note},
             "findings": [
                 {"level": f.level, "message": f.message, "field": f.field} for f in self.findings
             ],
