@@ -290,7 +290,7 @@ def register(app: typer.Typer) -> None:
             if junit is not None:  # before the run: a bad path must not cost the verdict
                 writable_file(junit, "--junit")
             check_report_path(report_path)
-            kept_as = history_stack(stack, record)
+            kept_as = history_stack(stack, record, sku)
             refuse_ignored(given)
             check_peer_floor(peer_floor)
             if resume:
@@ -333,7 +333,7 @@ def _train(refused: dict, *, stack, host, kubeconfig, sandbox, from_log, sku, no
         if junit is not None:
             writable_file(junit, "--junit")
         validate_train.check_report(report)
-        kept_as = history_stack(stack, record)
+        kept_as = history_stack(stack, record, sku)
         validate_train.refuse_for_train(refused)
         refuse_ignored(dict(stack=stack, host=host, kubeconfig=kubeconfig, sandbox=sandbox,
                             from_log=from_log, sku=sku, partition=partition))  # fmt: skip

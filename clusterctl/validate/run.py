@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from clusterctl.constants import NCCL_MAX_BYTES
+from clusterctl.errors import UserError
 from clusterctl.nccl.judge import (
     GIB,
     FabricExpectation,
@@ -197,10 +198,40 @@ def validate_log(target: LogTarget, opts: Options) -> Outcome:
             f"{target.path} spans {len(hosts)} host(s) ({', '.join(hosts)}) but --nodes is "
             f"{nodes}: the baseline would not apply"
         )
+    mismatch = gpu_model_mismatch(run.gpu_names, target.sku)
+    if mismatch:  # the --sku given is wrong for this log: a usage error, not a verdict
+        raise UserError(f"{target.path}: {mismatch}")
     th = catalog_thresholds(target.sku, nodes, opts)
     gpus = _sku_gpus(target.sku)
     verdict = judge_run(run, th, f"{nodes}-node", gpus_per_host=gpus, nodes=nodes, sku=target.sku)
     return Outcome([verdict], runs=[run], sku=target.sku)
+
+
+def gpu_model_mismatch(gpu_names: tuple[str, ...], sku: str | None) -> str | None:
+    """Why the log's GPUs (nccl-tests' `# Rank ... device N [bus] NAME` lines) are not the SKU's,
+    or None where they match or cannot be told (a name that holds no catalog GPU model)."""
+    if sku is None or not gpu_names:
+        return None
+    from clusterctl.spec.catalog import catalog
+
+    cat = catalog()
+    want = cat.require(sku).gpu_model
+    # Longest first: GB200 before a B200 it contains.
+    models = sorted({s.gpu_model for s in cat.skus if s.gpu_model}, key=len, reverse=True)
+    seen = {}
+    for name in gpu_names:
+        found = next((m for m in models if m.lower() in name.lower()), None)
+        if found is not None:
+            seen[found] = name
+    if not seen or want is None or set(seen) == {want}:
+        return None
+    theirs = sorted(seen)
+    others = [s.name for s in cat.skus if s.gpu_model in seen]
+    hint = f" (e.g. {', '.join(others[:3])})" if others else ""
+    return (
+        f"its GPUs are {', '.join(seen[m] for m in theirs)}, but --sku {sku} has {want} GPUs: "
+        f"that baseline does not apply; give the --sku the log ran on{hint}"
+    )
 
 
 def _sku_gpus(sku: str | None) -> int | None:
