@@ -21,7 +21,7 @@ class _Console(Console):
     """Rich's console, but piped output (no COLUMNS set) is one line per line, not 80 columns
     or the width of a terminal that another stream is attached to."""
 
-    @property  # type: ignore[override]
+    @property  # type: ignore[override, misc]
     def size(self) -> ConsoleDimensions:
         size = super().size
         if not self.is_terminal and not os.environ.get("COLUMNS", "").isdigit():
