@@ -101,6 +101,8 @@ def _tidy_out(out_dir: Path, written: list[Path]) -> tuple[list[str], list[str]]
 
 
 def _print_plan(result) -> None:
+    from clusterctl.plan.mockengine import azure_name
+
     run = result.run
     children: dict[str | None, list] = {}
     for res in run.resources:
@@ -110,6 +112,9 @@ def _print_plan(result) -> None:
     def add(node: Tree, parent: str | None) -> None:
         for res in children.get(parent, []):
             label = f"{res.name} [dim]{res.type}[/]"
+            real = azure_name(res.type, res.name, res.inputs)
+            if real != res.name:  # the logical name is Pulumi's; Azure shows this one
+                label += f" [dim]named[/] {escape(real)}"
             if res.protect:
                 label += " [yellow](protected)[/]"
             add(node.add(label), res.urn)
