@@ -61,6 +61,15 @@ def fail(lines: list[str], code: int, *, label: str = "error") -> NoReturn:
     raise typer.Exit(code)
 
 
+def inconclusive(*lines: str) -> NoReturn:
+    """The command ran but proved nothing (unreachable, did not start, an incomplete log): one
+    `error:` line per problem, exit 3 (constants.EXIT_INCONCLUSIVE), which CI tells from a
+    usage error's 2."""
+    from clusterctl.constants import EXIT_INCONCLUSIVE
+
+    fail(list(lines), EXIT_INCONCLUSIVE)
+
+
 def json_mode() -> bool:
     """The running command was given --json (from its parameters, else the command line)."""
     from typer._click.globals import get_current_context  # typer carries its own click

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from clusterctl.constants import NCCL_MAX_BYTES
+from clusterctl.constants import EXIT_FAIL, EXIT_INCONCLUSIVE, NCCL_MAX_BYTES
 from clusterctl.errors import UserError
 from clusterctl.nccl.judge import (
     GIB,
@@ -30,15 +30,15 @@ from clusterctl.validate.sweep import SweepResult, run_sweep
 from clusterctl.validate.targets import KubeTarget, LogTarget, SlurmTarget, Target
 from clusterctl.validate.thresholds import Overrides, choose
 
-EXIT = {"pass": 0, "warn": 0, "fail": 1, "inconclusive": 2}
+EXIT = {"pass": 0, "warn": 0, "fail": EXIT_FAIL, "inconclusive": EXIT_INCONCLUSIVE}
 
 
 def size_bytes(text: str) -> int:
-    """Bytes in a size (clusterctl.nccl.units syntax); CouldNotRun when it is not one."""
+    """Bytes in a size (clusterctl.nccl.units syntax); UserError when it is not one."""
     try:
         return parse_size(text)
     except SizeError as exc:
-        raise CouldNotRun(f"message size: {exc}") from None
+        raise UserError(f"message size: {exc}") from None
 
 
 @dataclass
@@ -89,8 +89,8 @@ class Outcome:
 def parse_output(text: str, where: str) -> NcclRun:
     try:
         return parse_all_reduce(text)
-    except NotAllReduce as exc:
-        raise CouldNotRun(f"{where}: {exc}") from None
+    except NotAllReduce as exc:  # another benchmark's log: the wrong file was given
+        raise UserError(f"{where}: {exc}") from None
     except NcclParseError as exc:
         raise CouldNotRun(f"{where}: not a complete all_reduce_perf result: {exc}") from None
 
@@ -188,13 +188,13 @@ def validate_log(target: LogTarget, opts: Options) -> Outcome:
     run = parse_output(text, str(target.path))
     hosts = run.hosts
     nodes = target.nodes or len(hosts)
-    if not nodes:
-        raise CouldNotRun(
+    if not nodes:  # usage: the command must say what the log does not
+        raise UserError(
             f"{target.path} names no hosts (no `# Rank` lines): say how many nodes it spanned "
             "with --nodes N"
         )
-    if hosts and len(hosts) != nodes:
-        raise CouldNotRun(
+    if hosts and len(hosts) != nodes:  # usage: --nodes contradicts the log
+        raise UserError(
             f"{target.path} spans {len(hosts)} host(s) ({', '.join(hosts)}) but --nodes is "
             f"{nodes}: the baseline would not apply"
         )
