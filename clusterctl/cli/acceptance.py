@@ -75,7 +75,10 @@ def history_stack(stack: str | None, record: str | None, sku: str | None = None)
                 f"--record {record}: the stack runs {', '.join(skus)}, not --sku {sku}: keep "
                 "the run under a stack of that size, or leave out --record"
             )
-    return record or stack
+    kept_as = record or stack
+    if kept_as is not None:  # before the run: a history that cannot be written must not turn
+        writable_file(open_history().path, "the validation history")  # a shown pass into exit 2
+    return kept_as
 
 
 def open_history() -> History:

@@ -198,6 +198,11 @@ def validate_log(target: LogTarget, opts: Options) -> Outcome:
             f"{target.path} spans {len(hosts)} host(s) ({', '.join(hosts)}) but --nodes is "
             f"{nodes}: the baseline would not apply"
         )
+    if target.sku is None and opts.fail_below is None:  # -s is no way out: --from-log refuses it
+        raise UserError(
+            "--from-log without --sku has no baseline: give --sku SKU (the VM size the log ran "
+            "on; `clusterctl catalog` lists them) or --fail-below GBPS"
+        )
     mismatch = gpu_model_mismatch(run.gpu_names, target.sku)
     if mismatch:  # the --sku given is wrong for this log: a usage error, not a verdict
         raise UserError(f"{target.path}: {mismatch}")
