@@ -103,7 +103,10 @@ def register(app: typer.Typer) -> None:
         uid: Annotated[int, typer.Option("--uid", help="The same uid on every node.")],
         account: Annotated[str, typer.Option("--account", help="A declared account.")],
         key: Annotated[
-            list[str], typer.Option("--key", help="An SSH public key, or a .pub file; repeatable.")
+            list[str],
+            typer.Option(
+                "--key", metavar="KEY", help="An SSH public key, or a .pub file; repeatable."
+            ),
         ],
         admin: Annotated[bool, typer.Option("--admin", help="sudo on every node.")] = False,
         sandbox: SandboxOpt = False,

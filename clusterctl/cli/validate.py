@@ -124,7 +124,7 @@ MinTokensOpt = Annotated[
     typer.Option(
         "--min-tokens-per-gpu",
         min=0.0,
-        help="--train: throughput floor. Default: 80%% of the first passing run kept for the "
+        help="--train: throughput floor. Default: 80% of the first passing run kept for the "
         "stack (-s/--record); none without one.",
     ),
 ]
