@@ -24,6 +24,7 @@ from clusterctl.nccl.parse import NcclParseError, NcclRun, NotAllReduce, parse_a
 from clusterctl.nccl.report import to_json
 from clusterctl.nccl.units import SizeError, parse_size
 from clusterctl.spec.model import NcclValidationSpec, default_of
+from clusterctl.tidy import tidy_floats
 from clusterctl.validate import CouldNotRun
 from clusterctl.validate.peers import peer_json
 from clusterctl.validate.sweep import SweepResult, run_sweep
@@ -541,4 +542,4 @@ def outcome_json(outcome: Outcome) -> dict[str, Any]:
             "peer_floor": outcome.sweep.peer_floor,
             "peer_suspects": [peer_json(p) for p in outcome.sweep.peers],
         }
-    return data
+    return tidy_floats(data)
