@@ -61,9 +61,9 @@ def load_stack_spec(
     from clusterctl.spec.provider_config import provider_findings
 
     problems = provider_findings(config, spec)
-    if problems:
-        raise SpecError(problems)
-    return spec, findings
+    if any(p.level == "error" for p in problems):
+        raise SpecError([p for p in problems if p.level == "error"])
+    return spec, findings + problems
 
 
 def _explain(err: dict, raw: dict) -> Finding:
