@@ -182,8 +182,23 @@ def _explain(err: dict, raw: dict) -> Finding:
     if kind == "missing":
         return Finding("error", "is required but missing", field_path(*loc))
     msg = err["msg"]
+    given = err.get("input")
     if kind == "value_error":
         msg = msg.removeprefix("Value error, ")
+    elif kind in ("model_type", "dict_type"):  # pydantic names its class: say what to write
+        msg = f"must be a mapping of settings (key: value lines), not {given!r}"
+    elif kind == "too_short":
+        least = (err.get("ctx") or {}).get("min_length", 1)
+        msg = f"needs at least {least} item{'s' if least != 1 else ''}; the list is empty"
+    elif kind == "literal_error":
+        choices = [c.strip("'") for c in str((err.get("ctx") or {}).get("expected", "")).replace(
+            " or ", ", ").split(", ") if c]  # fmt: skip
+        same = next((c for c in choices if isinstance(given, str) and c == given.lower()), None)
+        msg = (
+            f"'{given}': write it '{same}' (lowercase)"
+            if same
+            else f"{given!r} is not one of {', '.join(choices)}"
+        )
     elif kind == "string_pattern_mismatch":
         msg = f"'{err.get('input')}' has the wrong form ({_pattern_hint(loc)})"
     return Finding("error", msg, field_path(*loc))
