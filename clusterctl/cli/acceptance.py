@@ -174,7 +174,7 @@ def register_history(group: typer.Typer) -> None:
         if as_json:
             doc = {"stack": stack, "file": str(store.path), "runs": [_row(r) for r in runs],
                    "train_runs": [asdict(r) for r in trains]}  # fmt: skip
-            from clusterctl.tidy import tidy_floats
+            from clusterctl.figures import tidy_floats
 
             sys.stdout.write(json.dumps(tidy_floats(doc), indent=2) + "\n")
             return

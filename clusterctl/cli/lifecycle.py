@@ -22,9 +22,9 @@ from rich.table import Table
 
 from clusterctl.cli.common import JsonOpt, StackOpt, bail, err, out
 from clusterctl.errors import UserError
+from clusterctl.figures import usd
 from clusterctl.lifecycle.errors import OperationFailed
 from clusterctl.lifecycle.retry import DEFAULT_DELAYS, Backoff
-from clusterctl.money import usd
 from clusterctl.platform import cloud_of, scheduler_of
 
 if TYPE_CHECKING:

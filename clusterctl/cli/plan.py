@@ -15,7 +15,7 @@ from rich.tree import Tree
 
 from clusterctl.cli.common import StackOpt, bail, err, out
 from clusterctl.cli.paths import writable_dir, writable_file
-from clusterctl.money import usd
+from clusterctl.figures import usd
 from clusterctl.platform import scheduler_of
 
 

@@ -29,7 +29,7 @@ class Plan:
     """What the cluster bills idle (spec.cost.idle_cost_per_hour); None: unknown."""
 
     def as_json(self) -> dict[str, Any]:
-        from clusterctl.tidy import tidy_floats
+        from clusterctl.figures import tidy_floats
 
         return tidy_floats(
             {

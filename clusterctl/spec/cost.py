@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from clusterctl.money import known_sum
+from clusterctl.figures import known_sum
 from clusterctl.platform import nat_egress, scheduler_of
 from clusterctl.spec.catalog import Catalog
 from clusterctl.spec.defaults import JUMP_HOST_SKU, head_sku, login_count, login_sku

@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from clusterctl.constants import EXIT_FAIL, EXIT_INCONCLUSIVE, NCCL_MAX_BYTES
 from clusterctl.errors import UserError
+from clusterctl.figures import tidy_floats
 from clusterctl.nccl.judge import (
     GIB,
     FabricExpectation,
@@ -24,7 +25,6 @@ from clusterctl.nccl.parse import NcclParseError, NcclRun, NotAllReduce, parse_a
 from clusterctl.nccl.report import to_json
 from clusterctl.nccl.units import SizeError, parse_size
 from clusterctl.spec.model import NcclValidationSpec, default_of
-from clusterctl.tidy import tidy_floats
 from clusterctl.validate import CouldNotRun
 from clusterctl.validate.peers import peer_json
 from clusterctl.validate.sweep import SweepResult, run_sweep

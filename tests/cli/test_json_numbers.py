@@ -22,7 +22,7 @@ def test_validate_and_history_json_have_no_float_noise(cli, _validation_history)
 
 
 def test_tidy_floats_rounds_noise_away_and_keeps_the_rest() -> None:
-    from clusterctl.tidy import tidy_floats
+    from clusterctl.figures import tidy_floats
 
     doc = {"a": 0.1 + 0.2, "b": [26.779999999999994, 3, "x"], "c": (1.5, None), "d": True}
     assert tidy_floats(doc) == {"a": 0.3, "b": [26.78, 3, "x"], "c": [1.5, None], "d": True}
