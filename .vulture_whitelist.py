@@ -87,6 +87,7 @@ egressAddress  # unused variable (clusterctl/outputs.py:101)
 loginAddresses  # unused variable (clusterctl/outputs.py)
 
 # typer commands and callbacks: typer calls them (registered by decorator)
+_version_command  # unused function (clusterctl/cli/__init__.py)
 _root  # unused function (clusterctl/cli/__init__.py:52)
 old_spelling  # unused function (clusterctl/cli/sandbox.py:27)
 status_cmd  # unused function (clusterctl/cli/sandbox_vm.py:103)

@@ -20,7 +20,8 @@ Packages, top layer first (pyproject.toml's import contract keeps each to those 
   monitor     the Slurm exporter copied to the scheduler (gpucl-slurm-metrics)
   interrupt   Ctrl-C handling
   platform    one object per cloud and scheduler, and what each does not support
-  constants   values with one home (the drain prefix, the NCCL sweep's bounds)
+  constants   values with one home (the drain prefix, the NCCL sweep's bounds, the exit codes)
+  figures     money as the commands print it ("unknown" without a price), JSON without float noise
 """
 
 __version__ = "0.1.0"

@@ -18,3 +18,11 @@ TEAM_ADMIN_GROUP = "gpucl-admins"
 users have no password; they log in with their keys). A system group of each node's own: it owns
 no shared file, so its gid need not agree (a fixed one met the admin user's, which useradd
 allocates after the service ids)."""
+
+# Exit codes of the commands that give a verdict (validate, nodes): CI tells a wrong command line
+# from a run that proved nothing. 2 is what click (and so typer) gives any usage error.
+EXIT_FAIL = 1
+EXIT_USAGE = 2
+"""The command was given wrong: a flag, a value, a file, a stack; fix it and run again."""
+EXIT_INCONCLUSIVE = 3
+"""It ran but proved nothing: unreachable, did not start, an incomplete log, nothing judged."""

@@ -78,7 +78,7 @@ class CommonOutputs(TypedDict):
     clusterName: str
     cloud: str
     scheduler: Kind
-    costPerHourUsd: float
+    costPerHourUsd: float | None  # None: a type without a catalog price (unknown, not 0)
     drainPrefix: str
 
 

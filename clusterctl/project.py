@@ -96,9 +96,11 @@ def find_project(start: Path | None = None) -> Project:
     if override:
         doc = _project_doc(Path(override))
         if doc is None:
+            other = _other_project(Path(override))
             raise UserError(
-                f"--project-dir {override}: no Pulumi.yaml of project '{PROJECT_NAME}' there; "
-                f"create one with `clusterctl init --example azure-h100 {override}`"
+                other
+                or f"--project-dir {override}: no Pulumi.yaml of project '{PROJECT_NAME}' "
+                f"there; create one with `clusterctl init --example azure-h100 {override}`"
             )
         return _project(Path(override), doc)
     here = (start or Path.cwd()).resolve()
@@ -106,10 +108,29 @@ def find_project(start: Path | None = None) -> Project:
         doc = _project_doc(folder)
         if doc is not None:
             return _project(folder, doc)
+    other = next((o for f in (here, *here.parents) if (o := _other_project(f))), None)
+    if other:
+        raise UserError(other)
     raise UserError(
         f"no Pulumi.yaml of project '{PROJECT_NAME}' in {here} or above: start one with "
         f"`clusterctl init --example azure-h100 DIR` (examples: {', '.join(example_stacks())}), "
         "or pass --project-dir DIR"
+    )
+
+
+def _other_project(folder: Path) -> str | None:
+    """Why a Pulumi.yaml in `folder` is not this project's (it names another project), or None."""
+    path = folder / "Pulumi.yaml"
+    try:
+        doc = yaml.safe_load(path.read_text(encoding="utf-8")) if path.is_file() else None
+    except (UnicodeDecodeError, yaml.YAMLError):
+        return None
+    if not isinstance(doc, dict) or doc.get("name") in (None, PROJECT_NAME):
+        return None
+    return (
+        f"{path} names project '{doc.get('name')}', not '{PROJECT_NAME}': the stack files' "
+        f"config keys ({PROJECT_NAME}:cluster) and the program are this project's; set "
+        f"`name: {PROJECT_NAME}` there"
     )
 
 

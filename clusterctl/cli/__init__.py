@@ -50,6 +50,9 @@ app = typer.Typer(
     # Plain click help: no `<bool>` after flags, `[user@]host` shown as written (not rich markup).
     rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"]},  # sub-commands inherit it
+    epilog="Exit codes: 0 success (a validation passed, warnings included), 1 a validation "
+    "failed, 2 usage error (a flag, value, file or stack given wrong), 3 inconclusive (it ran "
+    "but proved nothing: unreachable, did not start, an incomplete log), 130 interrupted.",
 )
 
 
@@ -57,6 +60,12 @@ def _version(value: bool) -> None:
     if value:
         out.print(f"clusterctl {__version__}")
         raise typer.Exit()
+
+
+@app.command("version")
+def _version_command() -> None:
+    """Print the version (as --version does)."""
+    out.print(f"clusterctl {__version__}", highlight=False)
 
 
 @app.callback()

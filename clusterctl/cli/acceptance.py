@@ -60,10 +60,25 @@ def check_report_path(path: Path | None) -> None:
     writable_file(path, "--report")
 
 
-def history_stack(stack: str | None, record: str | None) -> str | None:
+def history_stack(stack: str | None, record: str | None, sku: str | None = None) -> str | None:
+    """The stack a run is kept under. A `--record STACK` run (e.g. a --from-log one) must be of
+    a stack that exists and of a VM size it runs, or its history would compare unlike runs."""
     if record is not None and stack is not None and record != stack:
         raise UserError(f"--record {record} with -s {stack}: the run is kept under -s's stack")
-    return record or stack
+    if record is not None and stack is None:
+        from clusterctl.spec.load import load_stack_spec
+
+        spec, _ = load_stack_spec(record)  # a stack that does not exist: one line, exit 2
+        skus = sorted({p.sku for p in spec.partitions})
+        if sku is not None and sku not in skus:
+            raise UserError(
+                f"--record {record}: the stack runs {', '.join(skus)}, not --sku {sku}: keep "
+                "the run under a stack of that size, or leave out --record"
+            )
+    kept_as = record or stack
+    if kept_as is not None:  # before the run: a history that cannot be written must not turn
+        writable_file(open_history().path, "the validation history")  # a shown pass into exit 2
+    return kept_as
 
 
 def open_history() -> History:
@@ -87,7 +102,7 @@ def keep_and_report(
 ) -> None:
     """Record the run in its stack's history, then write the report (exit 2 if either fails,
     after the verdict has been shown)."""
-    from clusterctl.validate.history import HistoryRun
+    from clusterctl.validate.history import HistoryRun, outcome_kind
 
     now = datetime.now(UTC).replace(microsecond=0).isoformat()
     first: HistoryRun | None = None
@@ -96,7 +111,7 @@ def keep_and_report(
         if stack is not None:
             history = open_history()
             history_path = str(history.path)
-            first = history.first_accepted(stack)
+            first = history.first_accepted(stack, outcome_kind(outcome))
             kept = history.record_outcome(stack, outcome, at=now, source=_source(from_log))
             if not quiet:
                 err.print(
@@ -142,20 +157,26 @@ def register_history(group: typer.Typer) -> None:
         ] = None,
         as_json: Annotated[bool, typer.Option("--json", help="Print the runs as JSON.")] = False,
     ) -> None:
-        """The stack's validation runs, oldest first: busbw against the floor and the first
-        accepted run."""
+        """The stack's validation runs, oldest first: busbw against the floor and against the
+        first accepted run of the same SKU and node count."""
         if stack is None:
             bail("say which stack: validate history -s STACK")
         try:
             store = open_history()
             runs = store.runs(stack)
             trains = store.train_runs(stack)
+            if not runs and not trains:  # a misspelt stack is an error, not an empty history
+                from clusterctl.spec.stackfile import read_stack_config
+
+                read_stack_config(stack)
         except UserError as exc:
             bail(*exc.problems)
         if as_json:
             doc = {"stack": stack, "file": str(store.path), "runs": [_row(r) for r in runs],
                    "train_runs": [asdict(r) for r in trains]}  # fmt: skip
-            sys.stdout.write(json.dumps(doc, indent=2) + "\n")
+            from clusterctl.figures import tidy_floats
+
+            sys.stdout.write(json.dumps(tidy_floats(doc), indent=2) + "\n")
             return
         if not runs and not trains:
             out.print(f"no validation runs kept for stack {escape(stack)} ({store.path})")
@@ -227,15 +248,21 @@ def _peer_lines(runs: list) -> list[str]:
 
 
 def _trend(stack: str, runs: list, path: Path) -> Table:
-    first = next((r for r in runs if r.accepted), None)
+    """One row per run; "vs first accepted" compares a run only with the first accepted run of
+    its kind (same SKU, same node count: HistoryRun.kind), never across kinds."""
+    from clusterctl.validate.history import first_accepted_of
+
     table = Table(title=f"validation history of {stack}", caption=str(path))
-    for col in ("#", "when (UTC)", "status", "busbw GB/s", "floor", "margin", "vs first accepted",
-                "network", "fabric per host", "source"):  # fmt: skip
-        table.add_column(col, justify="right" if col in ("#", "busbw GB/s", "floor") else "left")
+    for col in ("#", "when (UTC)", "status", "SKU", "nodes", "busbw GB/s", "floor", "margin",
+                "vs first accepted", "network", "fabric per host", "source"):  # fmt: skip
+        table.add_column(
+            col, justify="right" if col in ("#", "nodes", "busbw GB/s", "floor") else "left"
+        )
     style = {"pass": "green", "warn": "yellow", "fail": "bold red"}
     for r in runs:
+        first = first_accepted_of(runs, r.kind)
         if first is None or r.busbw_gbps is None or first.busbw_gbps is None:
-            versus = "-"
+            versus = "-" if first is not None or r.busbw_gbps is None else "none of its kind"
         elif r.id == first.id:
             versus = "first accepted"
         else:
@@ -244,6 +271,8 @@ def _trend(stack: str, runs: list, path: Path) -> Table:
             str(r.id),
             r.at.replace("T", " ")[:16],
             f"[{style.get(r.status, 'magenta')}]{r.status}[/]",
+            escape(r.sku or "-"),
+            "-" if r.nodes is None else str(r.nodes),
             "-" if r.busbw_gbps is None else f"{r.busbw_gbps:.2f}",
             "-" if r.floor_gbps is None else f"{r.floor_gbps:g}",
             "-" if r.margin_pct is None else f"{r.margin_pct:+.1f}%",

@@ -3,16 +3,34 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
 import typer
-from rich.console import Console
+from rich.console import Console, ConsoleDimensions
 from rich.markup import escape
 
-out = Console()
-err = Console(stderr=True)
+PIPED_WIDTH = 10_000
+"""Lines are not wrapped when the output goes to a file or a pipe (as pulumi and kubectl do):
+a wrapped line splits the commands and numbers a script or grep looks for."""
+
+
+class _Console(Console):
+    """Rich's console, but piped output (no COLUMNS set) is one line per line, not 80 columns
+    or the width of a terminal that another stream is attached to."""
+
+    @property  # type: ignore[override, misc]
+    def size(self) -> ConsoleDimensions:
+        size = super().size
+        if not self.is_terminal and not os.environ.get("COLUMNS", "").isdigit():
+            return ConsoleDimensions(PIPED_WIDTH, size.height)
+        return size
+
+
+out = _Console()
+err = _Console(stderr=True)
 
 StackOpt = Annotated[
     str,
@@ -41,6 +59,15 @@ def fail(lines: list[str], code: int, *, label: str = "error") -> NoReturn:
         for line in lines:
             err.print(f"[red]{label}:[/] {escape(line)}", highlight=False, soft_wrap=True)
     raise typer.Exit(code)
+
+
+def inconclusive(*lines: str) -> NoReturn:
+    """The command ran but proved nothing (unreachable, did not start, an incomplete log): one
+    `error:` line per problem, exit 3 (constants.EXIT_INCONCLUSIVE), which CI tells from a
+    usage error's 2."""
+    from clusterctl.constants import EXIT_INCONCLUSIVE
+
+    fail(list(lines), EXIT_INCONCLUSIVE)
 
 
 def json_mode() -> bool:

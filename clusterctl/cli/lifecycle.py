@@ -22,6 +22,7 @@ from rich.table import Table
 
 from clusterctl.cli.common import JsonOpt, StackOpt, bail, err, out
 from clusterctl.errors import UserError
+from clusterctl.figures import usd
 from clusterctl.lifecycle.errors import OperationFailed
 from clusterctl.lifecycle.retry import DEFAULT_DELAYS, Backoff
 from clusterctl.platform import cloud_of, scheduler_of
@@ -210,7 +211,10 @@ def _up(stack: str, as_json: bool, yes: bool, d: Deps, allow_replace: bool = Fal
         text = value if isinstance(value, str) else json.dumps(value, default=str)
         table.add_row(key, escape(text))
     out.print(table)
-    out.print(f"[bold]cost: ${cost.total:,.2f} per hour, ${cost.per_day:,.2f} per day[/] (catalog)")
+    out.print(
+        f"[bold]cost: {usd(cost.total)} per hour, {usd(cost.per_day)} per day[/] (catalog"
+        + (f"; no price for {', '.join(cost.unpriced)})" if cost.unpriced else ")")
+    )
     if kubeconfig is not None:
         out.print(f"kubeconfig (0600): {kubeconfig}", highlight=False)
     if spec.validation.nccl.on_deploy:
@@ -291,11 +295,11 @@ def _show_preview(stack: str, changes: dict[str, int], before, after, spec) -> N
 
     what = ", ".join(f"{n} to {op}" for op, n in sorted(changes.items()) if op != "same")
     err.print(f"preview of stack {stack}: {what or 'no changes'}", highlight=False)
-    was = "nothing deployed" if before is None else f"${before.total:,.2f}"
-    idle = idle_cost_per_hour(spec, catalog())
+    was = "nothing deployed" if before is None else usd(before.total)
+    idle = usd(idle_cost_per_hour(spec, catalog()))
     err.print(
-        f"cost per hour (catalog, every node running): {was} -> ${after.total:,.2f}; "
-        f"idle with power saving: ${idle:,.2f} ({spec.total_nodes} GPU nodes)",
+        f"cost per hour (catalog, every node running): {was} -> {usd(after.total)}; "
+        f"idle with power saving: {idle} ({spec.total_nodes} GPU nodes)",
         highlight=False,
     )
 
@@ -396,8 +400,9 @@ def _status(stack: str, as_json: bool, d: Deps) -> None:
     if last is not None:
         out.print(f"last update: {last.kind} {last.result} at {last.ended or last.started}")
     out.print(
-        f"[bold]spent so far: ${report.spent:,.2f}[/] ({report.hours:,.1f} h x "
-        f"${report.cost_per_hour:,.2f}/h at catalog on-demand prices; disks and traffic extra)",
+        f"[bold]spent so far: {usd(report.spent)}[/] ({report.hours:,.1f} h x "
+        f"{usd(report.cost_per_hour, per='/h')} at catalog on-demand prices; disks and traffic "
+        "extra)",
         highlight=False,
     )
 
@@ -497,8 +502,8 @@ def _show_plan(stack: str, plan, report, say=out) -> None:
         say.print(f"[red]--include-storage: the shared storage is deleted too: {gone}[/]")
     since = report.since.strftime("%Y-%m-%d %H:%M UTC") if report.since else "an unknown time"
     say.print(
-        f"running since {since}: ${report.spent:,.2f} so far at ${report.cost_per_hour:,.2f}/h "
-        "(catalog on-demand prices)",
+        f"running since {since}: {usd(report.spent)} so far at "
+        f"{usd(report.cost_per_hour, per='/h')} (catalog on-demand prices)",
         highlight=False,
     )
 

@@ -15,6 +15,7 @@ from rich.tree import Tree
 
 from clusterctl.cli.common import StackOpt, bail, err, out
 from clusterctl.cli.paths import writable_dir, writable_file
+from clusterctl.figures import usd
 from clusterctl.platform import scheduler_of
 
 
@@ -100,6 +101,8 @@ def _tidy_out(out_dir: Path, written: list[Path]) -> tuple[list[str], list[str]]
 
 
 def _print_plan(result) -> None:
+    from clusterctl.plan.mockengine import azure_name
+
     run = result.run
     children: dict[str | None, list] = {}
     for res in run.resources:
@@ -109,6 +112,9 @@ def _print_plan(result) -> None:
     def add(node: Tree, parent: str | None) -> None:
         for res in children.get(parent, []):
             label = f"{res.name} [dim]{res.type}[/]"
+            real = azure_name(res.type, res.name, res.inputs)
+            if real != res.name:  # the logical name is Pulumi's; Azure shows this one
+                label += f" [dim]named[/] {escape(real)}"
             if res.protect:
                 label += " [yellow](protected)[/]"
             add(node.add(label), res.urn)
@@ -129,41 +135,51 @@ def _print_plan(result) -> None:
     _print_team(result.spec)
     cost = result.cost
     for line in cost.lines:
+        note = f" [yellow]({escape(line.note)})[/]" if line.note else ""
         if line.usd_per_hour_each is None:
-            out.print(f"  {line.item}: {line.count} x {line.sku}: no published on-demand price")
+            out.print(
+                f"  {line.item}: {line.count} x {line.sku}: [yellow]price unknown[/] (the "
+                "catalog has no published on-demand price)"
+            )
             continue
         if line.service:
             per_gb = line.usd_per_gb_processed
             traffic = f" + ${per_gb:,.3f} per GB it carries" if per_gb else ""
             out.print(
                 f"  {line.item}: ${line.usd_per_hour_each:,.3f}/h{traffic} "
-                f"[dim](catalog price of {line.price_as_of})[/]"
+                f"[dim](catalog price of {line.price_as_of})[/]{note}"
             )
             continue
         out.print(
             f"  {line.item}: {line.count} x {line.sku} at ${line.usd_per_hour_each:,.2f}/h "
-            f"= ${line.usd_per_hour:,.2f}/h [dim](catalog price of {line.price_as_of})[/]"
+            f"= {usd(line.usd_per_hour, per='/h')} [dim](catalog price of "
+            f"{line.price_as_of})[/]{note}"
         )
-    left_out = f"; leaves out {', '.join(cost.unpriced)} (no price)" if cost.unpriced else ""
-    out.print(
-        f"[bold]estimated cost: ${cost.total:,.2f} per hour, ${cost.per_day:,.2f} per day[/] "
-        f"(on-demand compute and hourly services at catalog prices; disks and traffic "
-        f"extra{left_out})"
-    )
+    if cost.total is None:
+        out.print(
+            f"[bold]estimated cost: [yellow]unknown[/][/] per hour: no catalog price for "
+            f"{', '.join(cost.unpriced)}; the priced rest is {usd(cost.priced_part, per='/h')} "
+            "(on-demand compute and hourly services; disks and traffic extra)"
+        )
+    else:
+        out.print(
+            f"[bold]estimated cost: {usd(cost.total)} per hour, {usd(cost.per_day)} per day[/] "
+            "(on-demand compute and hourly services at catalog prices; disks and traffic extra)"
+        )
     from clusterctl.spec.catalog import catalog
     from clusterctl.spec.cost import idle_cost_per_hour
     from clusterctl.spec.kubernetes import AUTOSCALER_IDLE_MINUTES, NODE_PROVISION_MINUTES
 
-    idle = idle_cost_per_hour(result.spec, catalog())
+    idle = usd(idle_cost_per_hour(result.spec, catalog()))
     if scheduler_of(result.spec.scheduler).power_saving:
         out.print(
-            f"idle, with Slurm power saving: ${idle:,.2f} per hour (head node, hourly services "
+            f"idle, with Slurm power saving: {idle} per hour (head node, hourly services "
             "and minNodes; "
             "idle GPU nodes are deallocated after idleMinutes)"
         )
     else:
         out.print(
-            f"idle, with the cluster autoscaler: ${idle:,.2f} per hour (system nodes, hourly "
+            f"idle, with the cluster autoscaler: {idle} per hour (system nodes, hourly "
             "services and minNodes; a GPU node is removed "
             f"{AUTOSCALER_IDLE_MINUTES} minutes after its last GPU pod, and takes up to "
             f"{NODE_PROVISION_MINUTES} minutes to come back)"

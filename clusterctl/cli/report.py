@@ -21,7 +21,6 @@ from clusterctl.nccl.report import (
     HEADERS,
     expected_lines,
     fabric_lines,
-    reasons,
     table_lines,
     to_junit,
 )
@@ -42,8 +41,22 @@ def nccl_table(verdicts: Sequence[Verdict], *, all_sizes: bool = False) -> Table
     for row in table_lines(verdicts, all_sizes=all_sizes):
         status = row[-1]
         table.add_row(*row[:-1], f"[{_STYLE.get(status, '')}]{status}[/]" if status else "")
-    table.caption = "\n".join(f"{g}: {r}" for g, r in reasons(verdicts)) or None
     return table
+
+
+def reason_lines(verdicts: Sequence[Verdict]) -> list[str]:
+    """Why each group got its status, then its notes (info findings, e.g. "fabric unproven"),
+    as lines under the table: a table caption is dim and centred, and cut when piped."""
+    lines = []
+    for v in verdicts:
+        style = _STYLE.get(v.status, "")
+        lines += [f"[{style}]{escape(v.group or '-')}: {escape(r)}[/]" for r in v.reasons]
+        lines += [
+            f"note: {escape(v.group or '-')}: {escape(f.message)}"
+            for f in v.findings
+            if f.level == "info"
+        ]
+    return lines
 
 
 def report(outcome: Outcome, *, as_json: bool, junit: Path | None) -> None:
@@ -67,6 +80,8 @@ def report(outcome: Outcome, *, as_json: bool, junit: Path | None) -> None:
 
 def _print(outcome: Outcome) -> None:
     out.print(nccl_table(outcome.verdicts))
+    for line in reason_lines(outcome.verdicts):
+        out.print(line, highlight=False, soft_wrap=True)
     for v in outcome.verdicts:
         group = f"{v.group}: " if v.group and len(outcome.verdicts) > 1 else ""
         for line in expected_lines(v) + fabric_lines(v):

@@ -11,12 +11,15 @@ Exit codes: 0 done; 2 refused (bad input) or could not run.
 
 from __future__ import annotations
 
+import json
+import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from clusterctl.cli.common import (
+    JsonOpt,
     SandboxDirOpt,
     SandboxOpt,
     StackOpt,
@@ -30,8 +33,12 @@ from clusterctl.errors import UserError
 def _key_text(key: str) -> str:
     """A key given as a .pub file's path, or as the key's text itself."""
     path = Path(key).expanduser()
-    if not key.startswith(("ssh-", "ecdsa-")) and path.is_file():
+    if key.startswith(("ssh-", "ecdsa-", "sk-")):
+        return key.strip()
+    if path.is_file():
         return path.read_text(encoding="utf-8").strip()
+    if " " not in key.strip():  # one word that is not a key: a path that is not there
+        raise UserError(f"--key {key}: no such file (give a .pub file or the key's text)")
     return key.strip()
 
 
@@ -46,12 +53,19 @@ def _write_checked(stack: str, new_text: str) -> None:
     stack_path(stack).write_text(new_text, encoding="utf-8")
 
 
-def _push(stack: str, sandbox: str | None) -> None:
-    """Run the team sync on the sandbox's scheduler; on the cloud, say how it gets there."""
+def _push(stack: str, sandbox: str | None, *, changed: bool = True) -> None:
+    """Run the team sync on the sandbox's scheduler; on the cloud, say how the file's change
+    gets there (`changed`: add or remove edited the file; sync did not)."""
     from clusterctl.spec.load import load_stack_spec
 
     spec, _ = load_stack_spec(stack)
     if sandbox is None:
+        if not changed:
+            raise UserError(
+                f"users sync -s {stack} changes nothing on its own: `clusterctl up -s {stack}` "
+                "brings a cloud cluster's team to the stack file; `users sync --sandbox` the "
+                "local sandbox's"
+            )
         out.print(
             f"the stack file now declares {len(spec.users)} user(s); `clusterctl up -s {stack}` "
             "applies it in place (the team Run Command on the scheduler; nodes take it within a "
@@ -89,7 +103,10 @@ def register(app: typer.Typer) -> None:
         uid: Annotated[int, typer.Option("--uid", help="The same uid on every node.")],
         account: Annotated[str, typer.Option("--account", help="A declared account.")],
         key: Annotated[
-            list[str], typer.Option("--key", help="An SSH public key, or a .pub file; repeatable.")
+            list[str],
+            typer.Option(
+                "--key", metavar="KEY", help="An SSH public key, or a .pub file; repeatable."
+            ),
         ],
         admin: Annotated[bool, typer.Option("--admin", help="sudo on every node.")] = False,
         sandbox: SandboxOpt = False,
@@ -128,15 +145,33 @@ def register(app: typer.Typer) -> None:
     def sync_cmd(
         stack: StackOpt, sandbox: SandboxOpt = False, sandbox_dir: SandboxDirOpt = None
     ) -> None:
-        """Bring the running cluster's team to what the stack declares (what `up` runs)."""
-        _push(stack, sandbox_workdir(sandbox, sandbox_dir))
+        """Bring the running sandbox's team to what the stack declares (a cloud cluster gets it
+        from `clusterctl up`)."""
+        _push(stack, sandbox_workdir(sandbox, sandbox_dir), changed=False)
 
     @users.command("list")
-    def list_cmd(stack: StackOpt) -> None:
+    def list_cmd(stack: StackOpt, as_json: JsonOpt = False) -> None:
         """The team as the stack declares it."""
+        from clusterctl.platform import scheduler_of
         from clusterctl.spec.load import load_stack_spec
 
         spec, _ = load_stack_spec(stack)
+        if not scheduler_of(spec.scheduler).head_node:
+            raise UserError(
+                f"stack {stack} is a Kubernetes cluster: it has no Slurm team (users are the "
+                "cloud's identities there)"
+            )
+        if as_json:
+            doc = [{"name": u.name, "uid": u.uid, "account": u.account, "admin": u.admin,
+                    "sshPublicKeys": list(u.ssh_public_keys)} for u in spec.users]  # fmt: skip
+            sys.stdout.write(json.dumps({"stack": stack, "users": doc}, indent=2) + "\n")
+            return
+        if not spec.users:
+            out.print(
+                f"stack {stack} declares no users (add one with `clusterctl users add NAME -s "
+                f"{stack} --uid N --account A --key KEY.pub`)",
+                highlight=False,
+            )
         for user in spec.users:
             role = " admin" if user.admin else ""
             out.print(f"{user.name}\tuid {user.uid}\taccount {user.account}{role}", highlight=False)

@@ -1,7 +1,8 @@
 """`clusterctl validate --nccl` and `--train`: register(app) adds the command to the main typer app.
 
-Exit codes: 0 pass (warnings included), 1 fail, 2 could not run (bad input, unreachable host,
-job did not start, output not parsable, nothing judged). Each problem is one line on stderr.
+Exit codes (constants.EXIT_*): 0 pass (warnings included), 1 fail, 2 usage error (bad input),
+3 inconclusive (unreachable host, job did not start, output not parsable, nothing judged). Each
+problem is one line on stderr.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from clusterctl.cli.common import (
     SandboxOpt,
     bail,
     err,
+    inconclusive,
     out,
     sandbox_workdir,
 )
@@ -122,7 +124,7 @@ MinTokensOpt = Annotated[
     typer.Option(
         "--min-tokens-per-gpu",
         min=0.0,
-        help="--train: throughput floor. Default: 80%% of the first passing run kept for the "
+        help="--train: throughput floor. Default: 80% of the first passing run kept for the "
         "stack (-s/--record); none without one.",
     ),
 ]
@@ -254,7 +256,11 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Prove the fabric delivers: all_reduce bus bandwidth against the SKU's baseline.
 
-        Exit 0 pass (or warn), 1 fail, 2 could not run. `validate history -s STACK`: the trend.
+        Exit codes: 0 pass (warnings included), 1 fail, 2 usage error (a flag, value, file or
+        stack given wrong: fix the command), 3 inconclusive (it ran but proved nothing:
+        unreachable, did not start, an incomplete log, nothing judged).
+
+        `validate history -s STACK`: the trend.
         """
         from clusterctl.validate import CouldNotRun
 
@@ -290,7 +296,7 @@ def register(app: typer.Typer) -> None:
             if junit is not None:  # before the run: a bad path must not cost the verdict
                 writable_file(junit, "--junit")
             check_report_path(report_path)
-            kept_as = history_stack(stack, record)
+            kept_as = history_stack(stack, record, sku)
             refuse_ignored(given)
             check_peer_floor(peer_floor)
             if resume:
@@ -308,8 +314,10 @@ def register(app: typer.Typer) -> None:
                     sku, nodes, partition, sweep, drain, fail_below, warn_below, min_bytes,
                     max_bytes, peer_floor, quiet=as_json,
                 )  # fmt: skip
-        except (CouldNotRun, UserError) as exc:
-            bail(*([str(exc)] if isinstance(exc, CouldNotRun) else exc.problems))
+        except UserError as exc:
+            bail(*exc.problems)
+        except CouldNotRun as exc:
+            inconclusive(str(exc))
         from clusterctl.cli.report import report
 
         report(outcome, as_json=as_json, junit=junit)
@@ -333,7 +341,7 @@ def _train(refused: dict, *, stack, host, kubeconfig, sandbox, from_log, sku, no
         if junit is not None:
             writable_file(junit, "--junit")
         validate_train.check_report(report)
-        kept_as = history_stack(stack, record)
+        kept_as = history_stack(stack, record, sku)
         validate_train.refuse_for_train(refused)
         refuse_ignored(dict(stack=stack, host=host, kubeconfig=kubeconfig, sandbox=sandbox,
                             from_log=from_log, sku=sku, partition=partition))  # fmt: skip
@@ -346,8 +354,10 @@ def _train(refused: dict, *, stack, host, kubeconfig, sandbox, from_log, sku, no
                 target=target, min_tokens=min_tokens, min_scaling=min_scaling, scaling=scaling,
                 steps=steps, as_json=as_json, junit=junit, kept_as=kept_as, report=report,
             )  # fmt: skip
-    except (CouldNotRun, UserError) as exc:
-        bail(*([str(exc)] if isinstance(exc, CouldNotRun) else exc.problems))
+    except UserError as exc:
+        bail(*exc.problems)
+    except CouldNotRun as exc:
+        inconclusive(str(exc))
 
 
 def _target_label(stack, host, kubeconfig, sandbox, from_log) -> str:

@@ -52,7 +52,8 @@ class Status:
     resources: int
     since: datetime | None
     last_update: LastUpdate | None
-    cost_per_hour: float
+    cost_per_hour: float | None
+    """None: a type the cluster runs has no catalog price (unknown, never 0)."""
     now: datetime
     outputs: dict[str, Any]
     access: str | None = None
@@ -70,7 +71,9 @@ class Status:
         return max(0.0, (self.now - self.since).total_seconds() / 3600)
 
     @property
-    def spent(self) -> float:
+    def spent(self) -> float | None:
+        if self.cost_per_hour is None:
+            return None if self.hours else 0.0
         return round(self.hours * self.cost_per_hour, 2)
 
     def as_json(self) -> dict[str, Any]:

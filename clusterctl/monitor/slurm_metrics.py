@@ -187,10 +187,10 @@ def render(
         "# TYPE gpucl_cost_usd_per_hour gauge",
     ]
     for part in parts:
+        if part not in prices:  # no catalog price: no series (unknown), never a 0
+            continue
         vms = {n.name for n in nodes if n.partition == part and n.billing}
-        lines.append(
-            f'gpucl_cost_usd_per_hour{{partition="{part}"}} {len(vms) * prices.get(part, 0.0):.2f}'
-        )
+        lines.append(f'gpucl_cost_usd_per_hour{{partition="{part}"}} {len(vms) * prices[part]:.2f}')
     lines += [
         "# HELP gpucl_slurm_metrics_last_success_timestamp_seconds When Slurm last answered.",
         "# TYPE gpucl_slurm_metrics_last_success_timestamp_seconds gauge",

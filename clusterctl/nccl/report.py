@@ -105,7 +105,7 @@ def to_json(verdicts: Sequence[Verdict]) -> dict[str, Any]:
                 "group": v.group,
                 "status": v.status,
                 "measured_busbw_gbps": v.measured_busbw_gbps,
-                "margin_pct": v.margin_pct,
+                "margin_pct": None if v.margin_pct is None else round(v.margin_pct, 2),
                 "n_ranks": v.n_ranks,
                 "hosts": list(v.hosts),
                 "networks": [

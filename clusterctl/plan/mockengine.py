@@ -75,18 +75,67 @@ def _fake_id(type_: str, name: str) -> str:
     return hashlib.sha1(f"{type_}/{name}".encode()).hexdigest()[:16]
 
 
+MOCK_SUBSCRIPTION = "00000000-0000-0000-0000-000000000000"
+# azure-native's module -> the ARM resource provider namespace its ids carry.
+_ARM_NAMESPACES = {
+    "authorization": "Microsoft.Authorization",
+    "compute": "Microsoft.Compute",
+    "containerservice": "Microsoft.ContainerService",
+    "keyvault": "Microsoft.KeyVault",
+    "managedidentity": "Microsoft.ManagedIdentity",
+    "network": "Microsoft.Network",
+    "storage": "Microsoft.Storage",
+}
+
+
+# The input that names a resource where it is not `<kind>Name` (pulumi-azure-native's args).
+_NAME_INPUTS = {
+    "VirtualMachineScaleSet": "vmScaleSetName",
+    "VirtualMachine": "vmName",
+    "ManagedCluster": "resourceName",
+}
+# Child resources: their id runs through the parent's (`<parent type>/<parent name>/<type>`).
+_PARENTS = {"Subnet": ("virtualNetworks", "virtualNetworkName"),
+            "AgentPool": ("managedClusters", "resourceName")}  # fmt: skip
+
+
+def azure_name(type_: str, name: str, inputs: dict[str, Any]) -> str:
+    """The name Azure gives the resource: the input that names it where the program sets one
+    (a ResourceGroup's resourceGroupName, a scale set's vmScaleSetName), else the logical name
+    (which Pulumi's auto-naming then suffixes)."""
+    kind = type_.split(":")[-1]
+    explicit = inputs.get(_NAME_INPUTS.get(kind, kind[:1].lower() + kind[1:] + "Name"))
+    return explicit if isinstance(explicit, str) and explicit else name
+
+
+def _arm_id(type_: str, name: str, inputs: dict[str, Any]) -> str:
+    """An ARM id of the real form (/subscriptions/.../providers/Microsoft.X/things/name), so the
+    scopes `plan` prints read as they will in Azure."""
+    _, module, kind = type_.split(":")
+    if kind == "ResourceGroup":
+        return f"/subscriptions/{MOCK_SUBSCRIPTION}/resourceGroups/{name}"
+    rg = inputs.get("resourceGroupName", f"rg-{name}")
+    namespace = _ARM_NAMESPACES.get(module, f"Microsoft.{module.capitalize()}")
+    plural = kind[:1].lower() + kind[1:]
+    plural = plural[:-1] + "ies" if plural.endswith("y") else plural + "s"
+    if kind in _PARENTS and isinstance(inputs.get(_PARENTS[kind][1]), str):
+        parent_type, key = _PARENTS[kind]
+        plural = f"{parent_type}/{inputs[key]}/{plural}"
+    return (
+        f"/subscriptions/{MOCK_SUBSCRIPTION}/resourceGroups/{rg}/providers/{namespace}/"
+        f"{plural}/{name}"
+    )
+
+
 def plausible_state(type_: str, name: str, inputs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     """What a provider would return: the inputs, plus the outputs later resources read."""
     state = dict(inputs)
     rid = _fake_id(type_, name)
     if type_.startswith("azure-native:"):
-        rg = inputs.get("resourceGroupName", f"rg-{name}")
         kind = type_.split(":")[-1]
-        rid = (
-            "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/"
-            f"{rg}/providers/mock/{kind}/{name}"
-        )
-        state.setdefault("name", name)
+        real = azure_name(type_, name, inputs)
+        rid = _arm_id(type_, real, inputs)
+        state.setdefault("name", real)
         identity = state.get("identity")
         if isinstance(identity, dict) and isinstance(identity.get("userAssignedIdentities"), list):
             # Input is a list of ids, the provider answers a map of id -> details.

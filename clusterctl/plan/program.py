@@ -26,24 +26,32 @@ class Plan:
     cost: Cost
     findings: list[Finding]
     files: dict[str, str] = field(default_factory=dict)
-    idle_cost: float = 0.0
-    """What the cluster bills idle (spec.cost.idle_cost_per_hour)."""
+    idle_cost: float | None = 0.0
+    """What the cluster bills idle (spec.cost.idle_cost_per_hour); None: unknown."""
 
     def as_json(self) -> dict[str, Any]:
-        return {
-            "stack": self.stack,
-            "resources": [r.as_json() for r in self.run.resources],
-            "outputs": {
-                k: ("[secret]" if k in self.run.secret_outputs else v)
-                for k, v in self.run.outputs.items()
-            },
-            "cost_per_hour_usd": self.cost.total,
-            "cost_per_day_usd": self.cost.per_day,
-            "idle_cost_per_hour_usd": self.idle_cost,
-            "findings": [
-                {"level": f.level, "message": f.message, "field": f.field} for f in self.findings
-            ],
-        }
+        from clusterctl.figures import tidy_floats
+
+        return tidy_floats(
+            {
+                "stack": self.stack,
+                "resources": [r.as_json() for r in self.run.resources],
+                "outputs": {
+                    k: ("[secret]" if k in self.run.secret_outputs else v)
+                    for k, v in self.run.outputs.items()
+                },
+                "cost_per_hour_usd": self.cost.total,
+                "cost_per_day_usd": self.cost.per_day,
+                "idle_cost_per_hour_usd": self.idle_cost,
+                # null costs above are unknown (a type without a catalog price), never 0
+                "cost_unpriced": self.cost.unpriced,
+                "cost_notes": {line.item: line.note for line in self.cost.lines if line.note},
+                "findings": [
+                    {"level": f.level, "message": f.message, "field": f.field}
+                    for f in self.findings
+                ],
+            }
+        )
 
 
 def make_plan(stack: str, overrides: list[str] | None = None) -> Plan:

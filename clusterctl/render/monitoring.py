@@ -83,8 +83,13 @@ def prometheus_args(spec: ClusterSpec) -> str:
 
 def monitoring_config(spec: ClusterSpec, cat: Catalog) -> str:
     """/etc/gpu-clusters/monitoring.json, what gpucl_monitor reads: where to write, the ports to
-    scrape, each partition's on-demand price (0 where the catalog has none)."""
-    prices = {p.name: partition_sku(p, cat).price.usd_per_hour or 0.0 for p in spec.partitions}
+    scrape, each partition's on-demand price (a partition whose type has no catalog price is
+    left out, so its spend is no series rather than a false 0)."""
+    prices = {
+        p.name: price
+        for p in spec.partitions
+        if (price := partition_sku(p, cat).price.usd_per_hour) is not None
+    }
     doc = {
         "cluster": spec.name,
         "drainPrefix": spec.health_checks.drain_prefix,

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from clusterctl.figures import known_sum
 from clusterctl.platform import cloud_of, nat_egress, scheduler_of
 from clusterctl.spec.catalog import Catalog
 from clusterctl.spec.defaults import JUMP_HOST_SKU, head_sku, login_count, login_sku
@@ -23,10 +24,15 @@ class CostLine:
     service: bool = False
     """Not a VM: a service billed by the hour (config/services.yaml)."""
     usd_per_gb_processed: float | None = None
+    note: str = ""
+    """What the price is not: spot billed at on-demand, another region's price."""
 
     @property
-    def usd_per_hour(self) -> float:
-        return self.count * (self.usd_per_hour_each or 0.0)
+    def usd_per_hour(self) -> float | None:
+        """None: the catalog has no price for this type (unknown, never 0)."""
+        if self.usd_per_hour_each is None:
+            return None
+        return self.count * self.usd_per_hour_each
 
 
 @dataclass(frozen=True)
@@ -34,17 +40,25 @@ class Cost:
     lines: tuple[CostLine, ...]
 
     @property
-    def total(self) -> float:
-        return round(sum(line.usd_per_hour for line in self.lines), 2)
+    def total(self) -> float | None:
+        """None (unknown) when any line has no price: a sum without it would read as the
+        cluster's cost while leaving out what may be most of it."""
+        return known_sum(line.usd_per_hour for line in self.lines)
+
+    @property
+    def priced_part(self) -> float:
+        """The lines that have a price, summed: what is known of an unknown total."""
+        return round(sum(line.usd_per_hour or 0.0 for line in self.lines), 2)
 
     @property
     def unpriced(self) -> list[str]:
-        """Items whose type has no published on-demand price: the total leaves them out."""
+        """Items whose type has no published on-demand price: they make the total unknown."""
         return [line.item for line in self.lines if line.usd_per_hour_each is None]
 
     @property
-    def per_day(self) -> float:
-        return round(self.total * 24, 2)
+    def per_day(self) -> float | None:
+        total = self.total
+        return None if total is None else round(total * 24, 2)
 
 
 def cost_per_hour(spec: ClusterSpec, cat: Catalog) -> Cost:
@@ -52,28 +66,39 @@ def cost_per_hour(spec: ClusterSpec, cat: Catalog) -> Cost:
     upper bound to plan with."""
     lines = []
     if scheduler_of(spec.scheduler).head_node:
-        lines.append(_line(cat, "head node", head_sku(spec), 1))
+        lines.append(_line(cat, "head node", head_sku(spec), 1, spec.region))
         if spec.ssh.access == "jumphost":
-            lines.append(_line(cat, "jump host", JUMP_HOST_SKU, 1))
+            lines.append(_line(cat, "jump host", JUMP_HOST_SKU, 1, spec.region))
         if login_count(spec):
-            lines.append(_line(cat, "login nodes", login_sku(spec), login_count(spec)))
+            lines.append(_line(cat, "login nodes", login_sku(spec), login_count(spec), spec.region))
     else:
-        lines.append(_line(cat, "system nodes", head_sku(spec), spec.kubernetes.system_nodes))
+        lines.append(
+            _line(cat, "system nodes", head_sku(spec), spec.kubernetes.system_nodes, spec.region)
+        )
         # what the cluster itself bills, idle or not (EKS's control plane, AKS's load balancer)
         lines += [
-            _service(cat, spec.cloud, key) for key in cloud_of(spec.cloud).kubernetes_services
+            _service(cat, spec.cloud, key, spec.region)
+            for key in cloud_of(spec.cloud).kubernetes_services
         ]
     for part in spec.partitions:
-        lines.append(_line(cat, f"partition {part.name}", part.sku, part.nodes))
+        line = _line(cat, f"partition {part.name}", part.sku, part.nodes, spec.region)
+        if part.spot and line.usd_per_hour_each is not None:
+            # The catalog holds on-demand prices only; a spot VM bills the cloud's current spot
+            # rate, below on-demand, so the on-demand figure is this line's upper bound.
+            spot = "spot: the on-demand price shown is an upper bound"
+            line = replace(line, note="; ".join(n for n in (spot, line.note) if n))
+        lines.append(line)
     if nat_egress(spec.cloud, spec.scheduler):
-        lines += [_service(cat, spec.cloud, key) for key in ("natGateway", "publicIp")]
+        lines += [_service(cat, spec.cloud, key, spec.region) for key in ("natGateway", "publicIp")]
     fs = shared_filesystem(spec)
     if fs is not None:
-        lines.append(_file_system(cat, spec.cloud, fs.size_gib, fs.throughput_mbps_per_tib))
-    return Cost(tuple(line for line in lines if line))
+        lines.append(
+            _file_system(cat, spec.cloud, fs.size_gib, fs.throughput_mbps_per_tib, spec.region)
+        )
+    return Cost(tuple(lines))
 
 
-def _service(cat: Catalog, cloud: str, key: str) -> CostLine:
+def _service(cat: Catalog, cloud: str, key: str, region: str) -> CostLine:
     """A non-VM line; a service missing from config/services.yaml is an unpriced line."""
     price = cat.services.get(cloud, {}).get(key)
     if price is None:
@@ -86,10 +111,11 @@ def _service(cat: Catalog, cloud: str, key: str) -> CostLine:
         price.as_of,
         service=True,
         usd_per_gb_processed=price.usd_per_gb_processed,
+        note=_other_region(price.region, region),
     )
 
 
-def _file_system(cat: Catalog, cloud: str, size_gib: int, throughput: int) -> CostLine:
+def _file_system(cat: Catalog, cloud: str, size_gib: int, throughput: int, region: str) -> CostLine:
     """The shared file system: its provisioned GB (1 GiB billed as 1 GB, as the price pages
     quote) at the tier's per-GB-month price, per hour of a 730-hour month."""
     shape = f"{size_gib} GiB at {throughput} MB/s/TiB"
@@ -97,29 +123,42 @@ def _file_system(cat: Catalog, cloud: str, size_gib: int, throughput: int) -> Co
     if price is None or price.usd_per_gb_month is None:
         return CostLine("shared file system (FSx for Lustre)", shape, 1, None, "", service=True)
     hourly = round(size_gib * price.usd_per_gb_month / HOURS_PER_MONTH, 4)
-    return CostLine(f"{price.title}, {shape}", shape, 1, hourly, price.as_of, service=True)
+    return CostLine(
+        f"{price.title}, {shape}", shape, 1, hourly, price.as_of, service=True,
+        note=_other_region(price.region, region),
+    )  # fmt: skip
 
 
-def _line(cat: Catalog, item: str, sku_name: str, count: int) -> CostLine | None:
+def _line(cat: Catalog, item: str, sku_name: str, count: int, region: str) -> CostLine:
+    """A VM line; a type the catalog lacks is an unpriced line, never left out."""
     sku = cat.get(sku_name)
     if sku is None:
-        return None
-    return CostLine(item, sku.name, count, sku.price.usd_per_hour, sku.price.as_of)
+        return CostLine(item, sku_name, count, None, "")
+    price = sku.price
+    note = _other_region(price.region, region) if price.usd_per_hour is not None else ""
+    return CostLine(item, sku.name, count, price.usd_per_hour, price.as_of, note=note)
 
 
-def idle_cost_per_hour(spec: ClusterSpec, cat: Catalog) -> float:
+def _other_region(priced_in: str, region: str) -> str:
+    """The catalog holds one region's price per type (config/skus.yaml, services.yaml); prices
+    differ between regions, so a price read elsewhere says where it is from."""
+    return "" if priced_in == region else f"{priced_in}'s price: the catalog has none for {region}"
+
+
+def idle_cost_per_hour(spec: ClusterSpec, cat: Catalog) -> float | None:
     """What an idle cluster bills per hour: everything but the GPU nodes, plus the GPU nodes an
     idle cluster keeps. Slurm power saving keeps each partition's minNodes (all of them with
-    idleMinutes 0); on Kubernetes the cluster autoscaler keeps each node group's minimum."""
+    idleMinutes 0); on Kubernetes the cluster autoscaler keeps each node group's minimum.
+    None (unknown) when a line it counts has no catalog price."""
     full = cost_per_hour(spec, cat)
-    total = sum(line.usd_per_hour for line in full.lines if not line.item.startswith("partition "))
+    costs = [line.usd_per_hour for line in full.lines if not line.item.startswith("partition ")]
     power_saving = scheduler_of(spec.scheduler).power_saving
     for part in spec.partitions:
         sku = cat.get(part.sku)
-        price = (sku.price.usd_per_hour or 0.0) if sku else 0.0
+        price = sku.price.usd_per_hour if sku else None
         if power_saving:
             kept = part.nodes if part.idle_minutes == 0 else part.min_nodes
         else:
             kept = autoscaled_min(part)
-        total += kept * price
-    return round(total, 2)
+        costs.append(0.0 if kept == 0 else None if price is None else kept * price)
+    return known_sum(costs)

@@ -7,6 +7,7 @@ clusterctl/spec/rules*.py, so each can report the field as the user wrote it.
 from __future__ import annotations
 
 import ipaddress
+import re
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -277,10 +278,27 @@ class SharedFilesystemSpec(Model):
     """Protect the file system: `pulumi destroy` (and `clusterctl down`) keep it unless false."""
 
 
+def _kubernetes_version(value: Any) -> Any:
+    """A version is MAJOR.MINOR (EKS and AKS) or MAJOR.MINOR.PATCH (AKS), written as a string:
+    YAML reads an unquoted 1.30 as the number 1.3."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        raise ValueError(
+            f'{value!r} is a number: write the version as a string, e.g. "1.35" in the stack '
+            "file (YAML reads 1.30 as 1.3), or --set 'kubernetes.version=\"1.35\"'"
+        )
+    if isinstance(value, str) and not re.fullmatch(r"1\.\d{1,2}(\.\d{1,3})?", value):
+        raise ValueError(
+            f"'{value}' is not a Kubernetes version: MAJOR.MINOR like \"1.35\" (AKS also takes "
+            'a patch, "1.35.6")'
+        )
+    return value
+
+
 class KubernetesSpec(Model):
-    version: str | None = None
-    """EKS/AKS only (the `kubernetes` keys are refused on Slurm stacks): the Kubernetes version;
-    unset: the one `config/versions.yaml` pins."""
+    version: Annotated[str | None, BeforeValidator(_kubernetes_version)] = None
+    """EKS/AKS only (the `kubernetes` keys are refused on Slurm stacks): the Kubernetes version,
+    a quoted "MAJOR.MINOR" (AKS also "MAJOR.MINOR.PATCH"), at most two minors behind the one
+    `config/versions.yaml` pins, which is the default."""
     gpu_driver: Literal["managed", "gpu-operator"] = "gpu-operator"
     """`managed`: the cloud's GPU driver on the node image; `gpu-operator`: NVIDIA's operator."""
     kueue: Annotated[bool, Strict()] = False

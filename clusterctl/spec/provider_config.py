@@ -23,6 +23,7 @@ def provider_findings(config: dict[str, Any], spec: ClusterSpec) -> list[Finding
     not a contradiction in the file."""
     given = config.get(CONFIG_KEY)
     raw: dict[str, Any] = given if isinstance(given, dict) else {}
+    planned = spec
     spec = spec.model_copy(
         update={k: raw[k] for k in ("cloud", "region") if isinstance(raw.get(k), str)}
     )
@@ -57,6 +58,18 @@ def provider_findings(config: dict[str, Any], spec: ClusterSpec) -> list[Finding
                     "error",
                     f"{value} contradicts {region_field} {spec.region} (the provider's region "
                     "is where `pulumi up` builds); set both to the same region",
+                    key,
+                )
+            )
+        elif planned.cloud == cloud and planned.region != spec.region:
+            # A `--set region=` what-if: the file itself is consistent, but taking the what-if
+            # into the file needs this key changed too, which `plan` must say, not skip.
+            found.append(
+                Finding(
+                    "warning",
+                    f"{value}: this plan's region is {planned.region} (--set), but the file's "
+                    f"provider region stays {value}; set both to {planned.region} in the file "
+                    "before `pulumi up`",
                     key,
                 )
             )

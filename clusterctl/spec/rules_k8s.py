@@ -80,6 +80,57 @@ def eks_upgrade_policy(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
     )
 
 
+SUPPORTED_MINORS_BEHIND = 2
+"""AKS supports three GA minor versions, the newest and the two before it ("N-2": MicrosoftDocs
+azure-aks-docs articles/aks/supported-kubernetes-versions.md); EKS keeps a minor in standard
+support for 14 months, about as long (AWS EKS version calendar: 1.34 until 2026-12-02, 1.35
+until 2027-03-27), and this project pins supportType STANDARD."""
+
+
+@only_on(scheduler="kubernetes")
+def kubernetes_version_supported(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
+    """A version the cloud no longer (or does not yet) create clusters with is refused here,
+    not by the cloud halfway through `up`."""
+    if not spec.kubernetes.version:
+        return
+    where = field_path("kubernetes", "version")
+    service = cloud_of(spec.cloud).kubernetes_service
+    version = spec.kubernetes.version
+    if service == "eks" and version.count(".") > 1:
+        yield Finding(
+            "error",
+            f"'{version}': EKS takes MAJOR.MINOR (e.g. \"{version.rsplit('.', 1)[0]}\"); it "
+            "picks the patch itself",
+            where,
+        )
+        return
+    pin = str(((cat.versions.get("kubernetes") or {}).get(service) or {}).get("version", ""))
+    if not re.fullmatch(r"1\.\d+", pin):
+        return
+    newest = int(pin.split(".")[1])
+    minor = int(version.split(".")[1])
+    oldest = newest - SUPPORTED_MINORS_BEHIND
+    if minor < oldest:
+        yield Finding(
+            "error",
+            f"{version} is older than {service.upper()} supports (1.{oldest} to {pin} as this "
+            f'catalog knows it): use "{pin}", or leave kubernetes.version out for it',
+            where,
+        )
+    elif minor > newest:
+        yield Finding(
+            "warning",
+            f"{version} is newer than {pin}, the newest this catalog knows for "
+            f"{service.upper()}: check that {service.upper()} offers it in {spec.region} "
+            + (
+                f"(`az aks get-versions -l {spec.region}`)"
+                if service == "aks"
+                else "(`aws eks describe-cluster-versions`)"
+            ),
+            where,
+        )
+
+
 @only_on(cloud="azure", scheduler="kubernetes")
 def aks_upgrade_policy(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
     """Say when AKS may upgrade and reimage the nodes, and what that drains."""
@@ -370,6 +421,7 @@ def shared_filesystem(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
 RULES: tuple[Rule, ...] = (
     api_server_reach,
     aks_entra_sign_in,
+    kubernetes_version_supported,
     eks_upgrade_policy,
     aks_upgrade_policy,
     autoscaler_range,

@@ -150,6 +150,7 @@ def users_valid(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
     accounts = {a.name for a in spec.accounts}
     names = _duplicates([u.name for u in spec.users])
     uids = _duplicates([u.uid for u in spec.users])
+    owner: dict[tuple[str, ...], str] = {}  # a key's type and body (its comment aside) -> user
     for i, user in enumerate(spec.users):
         if user.name in names:
             yield Finding(
@@ -188,6 +189,16 @@ def users_valid(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
             problem = _ssh_key_problem(key)
             if problem:
                 yield Finding("error", problem, field_path("users", i, "sshPublicKeys", j))
+            body = tuple(key.split()[:2])
+            first = owner.setdefault(body, user.name)
+            if first != user.name:
+                # One key logs in as both users: whoever holds it is either, and the audit
+                # trail (sacct, auth.log) cannot tell them apart.
+                yield Finding(
+                    "error",
+                    f"this key is already {first}'s: each user logs in with their own key",
+                    field_path("users", i, "sshPublicKeys", j),
+                )
 
 
 def _cluster_gpus(spec: ClusterSpec, cat: Catalog) -> int:

@@ -16,6 +16,7 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Literal
 
+from clusterctl.constants import EXIT_FAIL, EXIT_INCONCLUSIVE
 from clusterctl.train.model import Failure, TrainRun
 
 STRAGGLER_RATIO = 1.5
@@ -82,7 +83,7 @@ class TrainVerdict:
 
     @property
     def exit_code(self) -> int:
-        return {"pass": 0, "fail": 1}.get(self.status, 2)
+        return {"pass": 0, "fail": EXIT_FAIL}.get(self.status, EXIT_INCONCLUSIVE)
 
     @property
     def bad_nodes(self) -> tuple[str, ...]:

@@ -87,6 +87,14 @@ class HistoryRun:
         return self.status in ACCEPTED
 
     @property
+    def kind(self) -> tuple[str | None, int | None]:
+        """What a run can be compared with: the same VM size on the same number of nodes (a
+        1-node run measures NVLink, a 2-node run the fabric; another SKU has another
+        baseline). The network is left out on purpose: a run that fell back to sockets is
+        the regression a trend must show, not a different kind of run."""
+        return (self.sku, self.nodes)
+
+    @property
     def fabric(self) -> str | None:
         """Each host's fabric as the run's NCCL INFO lines showed it: `h100-0 8 IB GDR; h100-1
         7 IB GDR` (None where the run's log had no such lines)."""
@@ -129,6 +137,11 @@ class HistoryRun:
                     if s["size_bytes"] > 0
                 )
         return ()
+
+
+def outcome_kind(outcome: Any) -> tuple[str | None, int | None]:
+    """A validate Outcome's HistoryRun.kind: its SKU and the most nodes a verdict spanned."""
+    return (outcome.sku, max((len(v.hosts) for v in outcome.verdicts), default=None) or None)
 
 
 def path_for(project_dir: Path | None) -> Path:
@@ -219,7 +232,7 @@ class History:
             at=at,
             source=source,
             sku=outcome.sku,
-            nodes=max((len(v.hosts) for v in outcome.verdicts), default=None) or None,
+            nodes=outcome_kind(outcome)[1],
             network="; ".join(nets) or None,
             nccl_version=next((r.nccl_version for r in outcome.runs if r.nccl_version), None),
         )
@@ -238,8 +251,10 @@ class History:
             for r in rows
         ]
 
-    def first_accepted(self, stack: str) -> HistoryRun | None:
-        return next((r for r in self.runs(stack) if r.accepted), None)
+    def first_accepted(self, stack: str, kind: tuple[str | None, int | None]) -> HistoryRun | None:
+        """The stack's first accepted run of the same kind (HistoryRun.kind): the reference a
+        later run is compared with."""
+        return first_accepted_of(self.runs(stack), kind)
 
     def record_train(self, stack: str, result: dict[str, Any], *, at: str) -> TrainHistoryRun:
         """Keep one `validate --train` run: `result` is its JSON form (cli/train_report.py)."""
@@ -283,6 +298,12 @@ class History:
             ),
             None,
         )  # fmt: skip
+
+
+def first_accepted_of(
+    runs: list[HistoryRun], kind: tuple[str | None, int | None]
+) -> HistoryRun | None:
+    return next((r for r in runs if r.accepted and r.kind == kind), None)
 
 
 _TRAIN_COLUMNS = (

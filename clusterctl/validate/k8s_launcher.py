@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import re
 import subprocess
 import sys
 import time
@@ -278,6 +279,28 @@ class K8sLauncher:
         return self.client.pod_log(ns, latest["metadata"]["name"])
 
 
+_UNREACHABLE = re.compile(
+    r"(dial tcp [^\s;]*: [^;\n]*|Unable to connect to the server: [^;\n]*|no such host|"
+    r"i/o timeout|connection refused)"
+)
+
+
+def kubectl_problem(verb: str, stderr: str) -> str:
+    """kubectl's failure as one line. An API server that does not answer is said as such:
+    kubectl itself then ends with advice (`turn validation off with --validate=false`) that
+    would not help, as its schema download failed for the same reason."""
+    text = stderr.strip()
+    found = _UNREACHABLE.search(text)
+    if found:
+        return (
+            f"the Kubernetes API server did not answer kubectl {verb} ({found.group(1).strip()}):"
+            " check that the cluster is up and that your address is in ssh.allowedCidrs (the "
+            "API server's authorized ranges)"
+        )
+    msg = (text.splitlines() or ["(no message)"])[-1]
+    return f"kubectl {verb} failed: {msg}"
+
+
 class KubectlClient:
     """The real client: `kubectl` with the user's kubeconfig (no kube-apiserver runs here)."""
 
@@ -297,8 +320,7 @@ class KubectlClient:
                 "no `kubectl` on PATH: install it to validate a Kubernetes cluster"
             ) from None
         if proc.returncode != 0:
-            msg = (proc.stderr.strip().splitlines() or ["(no message)"])[-1]
-            raise CouldNotRun(f"kubectl {args[0]} failed: {msg}")
+            raise CouldNotRun(kubectl_problem(args[0], proc.stderr))
         return proc.stdout
 
     def apply(self, docs: list[dict[str, Any]]) -> None:

@@ -11,7 +11,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from clusterctl.constants import NCCL_MAX_BYTES
+from clusterctl.constants import EXIT_FAIL, EXIT_INCONCLUSIVE, NCCL_MAX_BYTES
+from clusterctl.errors import UserError
+from clusterctl.figures import tidy_floats
 from clusterctl.nccl.judge import (
     GIB,
     FabricExpectation,
@@ -30,15 +32,15 @@ from clusterctl.validate.sweep import SweepResult, run_sweep
 from clusterctl.validate.targets import KubeTarget, LogTarget, SlurmTarget, Target
 from clusterctl.validate.thresholds import Overrides, choose
 
-EXIT = {"pass": 0, "warn": 0, "fail": 1, "inconclusive": 2}
+EXIT = {"pass": 0, "warn": 0, "fail": EXIT_FAIL, "inconclusive": EXIT_INCONCLUSIVE}
 
 
 def size_bytes(text: str) -> int:
-    """Bytes in a size (clusterctl.nccl.units syntax); CouldNotRun when it is not one."""
+    """Bytes in a size (clusterctl.nccl.units syntax); UserError when it is not one."""
     try:
         return parse_size(text)
     except SizeError as exc:
-        raise CouldNotRun(f"message size: {exc}") from None
+        raise UserError(f"message size: {exc}") from None
 
 
 @dataclass
@@ -89,8 +91,8 @@ class Outcome:
 def parse_output(text: str, where: str) -> NcclRun:
     try:
         return parse_all_reduce(text)
-    except NotAllReduce as exc:
-        raise CouldNotRun(f"{where}: {exc}") from None
+    except NotAllReduce as exc:  # another benchmark's log: the wrong file was given
+        raise UserError(f"{where}: {exc}") from None
     except NcclParseError as exc:
         raise CouldNotRun(f"{where}: not a complete all_reduce_perf result: {exc}") from None
 
@@ -201,20 +203,55 @@ def validate_log(target: LogTarget, opts: Options) -> Outcome:
     run = parse_output(text, str(target.path))
     hosts = run.hosts
     nodes = target.nodes or len(hosts)
-    if not nodes:
-        raise CouldNotRun(
+    if not nodes:  # usage: the command must say what the log does not
+        raise UserError(
             f"{target.path} names no hosts (no `# Rank` lines): say how many nodes it spanned "
             "with --nodes N"
         )
-    if hosts and len(hosts) != nodes:
-        raise CouldNotRun(
+    if hosts and len(hosts) != nodes:  # usage: --nodes contradicts the log
+        raise UserError(
             f"{target.path} spans {len(hosts)} host(s) ({', '.join(hosts)}) but --nodes is "
             f"{nodes}: the baseline would not apply"
         )
+    if target.sku is None and opts.fail_below is None:  # -s is no way out: --from-log refuses it
+        raise UserError(
+            "--from-log without --sku has no baseline: give --sku SKU (the VM size the log ran "
+            "on; `clusterctl catalog` lists them) or --fail-below GBPS"
+        )
+    mismatch = gpu_model_mismatch(run.gpu_names, target.sku)
+    if mismatch:  # the --sku given is wrong for this log: a usage error, not a verdict
+        raise UserError(f"{target.path}: {mismatch}")
     th = catalog_thresholds(target.sku, nodes, opts)
     gpus = _sku_gpus(target.sku)
     verdict = judge_run(run, th, f"{nodes}-node", gpus_per_host=gpus, nodes=nodes, sku=target.sku)
     return Outcome([verdict], runs=[run], sku=target.sku)
+
+
+def gpu_model_mismatch(gpu_names: tuple[str, ...], sku: str | None) -> str | None:
+    """Why the log's GPUs (nccl-tests' `# Rank ... device N [bus] NAME` lines) are not the SKU's,
+    or None where they match or cannot be told (a name that holds no catalog GPU model)."""
+    if sku is None or not gpu_names:
+        return None
+    from clusterctl.spec.catalog import catalog
+
+    cat = catalog()
+    want = cat.require(sku).gpu_model
+    # Longest first: GB200 before a B200 it contains.
+    models = sorted({s.gpu_model for s in cat.skus if s.gpu_model}, key=len, reverse=True)
+    seen = {}
+    for name in gpu_names:
+        found = next((m for m in models if m.lower() in name.lower()), None)
+        if found is not None:
+            seen[found] = name
+    if not seen or want is None or set(seen) == {want}:
+        return None
+    theirs = sorted(seen)
+    others = [s.name for s in cat.skus if s.gpu_model in seen]
+    hint = f" (e.g. {', '.join(others[:3])})" if others else ""
+    return (
+        f"its GPUs are {', '.join(seen[m] for m in theirs)}, but --sku {sku} has {want} GPUs: "
+        f"that baseline does not apply; give the --sku the log ran on{hint}"
+    )
 
 
 def _sku_gpus(sku: str | None) -> int | None:
@@ -519,4 +556,4 @@ def outcome_json(outcome: Outcome) -> dict[str, Any]:
             "peer_floor": outcome.sweep.peer_floor,
             "peer_suspects": [peer_json(p) for p in outcome.sweep.peers],
         }
-    return data
+    return tidy_floats(data)

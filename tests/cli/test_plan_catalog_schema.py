@@ -68,7 +68,7 @@ def test_plan_shows_the_power_roles_actions_and_scopes(cli) -> None:
     assert "role gpu-clusters power h100 (azure-h100) " in text and "(custom) may:" in text
     assert "  Microsoft.Compute/virtualMachineScaleSets/virtualMachines/reimage/action" in text
     assert "assigned on 2 scope(s):" in text
-    assert text.count("/VirtualMachineScaleSet/h100-gpu-gpu-pg") == 2
+    assert text.count("/providers/Microsoft.Compute/virtualMachineScaleSets/h100-gpu-pg") == 2
     assert "Reader" not in text
     assert "idle, with Slurm power saving: $0.43 per hour" in text  # head node + NAT and its IP
 

@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from tests.cli.conftest import H100, NCCL_DATA
+from tests.cli.conftest import H100, NCCL_DATA, run_cli
 
 
 def from_log(cli, sample: str, sku: str = H100, *more: str):
@@ -68,13 +68,14 @@ def test_the_history_command_shows_each_hosts_fabric(cli, tmp_path, monkeypatch)
     from clusterctl.validate.history import ENV
 
     monkeypatch.setenv(ENV, str(tmp_path / "h.sqlite"))
-    res = from_log(cli, "derived_i41_h100_no_gdr.txt", H100, "--record", "s", "--json")
+    res = from_log(cli, "derived_i41_h100_no_gdr.txt", H100, "--record", "azure-h100", "--json")
     assert res.exit_code == 1, res.output
-    res = cli("validate", "history", "-s", "s", "--json")
+    res = cli("validate", "history", "-s", "azure-h100", "--json")
     assert res.exit_code == 0, res.output
     (row,) = json.loads(res.stdout)["runs"]
     assert row["fabric"] == "h100-0 8 IB GDR; h100-1 8 IB no GDR"
     assert row["expected_gbps"] == 384.0
     assert row["reasons"][0].startswith("h100-1: no GPUDirect RDMA")
-    table = cli("validate", "history", "-s", "s")
-    assert "h100-1 8 IB no GDR" in " ".join(table.stdout.split())
+
+    table = run_cli("validate", "history", "-s", "azure-h100", COLUMNS="")  # piped: not wrapped
+    assert "h100-1 8 IB no GDR" in table.stdout

@@ -56,7 +56,9 @@ def test_a_recovered_pair_passes_and_says_so(cli, fabric) -> None:
 
 def test_json_junit_report_and_history_carry_the_rerun(cli, fabric, tmp_path) -> None:
     junit, report = tmp_path / "r.xml", tmp_path / "r.html"
-    res = run(cli, "--json", "--junit", str(junit), "--report", str(report), "--record", "h100")
+    res = run(
+        cli, "--json", "--junit", str(junit), "--report", str(report), "--record", "azure-h100"
+    )
     assert res.exit_code == 1, res.stderr
     (d,) = json.loads(res.stdout)["sweep"]["peer_suspects"]
     assert (d["pair"], d["verdict"], round(d["busbw_gbps"]), round(d["rerun_gbps"])) == (
@@ -83,11 +85,11 @@ def test_json_junit_report_and_history_carry_the_rerun(cli, fabric, tmp_path) ->
     ]
     assert html.escape(f"pair {line}", quote=True) in page  # in the verdict's reasons too
 
-    hist = cli("validate", "history", "-s", "h100")
+    hist = cli("validate", "history", "-s", "azure-h100")
     assert f"#1 peer check: {line} (floor 0.9): named: the re-run agrees" in " ".join(
         hist.stdout.split()
     )
-    (kept,) = json.loads(cli("validate", "history", "-s", "h100", "--json").stdout)["runs"]
+    (kept,) = json.loads(cli("validate", "history", "-s", "azure-h100", "--json").stdout)["runs"]
     assert kept["peer_suspects"] == [d]
 
 

@@ -61,7 +61,7 @@ def test_a_bad_report_path_is_refused_before_the_run(cli, tmp_path, name, words)
 def test_record_keeps_a_log_run_and_history_prints_the_trend(cli, _validation_history) -> None:
     assert judge(cli, IB, "--record", "azure-h100").exit_code == 0
     assert judge(cli, SOCKET, "--record", "azure-h100").exit_code == 1
-    assert judge(cli, IB, "--record", "other").exit_code == 0
+    assert judge(cli, IB, "--record", "aks-h100").exit_code == 0
     assert judge(cli, IB).exit_code == 0  # no stack named: nothing kept
     rows = (
         sqlite3.connect(_validation_history)
@@ -71,10 +71,11 @@ def test_record_keeps_a_log_run_and_history_prints_the_trend(cli, _validation_hi
     assert rows == [
         ("azure-h100", "pass", 469.1, "IB/GDRDMA"),
         ("azure-h100", "fail", 4.69, "Socket"),
-        ("other", "pass", 469.1, "IB/GDRDMA"),
+        ("aks-h100", "pass", 469.1, "IB/GDRDMA"),
     ]
-    res = cli("validate", "history", "-s", "azure-h100")
-    assert res.exit_code == 0, res.stderr
+    # piped (no COLUMNS): each run is one line, however wide the table
+    res = run_cli("validate", "history", "-s", "azure-h100", COLUMNS="")
+    assert res.returncode == 0, res.stderr
     lines = [line for line in res.stdout.splitlines() if line.startswith("│")]
     assert len(lines) == 2
     assert "pass" in lines[0] and "469.10" in lines[0] and "first accepted" in lines[0]
@@ -124,11 +125,11 @@ def test_history_defaults_to_the_projects_clusterctl_folder(tmp_path) -> None:
     proj = tmp_path / "proj"
     init = run_cli("init", "--example", "azure-h100", str(proj), GPU_CLUSTERS_VALIDATE_HISTORY="")
     assert init.returncode == 0, init.stderr
-    res = run_cli("validate", "--nccl", "--from-log", str(IB), "--sku", H100, "--record", "x",
-                  cwd=proj, GPU_CLUSTERS_VALIDATE_HISTORY="")  # fmt: skip
+    res = run_cli("validate", "--nccl", "--from-log", str(IB), "--sku", H100,
+                  "--record", "azure-h100", cwd=proj, GPU_CLUSTERS_VALIDATE_HISTORY="")  # fmt: skip
     assert res.returncode == 0, res.stderr
     where = proj / ".clusterctl" / "validate-history.sqlite"
-    assert f"kept as run #1 of stack x in {where}" in " ".join(res.stderr.split())
+    assert f"kept as run #1 of stack azure-h100 in {where}" in " ".join(res.stderr.split())
     assert where.is_file()
 
 

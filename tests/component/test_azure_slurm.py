@@ -101,11 +101,11 @@ def test_identity_holds_only_the_power_role_on_the_clusters_scale_sets() -> None
     assert role.inputs["assignableScopes"] == [role.inputs["scope"]]
     assert "/resourceGroups/" in role.inputs["scope"]
     assigned = resources(plan, "azure-native:authorization:RoleAssignment", at_least=2)
-    sets = {v.urn.rsplit("::", 1)[1]: v for v in resources(plan, VMSS, at_least=2)}
+    sets = {v.inputs["vmScaleSetName"]: v for v in resources(plan, VMSS, at_least=2)}
     assert len(assigned) == len(sets) == 2
     for a in assigned:
         assert a.inputs["scope"].rsplit("/", 1)[1] in sets  # a scale set, nothing wider
-        assert "/VirtualMachineScaleSet/" in a.inputs["scope"]
+        assert "/providers/Microsoft.Compute/virtualMachineScaleSets/" in a.inputs["scope"]
         assert a.inputs["roleDefinitionId"].endswith("/h100-power-def")
         assert a.inputs["principalType"] == "ServicePrincipal"
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import yaml
 
+from clusterctl.plan.mockengine import azure_name
 from clusterctl.render.storage import FILES_ACCOUNT_PLACEHOLDER, FILES_MOUNT_OPTIONS
 from tests.conftest import plan_stack, resources
 
@@ -65,7 +66,8 @@ def test_the_share_is_private_to_the_vnet_and_kept_on_destroy() -> None:
     assert link.inputs["registrationEnabled"] is False
     (group,) = resources(plan, DNS_GROUP)
     (config,) = group.inputs["privateDnsZoneConfigs"]
-    assert config["privateDnsZoneId"].endswith(f"/{zone.name}")
+    # the zone's id ends with the name Azure gives it (its privateZoneName)
+    assert config["privateDnsZoneId"].endswith(f"/{azure_name(zone.type, zone.name, zone.inputs)}")
 
 
 def test_every_role_mounts_home_from_the_share_and_the_scheduler_exports_only_sched() -> None:

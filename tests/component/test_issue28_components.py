@@ -107,8 +107,9 @@ def test_finding2_the_deployer_gets_cluster_admin_on_this_cluster_only(h100) -> 
     assert assignment.inputs["principalId"] == "55555555-5555-5555-5555-555555555555"
     assert assignment.inputs["principalType"] == "User"  # an az CLI login
     (cluster,) = resources(h100, AKS)
-    scope = assignment.inputs["scope"]  # the cluster's id (the mock engine's form of it)
-    assert "/ManagedCluster/" in scope and scope.endswith(f"/{cluster.name}")
+    scope = assignment.inputs["scope"]  # the cluster's id (ARM's form; named by resourceName)
+    assert "/providers/Microsoft.ContainerService/managedClusters/" in scope
+    assert scope.endswith(f"/{cluster.inputs['resourceName']}")
     (provider,) = resources(h100, "pulumi:providers:kubernetes")
     assert assignment.name in provider.depends_on  # the Helm releases run as the deployer
 

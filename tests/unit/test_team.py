@@ -158,8 +158,8 @@ def test_the_cli_writes_a_valid_team_and_never_a_refused_one(tmp_path) -> None:
     assert len(errors) == 4, bad.stderr  # uid twice (both users), the account, the key
     assert stack.read_text() == before  # nothing written
     pub = tmp_path / "eve.pub"
-    pub.write_text(
-        "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIH67ZK7iaB6xQGa5B6tUt6g4KSpNTTFOHzhJM1Onq2Y9 e\n"
+    pub.write_text(  # eve's own key (cat's is refused: one key per user)
+        "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIH68ZK7iaB6xQGa5B6tUt6g4KSpNTTFOHzhJM1Onq2Y9 e\n"
     )
     good = _cli(tmp_path, "add", "eve", "--uid", "20005", "--account", "vision", "--key", str(pub))
     assert good.returncode == 0, good.stderr

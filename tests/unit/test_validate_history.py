@@ -29,7 +29,8 @@ def keep(h: History, stack: str, status: str, busbw: float | None, at: str = "20
 
 def test_runs_are_kept_per_stack_in_order(tmp_path) -> None:
     h = History(tmp_path / "sub" / FILE)
-    assert h.runs("a") == [] and h.first_accepted("a") is None  # no file yet: nothing kept
+    # no file yet: nothing kept
+    assert h.runs("a") == [] and h.first_accepted("a", ("X", 2)) is None
     keep(h, "a", "fail", 120.0)
     keep(h, "b", "pass", 400.0)
     keep(h, "a", "warn", 310.0, at="2026-11-02")
@@ -38,7 +39,7 @@ def test_runs_are_kept_per_stack_in_order(tmp_path) -> None:
     assert [(r.status, r.busbw_gbps, r.floor_gbps) for r in runs] == [
         ("fail", 120.0, 300.0), ("warn", 310.0, 300.0), ("pass", 450.0, 300.0),
     ]  # fmt: skip
-    first = h.first_accepted("a")
+    first = h.first_accepted("a", ("X", 2))
     assert first is not None and (first.status, first.at) == ("warn", "2026-11-02")
     assert first.group_points("gpu") == ((1 << 34, 310.0),)
     assert first.group_points("other") == ()

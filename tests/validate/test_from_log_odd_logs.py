@@ -85,7 +85,7 @@ def test_launcher_prefixes_are_stripped(cli, sample) -> None:
 def test_separate_runs_per_process_are_refused(cli) -> None:
     # nccl-tests built without MPI: every process ran its own 1-rank test
     res = run(cli, "derived_i15_separate_runs.txt", *H100_2)
-    assert res.exit_code == 2, res.output
+    assert res.exit_code == 3, res.output  # inconclusive: no one run to judge
     assert "differ" in one_error_line(res)
 
 
@@ -139,5 +139,5 @@ def test_repeated_rank_line_is_counted_once(cli) -> None:
 )
 def test_damaged_footer_and_units_are_refused(cli, sample, needle) -> None:
     res = run(cli, sample, *H100_2)
-    assert res.exit_code == 2, res.output
+    assert res.exit_code == 3, res.output  # inconclusive: the log proves nothing
     assert needle in one_error_line(res)

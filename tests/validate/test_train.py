@@ -107,7 +107,7 @@ def test_a_node_unreachable_while_the_first_waits_is_named_unreachable():
 def test_out_of_memory_is_inconclusive_naming_the_node_and_gpu():
     run = parse(sample("oom-constructed.out"))
     v = judge(run, NONE)
-    assert v.status == "inconclusive" and v.exit_code == 2
+    assert v.status == "inconclusive" and v.exit_code == 3
     oom = [f for f in run.failures if f.kind == "oom"]
     assert [(f.node, f.detail.split(":")[0]) for f in oom] == [
         ("nd-b", "rank 3 (local 1) ran out of memory")
@@ -145,7 +145,7 @@ def test_a_truncated_rank_report_is_not_taken_as_a_report():
 
 def test_no_output_is_inconclusive():
     v = judge(parse("srun: error: Unable to create step\n"), NONE)
-    assert v.status == "inconclusive" and v.exit_code == 2
+    assert v.status == "inconclusive" and v.exit_code == 3
 
 
 def test_throughput_below_the_floor_fails_with_the_floor_source():
@@ -339,29 +339,32 @@ def test_from_log_judges_a_recorded_run(cli, tmp_path):
     bad = cli("--train", "--from-log", str(DATA / "straggler-2-node.out"))
     assert bad.exit_code == 1 and "gpu-pg0-2: rank 1" in bad.output
     oom = cli("--train", "--from-log", str(DATA / "oom-constructed.out"))
-    assert oom.exit_code == 2 and "ran out of memory" in oom.output
+    assert oom.exit_code == 3 and "ran out of memory" in oom.output
 
 
 def test_the_first_passing_run_kept_becomes_the_floor_of_later_runs(cli, tmp_path, monkeypatch):
     monkeypatch.setenv("GPU_CLUSTERS_VALIDATE_HISTORY", str(tmp_path / "h.sqlite"))
     log = str(DATA / "healthy-2-node.out")
-    first = cli("--train", "--from-log", log, "--record", "lab", "--json")
+    first = cli("--train", "--from-log", log, "--record", "azure-h100", "--json")
     assert first.exit_code == 0 and "calibrating" in json.loads(first.stdout)["floor"]["source"]
-    second = json.loads(cli("--train", "--from-log", log, "--record", "lab", "--json").stdout)
+    second = json.loads(
+        cli("--train", "--from-log", log, "--record", "azure-h100", "--json").stdout
+    )
     tps = second["metrics"]["tokens_per_s_per_gpu"]
     assert second["floor"]["tokens_per_s_per_gpu"] == pytest.approx(0.8 * tps)
     assert second["floor"]["source"].startswith("calibrated: 80% of run #1")
     from clusterctl.validate.history import History
 
-    assert [r.status for r in History(tmp_path / "h.sqlite").train_runs("lab")] == ["pass", "pass"]
+    kept = History(tmp_path / "h.sqlite").train_runs("azure-h100")
+    assert [r.status for r in kept] == ["pass", "pass"]
 
 
 def test_validate_history_lists_the_training_runs(cli, tmp_path, monkeypatch):
     monkeypatch.setenv("GPU_CLUSTERS_VALIDATE_HISTORY", str(tmp_path / "h.sqlite"))
-    cli("--train", "--from-log", str(DATA / "healthy-2-node.out"), "--record", "lab")
-    cli("--train", "--from-log", str(DATA / "straggler-2-node.out"), "--record", "lab")
-    shown = cli("history", "-s", "lab")
-    assert shown.exit_code == 0 and "training runs of lab" in shown.output
+    cli("--train", "--from-log", str(DATA / "healthy-2-node.out"), "--record", "azure-h100")
+    cli("--train", "--from-log", str(DATA / "straggler-2-node.out"), "--record", "azure-h100")
+    shown = cli("history", "-s", "azure-h100")
+    assert shown.exit_code == 0 and "training runs of azure-h100" in shown.output
     assert "pass" in shown.output and "fail" in shown.output
-    data = json.loads(cli("history", "-s", "lab", "--json").stdout)
+    data = json.loads(cli("history", "-s", "azure-h100", "--json").stdout)
     assert [r["status"] for r in data["train_runs"]] == ["pass", "fail"] and data["runs"] == []

@@ -362,15 +362,15 @@ def test_validate_train_kubeconfig_names_the_straggler(cli, kube) -> None:
 
 
 def _could_not_run(cli, args: list[str]) -> str:
-    """Exit 2 with one error line on stderr (after the progress lines), and that line as the one
-    problem of --json's error object."""
+    """Exit 3 (inconclusive) with one error line on stderr (after the progress lines), and that
+    line as the one problem of --json's error object."""
     result = cli(*[a for a in args if a != "--json"])
-    assert result.exit_code == 2, result.output
+    assert result.exit_code == 3, result.output
     lines = [x for x in result.stderr.strip().splitlines() if x.strip()]
     errors = [x for x in lines if x.startswith("error: ")]
     assert errors == lines[-1:], result.stderr
     as_json = cli(*args)
-    assert as_json.exit_code == 2
+    assert as_json.exit_code == 3
     assert json.loads(as_json.stdout)["problems"] == [errors[0].removeprefix("error: ")]
     return errors[0]
 

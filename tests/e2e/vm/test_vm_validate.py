@@ -259,7 +259,8 @@ def test_train_runs_ddp_across_nodes_then_names_a_slow_node_against_the_kept_flo
     run is the floor of the next, where a node slowed by `slow-gpu` is named as the straggler."""
     _, workdir = cluster
     env = {"GPU_CLUSTERS_VALIDATE_HISTORY": str(tmp_path / "history.sqlite")}
-    first = train(workdir, "--record", "sandbox-train", env=env)
+    # --record names a stack of the project (cwd=ROOT); the history file is this test's own
+    first = train(workdir, "--record", "azure-h100", env=env)
     assert first.returncode == 0, first.stdout + first.stderr
     data = json.loads(first.stdout)
     assert data["status"] == "pass" and data["stragglers"] == [] and data["failures"] == []
@@ -271,7 +272,7 @@ def test_train_runs_ddp_across_nodes_then_names_a_slow_node_against_the_kept_flo
     assert left.stdout.strip() == "", left.stdout
     faults.inject(workdir, SLOW_HOST_TRAIN, "slow-gpu")
     try:
-        slow = train(workdir, "--record", "sandbox-train", "--no-scaling", env=env)
+        slow = train(workdir, "--record", "azure-h100", "--no-scaling", env=env)
     finally:
         faults.clear(workdir, SLOW_HOST_TRAIN)
     assert slow.returncode == 1, slow.stdout + slow.stderr
