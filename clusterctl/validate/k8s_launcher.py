@@ -57,6 +57,7 @@ def build_mpijob(
     min_bytes: str = NCCL_MIN_BYTES,
     max_bytes: str = NCCL_MAX_BYTES,
     deadline_s: int = 1800,
+    algorithm: str = "Ring",
 ) -> dict[str, Any]:
     """The MPIJob for the `ncclLauncher` stack output (clusterctl.outputs.NcclLauncher): the same
     template and function `plan --out` writes its validation MPIJob with."""
@@ -68,6 +69,7 @@ def build_mpijob(
         min_bytes=min_bytes,
         max_bytes=max_bytes,
         deadline_s=deadline_s,
+        algorithm=algorithm,
     )
     return yaml.safe_load(text)
 
