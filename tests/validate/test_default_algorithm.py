@@ -278,3 +278,17 @@ def test_one_node_runs_no_default_run() -> None:
     )
     assert "default" not in [j.algorithm for j in launcher.jobs]
     assert outcome.default_algorithm is None
+
+
+def test_a_deploy_that_fails_only_on_the_default_algorithm_says_so() -> None:
+    from clusterctl.spec.model import NcclValidationSpec
+    from clusterctl.validate.hook import post_deploy_check
+
+    outcome, _ = _live(H100, ib_log(381.4), ib_log(381.4))
+    got = post_deploy_check(
+        {}, NcclValidationSpec(on_deploy=True, on_failure="fail"), lambda o, n: outcome
+    )
+    assert got.verdict == "fail" and got.fail_update
+    assert "NCCL's default algorithm (NCCL_ALGO unset): busbw 381.40 GB/s at 16 GiB: fail" in (
+        got.message
+    )
