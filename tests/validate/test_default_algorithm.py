@@ -292,3 +292,18 @@ def test_a_deploy_that_fails_only_on_the_default_algorithm_says_so() -> None:
     assert "NCCL's default algorithm (NCCL_ALGO unset): busbw 381.40 GB/s at 16 GiB: fail" in (
         got.message
     )
+
+
+@pytest.mark.parametrize(("env", "said"), [("Ring", "Ring"), (None, None)])
+def test_the_probes_log_says_the_algorithm_it_was_given(monkeypatch, env, said) -> None:
+    """The sandbox's stand-in for nccl-tests, two ranks as srun starts them: with NCCL_ALGO set
+    its log carries NCCL's line; unset, nothing (NCCL prints nothing for an unset variable)."""
+    from tests.validate.test_probe import finish, spawn
+
+    if env is None:
+        monkeypatch.delenv("NCCL_ALGO", raising=False)
+    else:
+        monkeypatch.setenv("NCCL_ALGO", env)
+    res = finish(spawn(2, "-b", "4K", "-e", "8K", "-n", "1", "-w", "0"))
+    assert [rc for rc, _, _ in res] == [0, 0], [e for _, _, e in res]
+    assert parse_all_reduce(res[0][1] + res[1][1]).algorithm == said
