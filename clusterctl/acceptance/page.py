@@ -86,6 +86,10 @@ def _why(outcome: Outcome) -> list[tuple[str, str]]:
     for v in outcome.verdicts:
         group = f"{v.group}: " if v.group and len(outcome.verdicts) > 1 else ""
         items += [(f.level, group + f.message) for f in v.findings]
+    if (a := outcome.default_algorithm) is not None:
+        items += [(f.level, f"{a.group}: {f.message}") for f in a.findings]
+        if a.verdict is not None:  # its own verdict line, beside the Ring run's findings
+            items.append(("info", f"{a.group}: {a.line()}"))
     if outcome.sweep is not None:
         loc = outcome.sweep.localization
         items += [
@@ -136,7 +140,9 @@ def _sizes_table(v: Verdict) -> str:
 def _groups(outcome: Outcome, ctx: Context) -> str:
     refs = references(outcome, ctx)
     parts = ['<section id="groups"><h2>Bus bandwidth by message size</h2>']
-    for v, ref in zip(outcome.verdicts, refs, strict=True):
+    default = outcome.default_algorithm
+    judged = [(default.verdict, None)] if default and default.verdict else []
+    for v, ref in [*zip(outcome.verdicts, refs, strict=True), *judged]:
         th = v.thresholds
         svg = plot.inline_svg(plot.figure([v], references=[ref]))
         parts.append(
@@ -146,6 +152,10 @@ def _groups(outcome: Outcome, ctx: Context) -> str:
             + "".join(f"; {_e(line)}" for line in expected_lines(v))
             + f"; {_e(th.source)}. Judged sizes are circled.</figcaption></figure>"
             + _sizes_table(v)
+        )
+    if default is not None and default.verdict is None:
+        parts.append(
+            f'<p class="default-algorithm muted">{_e(default.group)}: {_e(default.line())}</p>'
         )
     parts.append("</section>")
     return "".join(parts)

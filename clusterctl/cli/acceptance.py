@@ -185,6 +185,8 @@ def register_history(group: typer.Typer) -> None:
             out.print(_trend(stack, runs, store.path))
             for line in _peer_lines(runs):
                 out.print(line, highlight=False)
+            for line in _default_algorithm_lines(runs):
+                out.print(line, highlight=False, soft_wrap=True)
         if trains:
             out.print(_train_trend(stack, trains, store.path))
 
@@ -227,7 +229,17 @@ def _row(run) -> dict:
         "reasons": run.reasons,
         "nccl_version": run.nccl_version,
         "peer_suspects": _peer_suspects(run),
+        "default_algorithm": run.result.get("default_algorithm"),
     }
+
+
+def _default_algorithm_lines(runs: list) -> list[str]:
+    """Under the trend: each kept run's second all-node run, NCCL's default algorithm."""
+    return [
+        f"#{r.id} {escape(d.get('summary') or str(d.get('status')))}"
+        for r in runs
+        if (d := r.result.get("default_algorithm"))
+    ]
 
 
 def _peer_suspects(run) -> list[dict]:

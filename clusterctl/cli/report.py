@@ -19,6 +19,7 @@ from clusterctl.cli.common import err, out
 from clusterctl.errors import path_problem
 from clusterctl.nccl.report import (
     HEADERS,
+    algorithm_lines,
     expected_lines,
     fabric_lines,
     table_lines,
@@ -72,20 +73,28 @@ def report(outcome: Outcome, *, as_json: bool, junit: Path | None) -> None:
             from clusterctl.validate.peers import peer_json, with_peer_case
 
             peers = None if outcome.sweep is None else [peer_json(p) for p in outcome.sweep.peers]
-            junit.write_text(with_peer_case(to_junit(outcome.verdicts), peers))
+            xml = to_junit(outcome.verdicts, default_algorithm=outcome.default_algorithm)
+            junit.write_text(with_peer_case(xml, peers))
         except OSError as exc:
             err.print(f"[red]error:[/] {escape(path_problem(exc, '--junit'))}", highlight=False)
             raise typer.Exit(2) from None
 
 
 def _print(outcome: Outcome) -> None:
-    out.print(nccl_table(outcome.verdicts))
+    default = outcome.default_algorithm
+    judged = [default.verdict] if default is not None and default.verdict is not None else []
+    out.print(nccl_table([*outcome.verdicts, *judged]))
     for line in reason_lines(outcome.verdicts):
         out.print(line, highlight=False, soft_wrap=True)
     for v in outcome.verdicts:
         group = f"{v.group}: " if v.group and len(outcome.verdicts) > 1 else ""
         for line in expected_lines(v) + fabric_lines(v):
             out.print(escape(group + line), highlight=False, soft_wrap=True)
+    for line in algorithm_lines(default):
+        out.print(escape(line), highlight=False, soft_wrap=True)
+    if default is not None and default.verdict is None:
+        for f in default.checks:
+            out.print(escape(f"{default.group}: {f.message}"), highlight=False, soft_wrap=True)
     if outcome.sweep is not None:
         loc = outcome.sweep.localization
         table = Table(title=f"2-node pairs: {loc.rounds} round(s), {loc.pairs_measured} pairs")

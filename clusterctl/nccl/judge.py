@@ -13,12 +13,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
+from clusterctl.nccl.algorithm import label
 from clusterctl.nccl.collective import ranks_from_ratio
 from clusterctl.nccl.fabric import HostFabric, Network
 from clusterctl.nccl.model import NcclRow, NcclRun, RankInfo
 from clusterctl.nccl.units import fmt_bytes
 
 __all__ = [
+    "AlgorithmRun",
     "FabricExpectation",
     "Observation",
     "SizeFigure",
@@ -26,8 +28,10 @@ __all__ = [
     "Thresholds",
     "Verdict",
     "judge",
+    "judge_algorithm",
     "judge_peers",
     "overall_status",
+    "worst_status",
 ]
 
 Status = Literal["pass", "warn", "fail", "inconclusive"]
@@ -142,6 +146,8 @@ class Verdict:
     """Per host, what NCCL's INFO lines say about its network (devices, GPUDirect RDMA)."""
     expect: FabricExpectation | None = None
     """What the SKU's hosts should show, where the catalog says."""
+    algorithm: str | None = None
+    """NCCL_ALGO of the run judged: `Ring`, `default` (unset), another value, None (unknown)."""
 
     @property
     def reasons(self) -> tuple[str, ...]:
@@ -293,7 +299,7 @@ def _ranks(run: NcclRun, gpus_per_host: int | None, nodes: int | None) -> list[O
 
 
 def _size_figures(
-    rows: Iterable[NcclRow], gate_from: int | None, thresholds: Thresholds
+    rows: Iterable[NcclRow], gate_from: int | None, thresholds: Thresholds | None
 ) -> tuple[SizeFigure, ...]:
     # With several (type, redop) sweeps keep the worst figure per size.
     worst: dict[int, tuple[float, float]] = {}
@@ -305,9 +311,10 @@ def _size_figures(
         worst[row.size_bytes] = (oop, inp)
     figures = []
     for size, (o, i) in sorted(worst.items()):
-        gated = gate_from is not None and size >= gate_from
-        share = thresholds.share_at(size) or 1.0
-        floor = thresholds.fail_below_gbps * share if gated else None
+        gated = thresholds is not None and gate_from is not None and size >= gate_from
+        floor = None
+        if thresholds is not None and gated:
+            floor = thresholds.fail_below_gbps * (thresholds.share_at(size) or 1.0)
         figures.append(SizeFigure(size, o, i, gated=gated, floor_gbps=floor))
     return tuple(figures)
 
@@ -323,6 +330,8 @@ def judge(
     nodes: int | None = None,
     fabric: FabricKind | None = None,
     expect: FabricExpectation | None = None,
+    algorithm: str | None = None,
+    notes: Iterable[Observation] = (),
 ) -> Verdict:
     """Judge one run.
 
@@ -341,6 +350,9 @@ def judge(
     (the SKU's fabric as NCCL should see it) every host is checked: fewer devices than the SKU
     has, or no GPUDirect RDMA where it is expected, fails naming the host and what is missing.
     A log with no such lines is judged on bandwidth alone, and says the fabric is unproven.
+
+    `algorithm` is what the run used (its NCCL_ALGO, `default` for none) and `notes` what the
+    caller knows about how the lines fit it; both are kept with the verdict.
     """
     if expect is not None:
         fabric = fabric or expect.kind
@@ -365,7 +377,7 @@ def judge(
             Observation("info", f.kind, f.message) if f.kind == "bandwidth" else f
             for f in verdict_notes
         ]
-    findings += fabric_notes + verdict_notes
+    findings += fabric_notes + verdict_notes + list(notes)
     status = _status(findings, gated=bool(gated), unsure=unsure)
     return Verdict(
         status=status,
@@ -380,6 +392,115 @@ def judge(
         networks=run.networks,
         fabric=run.fabric,
         expect=expect,
+        algorithm=algorithm,
+    )
+
+
+@dataclass(frozen=True)
+class AlgorithmRun:
+    """The all-node all_reduce run once more with another algorithm choice (NCCL's default),
+    same sizes: judged against the catalog's figures for that choice, or reported and not judged
+    with the reason why (`why_not`), never passed for want of a figure."""
+
+    algorithm: str
+    verdict: Verdict | None = None
+    """Judged against the figures for `algorithm`; None: not judged on bandwidth."""
+    why_not: str = ""
+    """One line: why it was not judged."""
+    sizes: tuple[SizeFigure, ...] = ()
+    """What the run measured (the verdict's sizes when judged)."""
+    checks: tuple[Observation, ...] = ()
+    """When not judged: the correctness and rank checks every run gets (a wrong result fails)."""
+    group: str = ""
+    could_not_run: bool = False
+    """The run gave no complete result (`why_not` says what happened)."""
+
+    @property
+    def status(self) -> str:
+        """The verdict's status; unjudged: `fail` when a check failed, `inconclusive` when a
+        run the catalog has figures for gave no result, else `not judged`."""
+        if self.verdict is not None:
+            return self.verdict.status
+        if any(f.level == "fail" for f in self.checks):
+            return "fail"
+        return "inconclusive" if self.could_not_run else "not judged"
+
+    @property
+    def judged(self) -> bool:
+        return self.verdict is not None
+
+    @property
+    def measured_busbw_gbps(self) -> float | None:
+        """The judged figure, else the busbw at the largest size measured."""
+        if self.verdict is not None:
+            return self.verdict.measured_busbw_gbps
+        return self.sizes[-1].busbw_gbps if self.sizes else None
+
+    @property
+    def findings(self) -> tuple[Observation, ...]:
+        if self.verdict is not None:
+            return self.verdict.findings
+        return (*self.checks, Observation("info", "bandwidth", self.line()))
+
+    def line(self) -> str:
+        """One line a person reads: what ran, what it measured, and the verdict or why none."""
+        what = label(self.algorithm)
+        at = ""
+        if self.sizes:  # the worst judged size, else the largest measured
+            gated = [s for s in self.sizes if s.gated]
+            s = min(gated, key=lambda s: s.busbw_gbps) if gated else self.sizes[-1]
+            at = f": busbw {s.busbw_gbps:.2f} GB/s at {fmt_bytes(s.size_bytes)}"
+        if self.verdict is not None:
+            return f"{what}{at}: {self.verdict.status}"
+        return f"{what}{at}: not judged: {self.why_not}"
+
+
+def judge_algorithm(
+    run: NcclRun,
+    thresholds: Thresholds | None,
+    *,
+    algorithm: str,
+    why_not: str = "",
+    error_tolerance: float = 1e-3,
+    group: str = "",
+    gpus_per_host: int | None = None,
+    nodes: int | None = None,
+    fabric: FabricKind | None = None,
+    expect: FabricExpectation | None = None,
+) -> AlgorithmRun:
+    """The run of `algorithm` against `thresholds` (the catalog's figures for it), or, with none,
+    reported with `why_not`. A log that says it ran another NCCL_ALGO (an image's /etc/nccl.conf
+    sets it for every job) is not judged as `algorithm`: it says so."""
+    said = run.algorithm
+    if said is not None and said != algorithm:
+        thresholds = None
+        why_not = (
+            f"the log says it ran {label(said)}, not {label(algorithm)} (set in the job's "
+            "environment or the image's /etc/nccl.conf)"
+        )
+    if thresholds is not None:
+        verdict = judge(
+            run,
+            thresholds,
+            min_gate_bytes=min(GIB, thresholds.message_bytes),
+            error_tolerance=error_tolerance,
+            group=group,
+            gpus_per_host=gpus_per_host,
+            nodes=nodes,
+            fabric=fabric,
+            expect=expect,
+            algorithm=algorithm,
+        )
+        return AlgorithmRun(algorithm, verdict, sizes=verdict.sizes, group=group)
+    checks = _correctness(run, error_tolerance) + _ranks(run, gpus_per_host, nodes)
+    sizes = _size_figures(run.rows, None, None)
+    return AlgorithmRun(
+        algorithm,
+        None,
+        why_not,
+        sizes,
+        tuple(f for f in checks if f.level == "fail"),
+        group,
     )
 
 
@@ -641,10 +762,16 @@ def _status(findings: list[Observation], *, gated: bool, unsure: bool) -> Status
 
 
 def overall_status(verdicts: Iterable[Verdict]) -> Status:
+    return worst_status(v.status for v in verdicts)
+
+
+def worst_status(statuses: Iterable[str]) -> Status:
+    """The worst of `statuses`; `not judged` (a run reported without figures) counts for
+    nothing, so it never turns a verdict either way."""
     worst: Status = "pass"
-    for v in verdicts:
-        if _SEVERITY[v.status] > _SEVERITY[worst]:
-            worst = v.status
+    for status in statuses:
+        if _SEVERITY.get(status, -1) > _SEVERITY[worst]:
+            worst = status  # type: ignore[assignment]
     return worst
 
 

@@ -89,6 +89,9 @@ class NcclRun:
     """What NCCL's INFO lines say it used, hosts grouped by network (clusterctl.nccl.fabric)."""
     fabric: tuple[HostFabric, ...] = ()
     """The same per host: devices, GPUDirect RDMA, fallbacks."""
+    algorithm: str | None = None
+    """NCCL_ALGO as the INFO lines say: `Ring`, another value, `default` (unset), None (the log
+    does not say; clusterctl.nccl.algorithm)."""
 
     @property
     def hosts(self) -> tuple[str, ...]:

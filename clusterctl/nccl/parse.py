@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from clusterctl.nccl.algorithm import algorithm_in
 from clusterctl.nccl.collective import identify, programs_named
 from clusterctl.nccl.fabric import hosts_fabric, networks_of
 from clusterctl.nccl.model import (
@@ -126,8 +127,10 @@ class _State:
 def parse_all_reduce(text: str) -> NcclRun:
     """Parse one all_reduce_perf run; raise NcclParseError if it is not whole and well formed."""
     st = _State()
-    fabric = hosts_fabric(strip_prefixes(raw)[0] for raw in text.splitlines())
+    plain = [strip_prefixes(raw)[0] for raw in text.splitlines()]
+    fabric = hosts_fabric(plain)
     st.info["fabric"] = fabric
+    st.info["algorithm"] = algorithm_in(plain)
     st.info["networks"] = networks_of(fabric)
     for line_no, line in _one_stream(text):
         st.named += [(name, line_no) for name in programs_named(line) if not _is_row(line)]

@@ -10,11 +10,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from clusterctl.nccl.judge import Verdict, overall_status
+from clusterctl.nccl.judge import AlgorithmRun, Verdict, overall_status
 from clusterctl.nccl.units import fmt_bytes
 
 __all__ = [
     "HEADERS",
+    "algorithm_json",
+    "algorithm_lines",
     "expected_lines",
     "fabric_lines",
     "reasons",
@@ -77,6 +79,13 @@ def expected_lines(v: Verdict) -> list[str]:
     return [f"{text}; {warn}fail below {th.fail_below_gbps:g}"]
 
 
+def algorithm_lines(a: AlgorithmRun | None) -> list[str]:
+    """The default-algorithm run in one line, then its expected figure where it was judged."""
+    if a is None:
+        return []
+    return [a.line()] + (expected_lines(a.verdict) if a.verdict is not None else [])
+
+
 def reasons(verdicts: Sequence[Verdict]) -> list[tuple[str, str]]:
     """(group, reason) for every reason a verdict gives."""
     return [(v.group or "-", r) for v in verdicts for r in v.reasons]
@@ -103,6 +112,7 @@ def to_json(verdicts: Sequence[Verdict]) -> dict[str, Any]:
         "groups": [
             {
                 "group": v.group,
+                "algorithm": v.algorithm,
                 "status": v.status,
                 "measured_busbw_gbps": v.measured_busbw_gbps,
                 "margin_pct": None if v.margin_pct is None else round(v.margin_pct, 2),
@@ -170,20 +180,52 @@ def to_json(verdicts: Sequence[Verdict]) -> dict[str, Any]:
     }
 
 
-def to_junit(verdicts: Sequence[Verdict], *, suite: str = "nccl.all_reduce") -> str:
+def algorithm_json(a: AlgorithmRun) -> dict[str, Any]:
+    """The default-algorithm run: `group` is a whole group object (as in `groups`) when it was
+    judged, else None and `why_not` says why; `sizes` are what it measured either way."""
+    return {
+        "algorithm": a.algorithm,
+        "status": a.status,
+        "judged": a.judged,
+        "why_not": a.why_not or None,
+        "measured_busbw_gbps": a.measured_busbw_gbps,
+        "summary": a.line(),
+        "reasons": [f.message for f in a.findings if f.level != "info"],
+        "sizes": [
+            {
+                "size_bytes": s.size_bytes,
+                "busbw_out_of_place_gbps": s.out_of_place_busbw_gbps,
+                "busbw_in_place_gbps": s.in_place_busbw_gbps,
+                "gated": s.gated,
+                "floor_gbps": s.floor_gbps,
+            }
+            for s in a.sizes
+        ],
+        "group": None if a.verdict is None else to_json([a.verdict])["groups"][0],
+    }
+
+
+def to_junit(
+    verdicts: Sequence[Verdict],
+    *,
+    suite: str = "nccl.all_reduce",
+    default_algorithm: AlgorithmRun | None = None,
+) -> str:
     """One testcase per group and check (correctness, bandwidth, and fabric where NCCL's INFO
     lines name the hosts' networks).
 
     A failed check is a <failure>; a bandwidth check that could not be judged is <skipped>;
     warnings go to <system-out> of a passing case, with the expected figure and each host's
-    fabric.
+    fabric. The default-algorithm run adds its own cases when judged; when not, one `bandwidth`
+    case <skipped> with the reason (and a `correctness` failure if its result was wrong).
     """
     import xml.etree.ElementTree as ET  # only for --junit: not on every command's path
 
     root = ET.Element("testsuites", name=suite)
     ts = ET.SubElement(root, "testsuite", name=suite)
     tests = failures = skipped = 0
-    for v in verdicts:
+    judged = [default_algorithm.verdict] if default_algorithm and default_algorithm.verdict else []
+    for v in [*verdicts, *judged]:
         classname = f"{suite}.{v.group or 'cluster'}"
         own_fabric = bool(v.fabric)
         for kind in ("correctness", "bandwidth", "fabric")[: 3 if own_fabric else 2]:
@@ -207,6 +249,21 @@ def to_junit(verdicts: Sequence[Verdict], *, suite: str = "nccl.all_reduce") -> 
             warns += {"bandwidth": expected_lines(v), "fabric": fabric_lines(v)}.get(kind, [])
             if warns:
                 ET.SubElement(case, "system-out").text = "\n".join(warns)
+    a = default_algorithm
+    if a is not None and a.verdict is None:
+        classname = f"{suite}.{a.group or 'default algorithm'}"
+        fails = [f.message for f in a.checks if f.level == "fail"]
+        if fails:
+            case = ET.SubElement(ts, "testcase", classname=classname, name="correctness")
+            tests += 1
+            failures += 1
+            ET.SubElement(case, "failure", message=fails[0], type="correctness").text = "\n".join(
+                fails
+            )
+        case = ET.SubElement(ts, "testcase", classname=classname, name="bandwidth")
+        tests += 1
+        skipped += 1
+        ET.SubElement(case, "skipped", message=a.line())
     for el in (ts, root):
         el.set("tests", str(tests))
         el.set("failures", str(failures))

@@ -160,6 +160,7 @@ def run(args: argparse.Namespace) -> int:
         gdr = os.path.isdir(args.peermem_dir)
         oob = (_interface_of(addr), addr)
         lines = netinfo.info_lines(me.split(".")[0], rank, size, hcas, gdr, oob)
+        lines += netinfo.env_lines(me.split(".")[0], os.environ)
         sys.stdout.write("".join(line + "\n" for line in lines))
         sys.stdout.flush()
     rows, stopped, last = [], False, 0.0

@@ -11,6 +11,7 @@ moves its bytes over TCP: these lines say what the node offers, which is what th
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
 IB_DIR = "/sys/class/infiniband"
@@ -61,3 +62,14 @@ def info_lines(
         )
         lines.append(f"Channel {c:02d}/0 : {rank}[0] -> {nxt}[0] [send] via NET/{net}/{c}{mark}")
     return [head + line for line in lines]
+
+
+def env_lines(host: str, environ: Mapping[str, str], pid: int | None = None) -> list[str]:
+    """The ENV line NCCL prints for NCCL_ALGO when it is set (src/graph/tuning.cc: `NCCL_ALGO set
+    by environment to %s`), so a log says which algorithm ran (clusterctl.nccl.algorithm); with
+    NCCL_ALGO unset NCCL prints none, and neither does the probe."""
+    pid = os.getpid() if pid is None else pid
+    value = environ.get("NCCL_ALGO")
+    if not value:
+        return []
+    return [f"{host}:{pid}:{pid} [0] NCCL INFO NCCL_ALGO set by environment to {value}"]

@@ -260,15 +260,20 @@ def mpijob_manifest(
     min_bytes: str = NCCL_MIN_BYTES,
     max_bytes: str = NCCL_MAX_BYTES,
     deadline_s: int | None = None,
+    algorithm: str = "Ring",
 ) -> str:
     """The NCCL MPIJob for an `ncclLauncher` value: what `validate` creates and `plan --out`
-    writes (one template, so the two cannot drift)."""
+    writes (one template, so the two cannot drift). 2+ workers run NCCL_ALGO=Ring, or with
+    `algorithm` `default` NCCL's own choice (NCCL_ALGO unset)."""
     env = {str(k): str(v) for k, v in launcher.get("env", {}).items()}
     if int(launcher["workers"]) > 1:
-        env["NCCL_ALGO"] = "Ring"  # the network check: docs/decisions/0002
-        # which network NCCL chose, in the launcher's log (clusterctl.nccl.fabric reads it)
+        env.pop("NCCL_ALGO", None)
+        if algorithm != "default":
+            env["NCCL_ALGO"] = "Ring"  # the network check: docs/decisions/0002
+        # which network NCCL chose and the algorithm it was told, in the launcher's log
+        # (clusterctl.nccl.fabric and .algorithm read them)
         env["NCCL_DEBUG"] = "INFO"
-        env["NCCL_DEBUG_SUBSYS"] = "INIT,NET"
+        env["NCCL_DEBUG_SUBSYS"] = "INIT,NET,ENV"
         env.pop("NCCL_DEBUG_FILE", None)  # the lines must reach the launcher's log
     return render_template(
         "k8s/nccl-tests-mpijob.yaml.j2",

@@ -147,6 +147,11 @@ class Baseline(_Entry):
 class NcclBaselines(_Entry):
     single_node: Baseline | None = None
     multi_node: Baseline | None = None
+    """2+ nodes with NCCL_ALGO=Ring: the network check."""
+    multi_node_default: Baseline | None = None
+    """2+ nodes with NCCL's own algorithm choice (NCCL_ALGO unset: NVLS-Tree, Tree, SHARP), where
+    a figure for it is published (or derived from one, labelled); None: that run is reported but
+    not judged."""
 
 
 class Price(_Entry):
@@ -296,10 +301,14 @@ class Sku(_Entry):
         g = self.guest_memory
         return int(g.mem_total_ki_b * (1 - g.tolerance_percent / 100) // 1024)
 
-    def baseline(self, nodes: int) -> Baseline | None:
+    def baseline(self, nodes: int, *, default_algorithm: bool = False) -> Baseline | None:
+        """The figures a run on `nodes` is judged against: one node is NVLink (NCCL's default
+        algorithm); 2+ nodes Ring, or with `default_algorithm` NCCL's own choice."""
         if self.nccl is None:
             return None
-        return self.nccl.single_node if nodes <= 1 else self.nccl.multi_node
+        if nodes <= 1:
+            return self.nccl.single_node
+        return self.nccl.multi_node_default if default_algorithm else self.nccl.multi_node
 
 
 class NcclProfile(_Entry):

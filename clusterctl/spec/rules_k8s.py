@@ -327,6 +327,8 @@ def cluster_autoscaler_pinned(spec: ClusterSpec, cat: Catalog) -> Iterator[Findi
     """The stack's own cluster autoscaler (EKS) runs the image of the cluster's minor."""
     if not cloud_of(spec.cloud).kubernetes_autoscaler_release:
         return
+    if any(f.level == "error" for f in kubernetes_version_supported(spec, cat)):
+        return  # a version refused there has no image to pin either: one line, not two
     version = kubernetes_version(spec, cat)
     if cluster_autoscaler_image(cat, version) is None:
         yield Finding(

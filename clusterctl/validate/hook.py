@@ -77,6 +77,9 @@ def _summary(outcome: Any) -> str:
                 f" ({v.margin_pct:+.1f}%)"
             )
         parts += list(v.reasons)
+    default = outcome.default_algorithm
+    if default is not None and default.status in ("fail", "warn", "inconclusive"):
+        parts.append(default.line())
     if outcome.sweep is not None:
         parts += [f"suspect {s.node} ({s.status})" for s in outcome.sweep.localization.suspects]
     return "; ".join(dict.fromkeys(parts)) or "no figures"

@@ -58,6 +58,7 @@ def build_mpijob(
     min_bytes: str = NCCL_MIN_BYTES,
     max_bytes: str = NCCL_MAX_BYTES,
     deadline_s: int = 1800,
+    algorithm: str = "Ring",
 ) -> dict[str, Any]:
     """The MPIJob for the `ncclLauncher` stack output (clusterctl.outputs.NcclLauncher): the same
     template and function `plan --out` writes its validation MPIJob with."""
@@ -69,6 +70,7 @@ def build_mpijob(
         min_bytes=min_bytes,
         max_bytes=max_bytes,
         deadline_s=deadline_s,
+        algorithm=algorithm,
     )
     return yaml.safe_load(text)
 

@@ -14,16 +14,21 @@ from typing import Any, Literal
 from clusterctl.constants import EXIT_FAIL, EXIT_INCONCLUSIVE, NCCL_MAX_BYTES
 from clusterctl.errors import UserError
 from clusterctl.figures import tidy_floats
+from clusterctl.nccl.algorithm import DEFAULT, RING, label
 from clusterctl.nccl.judge import (
     GIB,
+    AlgorithmRun,
     FabricExpectation,
+    Observation,
     Thresholds,
     Verdict,
     judge,
+    judge_algorithm,
     overall_status,
+    worst_status,
 )
 from clusterctl.nccl.parse import NcclParseError, NcclRun, NotAllReduce, parse_all_reduce
-from clusterctl.nccl.report import to_json
+from clusterctl.nccl.report import algorithm_json, to_json
 from clusterctl.nccl.units import SizeError, parse_size
 from clusterctl.spec.model import NcclValidationSpec, default_of
 from clusterctl.validate import CouldNotRun
@@ -56,6 +61,9 @@ class Options:
     stack: Overrides | None = None
     container_image: str | None = None
     timeout_minutes: int = default_of(NcclValidationSpec, "timeout_minutes")
+    default_algorithm: bool = True
+    """Run the all-node all_reduce (2+ nodes) a second time with NCCL_ALGO unset, judged against
+    the catalog's default-algorithm figures where it has them."""
     say: Callable[[str], None] = lambda _: None
 
 
@@ -70,10 +78,14 @@ class Outcome:
     sku: str | None = None
     command: str | None = None
     """The benchmark's command line as launched, where clusterctl launched it."""
+    default_algorithm: AlgorithmRun | None = None
+    """The same all-node run with NCCL's own algorithm choice (multi-node live runs)."""
 
     @property
     def status(self) -> str:
-        status = overall_status(self.verdicts)
+        status: str = overall_status(self.verdicts)
+        if self.default_algorithm is not None:
+            status = worst_status([status, self.default_algorithm.status])
         if self.sweep is not None:
             loc = self.sweep.localization
             verdicts = {p.verdict for p in self.sweep.peers}
@@ -97,17 +109,35 @@ def parse_output(text: str, where: str) -> NcclRun:
         raise CouldNotRun(f"{where}: not a complete all_reduce_perf result: {exc}") from None
 
 
-def catalog_thresholds(sku: str | None, nodes: int, opts: Options) -> Thresholds:
+def catalog_thresholds(
+    sku: str | None, nodes: int, opts: Options, *, default_algorithm: bool = False
+) -> Thresholds:
     baseline = None
     if sku is not None:
         from clusterctl.spec.catalog import catalog
 
         found = catalog().require(sku)
-        baseline = found.baseline(nodes)
+        baseline = found.baseline(nodes, default_algorithm=default_algorithm)
         if baseline is not None and baseline.fail_below_gbps is None:
             baseline = None
     what = f"{sku} with {nodes} node{'s' if nodes != 1 else ''}" if sku else ""
     return choose(baseline, stack=opts.stack, cli=_cli(opts), what=what)
+
+
+def default_thresholds(sku: str | None, nodes: int) -> tuple[Thresholds | None, str]:
+    """The catalog's lines for NCCL's default algorithm on `nodes` nodes of `sku`, or None and
+    why not (one line). The stack's and the command line's floors are for the Ring run."""
+    if sku is None:
+        return None, "no catalog SKU named for these nodes, so no default-algorithm figure"
+    from clusterctl.spec.catalog import catalog
+
+    baseline = catalog().require(sku).baseline(nodes, default_algorithm=True)
+    if baseline is None or baseline.fail_below_gbps is None:
+        return None, (
+            f"config/skus.yaml has no default-algorithm figure for {sku} "
+            "(nccl.multiNodeDefault): none is published"
+        )
+    return choose(baseline, what=sku), ""
 
 
 def peer_floor(target: SlurmTarget | KubeTarget, opts: Options) -> float:
@@ -130,6 +160,8 @@ def judge_run(
     gpus_per_host: int | None = None,
     nodes: int | None = None,
     sku: str | None = None,
+    algorithm: str | None = None,
+    notes: tuple[Observation, ...] = (),
 ) -> Verdict:
     return judge(
         run,
@@ -140,6 +172,54 @@ def judge_run(
         nodes=nodes,
         fabric=_sku_fabric(sku),
         expect=fabric_expectation(sku),
+        algorithm=algorithm,
+        notes=notes,
+    )
+
+
+def default_group(group: str) -> str:
+    """How the default-algorithm run is named beside the Ring run's group."""
+    return f"{group or 'cluster'} (default algorithm)"
+
+
+def run_default_algorithm(
+    launch: Callable[[], tuple[str, str]],
+    *,
+    sku: str | None,
+    nodes: int,
+    group: str,
+    opts: Options,
+    gpus_per_host: int | None = None,
+    check_nodes: int | None = None,
+    fabric_sku: str | None = None,
+) -> AlgorithmRun:
+    """The all-node run once more with NCCL_ALGO unset (`launch` runs it: (output, where)),
+    judged against the catalog's default-algorithm lines or reported with why it is not."""
+    th, why = default_thresholds(sku, nodes)
+    opts.say(f"running all_reduce on {nodes} node(s) again: {label(DEFAULT)}")
+    try:
+        text, where = launch()
+        if not text.strip():
+            raise CouldNotRun(f"{where} gave no output")
+        run = parse_output(text, where)
+    except CouldNotRun as exc:
+        return AlgorithmRun(
+            DEFAULT,
+            why_not=f"the run gave no result: {exc}",
+            group=default_group(group),
+            could_not_run=th is not None,
+        )
+    fabric_sku = fabric_sku or sku
+    return judge_algorithm(
+        run,
+        th,
+        algorithm=DEFAULT,
+        why_not=why,
+        group=default_group(group),
+        gpus_per_host=gpus_per_host,
+        nodes=check_nodes,
+        fabric=_sku_fabric(fabric_sku),
+        expect=fabric_expectation(fabric_sku),
     )
 
 
@@ -221,9 +301,18 @@ def validate_log(target: LogTarget, opts: Options) -> Outcome:
     mismatch = gpu_model_mismatch(run.gpu_names, target.sku)
     if mismatch:  # the --sku given is wrong for this log: a usage error, not a verdict
         raise UserError(f"{target.path}: {mismatch}")
-    th = catalog_thresholds(target.sku, nodes, opts)
+    th, notes = _log_thresholds(target.sku, nodes, run.algorithm, opts)
     gpus = _sku_gpus(target.sku)
-    verdict = judge_run(run, th, f"{nodes}-node", gpus_per_host=gpus, nodes=nodes, sku=target.sku)
+    verdict = judge_run(
+        run,
+        th,
+        f"{nodes}-node",
+        gpus_per_host=gpus,
+        nodes=nodes,
+        sku=target.sku,
+        algorithm=run.algorithm,
+        notes=notes,
+    )
     return Outcome([verdict], runs=[run], sku=target.sku)
 
 
@@ -251,6 +340,53 @@ def gpu_model_mismatch(gpu_names: tuple[str, ...], sku: str | None) -> str | Non
     return (
         f"its GPUs are {', '.join(seen[m] for m in theirs)}, but --sku {sku} has {want} GPUs: "
         f"that baseline does not apply; give the --sku the log ran on{hint}"
+    )
+
+
+def _log_thresholds(
+    sku: str | None, nodes: int, algorithm: str | None, opts: Options
+) -> tuple[Thresholds, tuple[Observation, ...]]:
+    """The lines a log is judged against, by the algorithm it says it ran (clusterctl.nccl.
+    algorithm), and a note where that choice needs saying. Ring, or a log that does not say,
+    gets the Ring lines (the lower ones: a default-algorithm run that misses them misses its own
+    too); a log that shows NCCL's default choice gets the default-algorithm lines where the
+    catalog has them."""
+    ring = catalog_thresholds(sku, nodes, opts)
+    if sku is None or nodes < 2 or algorithm == RING:
+        return ring, ()
+    own, why = default_thresholds(sku, nodes)
+    if algorithm == DEFAULT:
+        if own is not None:
+            return catalog_thresholds(sku, nodes, opts, default_algorithm=True), ()
+        return ring, (
+            Observation(
+                "info",
+                "bandwidth",
+                f"the log ran {label(DEFAULT)} and {why}: held to the Ring lines (NCCL picks the "
+                "algorithm its model predicts fastest, Ring among them)",
+            ),
+        )
+    if algorithm is not None:
+        return ring, (
+            Observation(
+                "warn",
+                "bandwidth",
+                f"the log ran {label(algorithm)}; the catalog's multi-node figures are for Ring "
+                "and for NCCL's default choice: judged against the Ring lines",
+            ),
+        )
+    if own is None or own.expected_gbps is None:
+        return ring, ()
+    return ring, (
+        Observation(
+            "info",
+            "bandwidth",
+            f"the log does not say which algorithm ran (no `NCCL_ALGO set by environment` line, "
+            f"and no NCCL ENV lines to show it unset): judged against the Ring lines, the lower "
+            f"ones; NCCL's default choice is expected at {own.expected_gbps:g} GB/s "
+            f"({own.expected_basis or 'measured'}). Run with NCCL_DEBUG_SUBSYS=INIT,NET,ENV to "
+            "tell",
+        ),
     )
 
 
@@ -387,7 +523,25 @@ def validate_slurm(target: SlurmTarget, opts: Options, *, launcher: Any = None) 
         gpus_per_host=gpus,
         nodes=target.nodes if per_gpu else None,
         sku=target.sku or target.fabric_sku,
+        algorithm=RING if target.nodes > 1 else DEFAULT,
     )
+    default = None
+    if opts.default_algorithm and target.nodes > 1:
+
+        def launch_default() -> tuple[str, str]:
+            res = launcher.run(replace(job, algorithm=DEFAULT), timeout_s=timeout_s)
+            return res.output, f"job {res.job_id} ({res.state})"
+
+        default = run_default_algorithm(
+            launch_default,
+            sku=target.sku,
+            nodes=target.nodes,
+            group=group,
+            opts=opts,
+            gpus_per_host=gpus,
+            check_nodes=target.nodes if per_gpu else None,
+            fabric_sku=target.sku or target.fabric_sku,
+        )
     if ratio is None and (opts.sweep or verdict.status == "fail"):
         nodes = list(run.hosts) or list(target.node_names)
         if len(nodes) >= 2:
@@ -397,7 +551,13 @@ def validate_slurm(target: SlurmTarget, opts: Options, *, launcher: Any = None) 
         else:
             notes.append("cannot localise: the output names no hosts (no `# Rank` lines)")
     outcome = Outcome(
-        [verdict], sweep, notes=notes, runs=[run], sku=target.sku, command=_srun_line(job)
+        [verdict],
+        sweep,
+        notes=notes,
+        runs=[run],
+        sku=target.sku,
+        command=_srun_line(job),
+        default_algorithm=default,
     )
     if opts.drain and sweep is not None:
         reasons = reasons_for(sweep.localization.suspects, target.drain_prefix, sweep.floor_gbps)
@@ -416,6 +576,20 @@ def _k8s_setup(target: KubeTarget, opts: Options, client: Any) -> tuple[Any, Any
         launcher["image"] = opts.container_image
     image_bytes = int(launcher.get("imageBytes") or DEFAULT_IMAGE_BYTES)
     return client, K8sLauncher(client, image_bytes=image_bytes, say=opts.say), launcher
+
+
+def _default_manifest(launcher: dict, opts: Options, deadline_s: int) -> dict:
+    """The all-node MPIJob with NCCL_ALGO unset, under a name of its own."""
+    from clusterctl.validate.k8s_launcher import build_mpijob
+
+    return build_mpijob(
+        launcher,
+        name="clusterctl-nccl-default",
+        min_bytes=opts.min_bytes or "8",
+        max_bytes=opts.max_bytes or NCCL_MAX_BYTES,
+        deadline_s=deadline_s,
+        algorithm=DEFAULT,
+    )
 
 
 def _pair_manifest(launcher: dict, opts: Options) -> dict:
@@ -449,10 +623,33 @@ def validate_k8s(target: KubeTarget, opts: Options, *, client: Any = None) -> Ou
     run = parse_output(log, "MPIJob launcher log")
     group = launcher.get("partition") or "cluster"
     slots = int(launcher.get("slotsPerWorker") or 0) or None
-    verdict = judge_run(run, th, group, gpus_per_host=slots, nodes=target.nodes, sku=target.sku)
+    multi = target.nodes > 1
+    verdict = judge_run(
+        run,
+        th,
+        group,
+        gpus_per_host=slots,
+        nodes=target.nodes,
+        sku=target.sku,
+        algorithm=RING if multi else DEFAULT,
+    )
     container = manifest["spec"]["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]["containers"][0]
     command = shlex.join([*container.get("command", []), *container.get("args", [])])
     outcome = Outcome([verdict], runs=[run], sku=target.sku, command=command)
+    if opts.default_algorithm and multi:
+        default = _default_manifest(launcher, opts, timeout_s)
+        outcome.default_algorithm = run_default_algorithm(
+            lambda: (
+                k8s.run(default, timeout_s=timeout_s, needs=needs),
+                f"MPIJob {default['metadata']['name']} launcher log",
+            ),
+            sku=target.sku,
+            nodes=target.nodes,
+            group=group,
+            opts=opts,
+            gpus_per_host=slots,
+            check_nodes=target.nodes,
+        )
     # Pair jobs only when asked (--sweep, or --drain after a failed run): they occupy nodes.
     if not (opts.sweep or (opts.drain and verdict.status == "fail")):
         return outcome
@@ -525,6 +722,9 @@ def outcome_json(outcome: Outcome) -> dict[str, Any]:
     """The outcome as `--json` prints it and the history keeps it."""
     data = to_json(outcome.verdicts)
     data["status"] = outcome.status
+    data["default_algorithm"] = (
+        None if outcome.default_algorithm is None else algorithm_json(outcome.default_algorithm)
+    )
     data["exit_code"] = outcome.exit_code
     data["notes"] = list(outcome.notes)
     data["drained"] = list(outcome.drained)

@@ -47,6 +47,8 @@ class SlurmJob:
     reservation: str | None = None
     kind: str = "NCCL"
     """How progress lines and errors name the job."""
+    algorithm: str = "Ring"
+    """2+ nodes: `Ring` (NCCL_ALGO=Ring, the network check) or `default` (NCCL_ALGO unset)."""
 
     def script(self, output: str) -> str:
         return render_sbatch(self, output)
@@ -96,6 +98,7 @@ def render_sbatch(job: SlurmJob, output: str) -> str:
         probe_max_seconds=job.probe_max_seconds,
         sku=job.sku,
         reservation=job.reservation,
+        algorithm=job.algorithm,
     )
 
 

@@ -23,7 +23,7 @@ def test_the_autoscaler_image_has_the_clusters_minor(version: str) -> None:
 
 
 def test_a_version_without_a_pinned_autoscaler_is_refused() -> None:
-    (line,) = errors_of("aws-p5", 'kubernetes.version="1.31"')
+    (line,) = errors_of("aws-p5", 'kubernetes.version="1.36"')
     assert line.startswith("gpu-clusters:cluster.kubernetes.version: ")
     assert "helmCharts.clusterAutoscaler.imageTags" in line
 

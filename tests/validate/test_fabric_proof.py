@@ -44,7 +44,7 @@ def test_the_slurm_job_runs_nccl_with_the_info_lines_in_its_output(tmp_path, pai
     if pair:
         job = pair_job(job, "gpu-1", "gpu-2")
     env = env_at_srun(render_sbatch(job, "o.out"), tmp_path)
-    assert (env["NCCL_DEBUG"], env["NCCL_DEBUG_SUBSYS"]) == ("INFO", "INIT,NET")
+    assert (env["NCCL_DEBUG"], env["NCCL_DEBUG_SUBSYS"]) == ("INFO", "INIT,NET,ENV")
     assert "NCCL_DEBUG_FILE" not in env
 
 
@@ -56,21 +56,32 @@ def test_the_mpijob_runs_nccl_with_the_info_lines_in_the_launchers_log(sku) -> N
         spec = manifest["spec"]["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]
         (c,) = spec["containers"]
         env = {e["name"]: e["value"] for e in c["env"]}
-        assert (env["NCCL_DEBUG"], env["NCCL_DEBUG_SUBSYS"]) == ("INFO", "INIT,NET")
+        assert (env["NCCL_DEBUG"], env["NCCL_DEBUG_SUBSYS"]) == ("INFO", "INIT,NET,ENV")
         assert "NCCL_DEBUG_FILE" not in env
         forwarded = [c["args"][i + 1] for i, a in enumerate(c["args"]) if a == "-x"]
         assert {"NCCL_DEBUG", "NCCL_DEBUG_SUBSYS"} <= set(forwarded)
         assert "NCCL_DEBUG_FILE" not in forwarded
 
 
-def k8s_outcome(sku: str, log: str, monkeypatch):
+def k8s_outcome(sku: str, log: str, monkeypatch, default_log: str | None = None):
+    """`log` from the Ring MPIJob; the default-algorithm MPIJob prints `default_log`, by default
+    a healthy one for the SKU (at its published default-algorithm figure)."""
     from functools import partial
 
     import clusterctl.validate.k8s_launcher as k8s
 
+    if default_log is None:
+        default_log = efa_log(487.1) if sku.startswith("p5") else ib_log(469.1)
     monkeypatch.setattr(k8s, "K8sLauncher", partial(k8s.K8sLauncher, sleep=lambda _: None))
     client = RecordedClient("succeeded")
-    client.pod_log = lambda namespace, pod: log  # type: ignore[method-assign]
+
+    def pod_log(namespace, pod):
+        default = client.created is not None and client.created["metadata"]["name"].endswith(
+            "-default"
+        )
+        return default_log if default else log
+
+    client.pod_log = pod_log  # type: ignore[method-assign]
     return validate_k8s(target(sku), Options(), client=client)
 
 

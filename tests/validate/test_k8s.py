@@ -78,10 +78,12 @@ def test_succeeded_run_is_judged_and_cleaned_up() -> None:
     # the namespace and the topology ConfigMap are applied before the MPIJob, so a cluster made
     # elsewhere (--kubeconfig) has them (issue 14 item 5)
     assert client.calls[0] == ("apply", "ConfigMap", "Namespace")
-    assert (
-        kinds.count("get") == 3
-        and ("log", "nccl-tests", "clusterctl-nccl-launcher-x7k2p") in client.calls
-    )
+    assert ("log", "nccl-tests", "clusterctl-nccl-launcher-x7k2p") in client.calls
+    # the Ring run, then the same run with NCCL's default algorithm: each created and deleted
+    created = [c[2] for c in client.calls if c[0] == "create"]
+    assert created == ["clusterctl-nccl", "clusterctl-nccl-default"]
+    assert [c[2] for c in client.calls if c[0] == "delete"] == created
+    assert outcome.default_algorithm is not None and outcome.default_algorithm.status == "pass"
 
 
 def test_unschedulable_workers_could_not_run_and_still_cleaned_up() -> None:
@@ -122,7 +124,7 @@ def test_manifest_carries_the_skus_resources_and_env(sku, fabric_resource, env_k
     launcher = m["spec"]["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]["containers"][0]
     env = {e["name"]: e["value"] for e in launcher["env"]}
     assert env["NCCL_ALGO"] == "Ring" and env_key in env
-    assert (env["NCCL_DEBUG"], env["NCCL_DEBUG_SUBSYS"]) == ("INFO", "INIT,NET")
+    assert (env["NCCL_DEBUG"], env["NCCL_DEBUG_SUBSYS"]) == ("INFO", "INIT,NET,ENV")
     args = launcher["args"]
     assert args[args.index("-np") + 1] == "16"
     image_env = ["PATH", "LD_LIBRARY_PATH", "LD_PRELOAD"][: 3 if sku.startswith("p5") else 2]

@@ -65,7 +65,7 @@ def test_sbatch_for_the_h100_stack() -> None:
         "#SBATCH --output=o.out",
         "export NCCL_ALGO=Ring",
         "export NCCL_DEBUG=INFO",
-        "export NCCL_DEBUG_SUBSYS=INIT,NET",
+        "export NCCL_DEBUG_SUBSYS=INIT,NET,ENV",
         "export NCCL_TOPO_FILE=/opt/microsoft/ndv5-topo.xml",
         "export NCCL_IB_PCI_RELAXED_ORDERING=1",
     ):
@@ -149,11 +149,17 @@ def test_submit_wait_collect() -> None:
             ("squeue", "", 0),
             ("sacct", "COMPLETED\n", 0),
             ("cat ", log, 0),
+            # the same run with NCCL's default algorithm
+            ("mkdir -p", "4243\n", 0),
+            ("squeue", "", 0),
+            ("sacct", "COMPLETED\n", 0),
+            ("cat ", log, 0),
         ]
     )
     launcher = SlurmLauncher(ssh, sleep=lambda _: None)
     outcome = validate_slurm(stack_target("azure-h100", H100_OUTPUTS), Options(), launcher=launcher)
     assert outcome.status == "pass" and outcome.exit_code == 0
+    assert outcome.default_algorithm is not None and outcome.default_algorithm.status == "pass"
     assert "sbatch --parsable" in ssh.asked[0]
     assert "#SBATCH --nodes=2" in (ssh.inputs[0] or "")
     # what the report shows: the benchmark's command as the script runs it, and the parsed run
@@ -278,7 +284,8 @@ def _validate_output(log: str):
     """A stack validation whose job prints `log`; a failing verdict's 2-node pair (the same two
     hosts) prints it again."""
     job = [("mkdir -p", "4242\n", 0), ("squeue", "", 0), ("sacct", "COMPLETED\n", 0)]
-    ssh = RecordedSsh([*job, ("cat ", log, 0), *job, ("cat ", log, 0)])
+    # the Ring run, the default-algorithm run, the pair
+    ssh = RecordedSsh([*job, ("cat ", log, 0)] * 3)
     launcher = SlurmLauncher(ssh, sleep=lambda _: None)
     return validate_slurm(stack_target("azure-h100", H100_OUTPUTS), Options(), launcher=launcher)
 

@@ -61,6 +61,13 @@ def test_healthy_vm_sandbox_passes(cluster):
     assert group["fabric_expected"]["devices"] == 8 and group["fabric_expected"]["gdr"] is True
     fabric = {f["host"]: (f["device_count"], f["gdr"]) for f in group["fabric"]}
     assert fabric == {name: (8, True) for name in SLURM}, group["fabric"]
+    # the all-node run once more with NCCL_ALGO unset: the probe has no catalog figure for it,
+    # so it is reported, not judged, and says why
+    assert group["algorithm"] == "Ring"
+    default = data["default_algorithm"]
+    assert (default["algorithm"], default["judged"], default["status"]) == (
+        "default", False, "not judged")  # fmt: skip
+    assert "no catalog SKU" in default["why_not"] and default["measured_busbw_gbps"] > 0
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
