@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from clusterctl.errors import UserError
 from clusterctl.validate import CouldNotRun
 from clusterctl.validate.drain import validation_prefix
 from clusterctl.validate.sweep import output_figure
@@ -61,8 +62,8 @@ def check_owned(nodes: Sequence[str], states: dict[str, tuple[str, str]], prefix
                 f"--resume {node}: not drained by validate (state {state}, reason "
                 f"{reason or 'none'!r}); only drains starting with {prefix!r} are resumed here"
             )
-    if problems:
-        raise CouldNotRun("; ".join(problems))
+    if problems:  # the user named a node this is not for: a usage error (exit 2), one line each
+        raise UserError(problems)
 
 
 def recheck_nodes(

@@ -8,6 +8,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from clusterctl.errors import UserError
 from clusterctl.validate import CouldNotRun
 from clusterctl.validate.recheck import recheck_nodes
 from clusterctl.validate.slurm_launcher import SlurmJob
@@ -88,7 +89,7 @@ def test_a_job_that_never_runs_leaves_the_node_drained_and_no_reservation() -> N
 @pytest.mark.parametrize("node", ["n4", "n5", "n1", "n9"])
 def test_only_drains_validate_owns_are_touched(node: str) -> None:
     ssh = FakeSsh()
-    with pytest.raises(CouldNotRun, match=f"--resume {node}: not drained by validate"):
+    with pytest.raises(UserError, match=f"--resume {node}: not drained by validate"):
         _run(ssh, FakeLauncher(lambda pair: 1.0), [node])
     assert not any("scontrol" in c for c in ssh.calls)
 
