@@ -43,7 +43,7 @@ def run_cli(*args: str) -> subprocess.CompletedProcess:
         ("partitions[0].fabric=efa", "gpu-clusters:cluster.partitions[0].fabric", "has infiniband"),
         ("partitions[0].nodes=0", "gpu-clusters:cluster.partitions[0].nodes", "greater than"),
         ("network.addressSpace=10.40.0.1/16", "gpu-clusters:cluster.network.addressSpace", "CIDR"),
-        ("cloud=gcp", "gpu-clusters:cluster.cloud", "'azure' or 'aws'"),
+        ("cloud=gcp", "gpu-clusters:cluster.cloud", "is not one of azure, aws"),
         ("partitions[0].sku=p5.48xlarge", "gpu-clusters:cluster.partitions[0].sku", "aws type"),
         ("validation.nccl.maxBytes=lots", "gpu-clusters:cluster.validation.nccl.maxBytes", "size"),
         ("validation.nccl.maxBytes=1.3K", "gpu-clusters:cluster.validation.nccl.maxBytes", "whole"),
