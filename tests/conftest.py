@@ -38,20 +38,20 @@ for _name in ("COLUMNS", "LINES"):
 
 
 E2E_ORDER = (
-    "test_vm_power",  # 793 s
-    "test_vm_validate",  # 709
-    "test_vm_boot",  # 264
-    "test_vm_production_slurm",  # 264
-    "test_vm_user_path",  # 207
-    "test_vm_team",  # 200
-    "test_vm_scratch",  # 101
-    "test_vm_teardown",  # 84
-    "test_fresh_machine",  # 78 (two mmdebstrap root filesystems: not beside the soak)
-    "test_vm_cli",  # 53
-    "test_node_build",  # 44
-    "test_vm_supply_chain",  # ~60 (one node booted, pyxis refused then built)
-    "test_vm_benchmarks",  # 38
-    "test_vm_soak",  # 880-960, alone
+    "test_vm_validate",  # 824 s
+    "test_vm_power",  # 786
+    "test_vm_team",  # 348
+    "test_vm_user_path",  # 277
+    "test_vm_production_slurm",  # 270
+    "test_vm_boot",  # 216
+    "test_fresh_machine",  # 137 (two mmdebstrap root filesystems: not beside the soak)
+    "test_vm_teardown",  # 116
+    "test_vm_scratch",  # 102
+    "test_node_build",  # 69
+    "test_vm_cli",  # 59
+    "test_vm_supply_chain",  # 51
+    "test_vm_benchmarks",  # 45
+    "test_vm_soak",  # 880-990, alone
     "test_vm_gb200_controller",  # 8 (a chroot's slurmctld, no sandbox node)
     "test_known_hosts_ssh",  # 2
     "test_user_cluster_keys",  # 1
