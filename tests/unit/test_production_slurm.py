@@ -173,3 +173,13 @@ def test_no_scheduler_unit_starts_a_slurmctld_an_admin_stopped() -> None:
         for path in after:
             cond = "ExecCondition=/bin/systemctl is-active --quiet slurmctld.service"
             assert cond in units[path].splitlines(), (stack, path)
+
+
+def test_the_login_nodes_slurm_conf_outlives_a_stopped_sackd() -> None:
+    """sackd's unit removes its RuntimeDirectory (/run/slurm, where /run/slurm/conf lives) when
+    it stops; the login node's commands and units would lose their configuration with it."""
+    files = _files(_user_data("azure-team", "login"))
+    conf = configparser.ConfigParser(strict=False, interpolation=None)
+    conf.optionxform = str  # type: ignore[assignment,method-assign]
+    conf.read_string(files["/etc/systemd/system/sackd.service.d/50-gpu-clusters.conf"])
+    assert conf.get("Service", "RuntimeDirectoryPreserve") == "yes"

@@ -94,6 +94,15 @@ def test_sbatch_from_a_systemd_unit_on_the_login_node_reaches_slurmctld(cluster)
     sbatch = "sbatch --parsable --wait -N1 --time=1 --output=/dev/null --wrap true"
     run = on_node(cluster, login, f"systemd-run --wait --pipe --quiet -p User=azureuser {sbatch}")
     assert run.returncode == 0, run.stdout + run.stderr
+    # sackd stopped (a restart, a crash): its unit's RuntimeDirectory stays, and with it the
+    # configuration every command reads (it was removed with /run/slurm before)
+    assert on_node(cluster, login, "systemctl stop sackd").returncode == 0
+    try:
+        assert on_node(cluster, login, "test -e /run/slurm/conf/slurm.conf").returncode == 0
+        sinfo = on_node(cluster, login, "runuser -u azureuser -- sinfo -h -o %P")
+        assert sinfo.returncode == 0 and sinfo.stdout.strip(), sinfo.stdout + sinfo.stderr
+    finally:
+        assert on_node(cluster, login, "systemctl start sackd").returncode == 0
 
 
 def test_container_jobs_get_the_nodes_nccl_conf_through_enroots_mount_table(cluster):
