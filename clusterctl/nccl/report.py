@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from clusterctl.nccl.judge import AlgorithmRun, Verdict, overall_status
+from clusterctl.nccl.judge import AlgorithmRun, SizeFigure, Verdict, overall_status
 from clusterctl.nccl.units import fmt_bytes
 
 __all__ = [
@@ -161,22 +161,24 @@ def to_json(verdicts: Sequence[Verdict]) -> dict[str, Any]:
                     "source": v.thresholds.source,
                 },
                 "reasons": list(v.reasons),
-                "sizes": [
-                    {
-                        "size_bytes": s.size_bytes,
-                        "busbw_out_of_place_gbps": s.out_of_place_busbw_gbps,
-                        "busbw_in_place_gbps": s.in_place_busbw_gbps,
-                        "gated": s.gated,
-                        "floor_gbps": s.floor_gbps,
-                    }
-                    for s in v.sizes
-                ],
+                "sizes": [size_json(s) for s in v.sizes],
                 "findings": [
                     {"level": f.level, "kind": f.kind, "message": f.message} for f in v.findings
                 ],
             }
             for v in verdicts
         ],
+    }
+
+
+def size_json(s: SizeFigure) -> dict[str, Any]:
+    """One message size of a judged run, as every JSON output shows it."""
+    return {
+        "size_bytes": s.size_bytes,
+        "busbw_out_of_place_gbps": s.out_of_place_busbw_gbps,
+        "busbw_in_place_gbps": s.in_place_busbw_gbps,
+        "gated": s.gated,
+        "floor_gbps": s.floor_gbps,
     }
 
 
@@ -191,16 +193,7 @@ def algorithm_json(a: AlgorithmRun) -> dict[str, Any]:
         "measured_busbw_gbps": a.measured_busbw_gbps,
         "summary": a.line(),
         "reasons": [f.message for f in a.findings if f.level != "info"],
-        "sizes": [
-            {
-                "size_bytes": s.size_bytes,
-                "busbw_out_of_place_gbps": s.out_of_place_busbw_gbps,
-                "busbw_in_place_gbps": s.in_place_busbw_gbps,
-                "gated": s.gated,
-                "floor_gbps": s.floor_gbps,
-            }
-            for s in a.sizes
-        ],
+        "sizes": [size_json(s) for s in a.sizes],
         "group": None if a.verdict is None else to_json([a.verdict])["groups"][0],
     }
 
