@@ -3,7 +3,8 @@ so component tests assert on plain data after everything resolved: nothing is le
 
 Two suites (docs/tests.md): the fast one, `python -m pytest -q`, is everything outside tests/e2e/,
 run by any user, in parallel (pytest-xdist, `-n auto` in pyproject's addopts); the end-to-end one,
-`pytest -m e2e` as root, is tests/e2e/, on two workers taking whole modules (E2E_ORDER)."""
+`pytest -m e2e` as root, is tests/e2e/, on three workers taking whole modules (E2E_ORDER), the
+soak at full CPU priority and the others niced (E2E_FIRST)."""
 
 from __future__ import annotations
 
@@ -38,38 +39,40 @@ for _name in ("COLUMNS", "LINES"):
 
 
 E2E_ORDER = (
+    "test_vm_soak",  # 880-990, first, at full CPU priority (E2E_FIRST)
     "test_vm_validate",  # 824 s
     "test_vm_power",  # 786
     "test_vm_team",  # 348
     "test_vm_user_path",  # 277
     "test_vm_production_slurm",  # 270
     "test_vm_boot",  # 216
-    "test_fresh_machine",  # 137 (two mmdebstrap root filesystems: not beside the soak)
+    "test_fresh_machine",  # 137 (two mmdebstrap root filesystems)
     "test_vm_teardown",  # 116
     "test_vm_scratch",  # 102
     "test_node_build",  # 69
     "test_vm_cli",  # 59
     "test_vm_supply_chain",  # 51
     "test_vm_benchmarks",  # 45
-    "test_vm_soak",  # 880-990, alone
     "test_vm_gb200_controller",  # 8 (a chroot's slurmctld, no sandbox node)
     "test_known_hosts_ssh",  # 2
     "test_user_cluster_keys",  # 1
     "test_down_keeps_a_mount",  # 0
 )
-"""Every e2e module, longest first (seconds from a two-worker run's JUnit XML through
-benchmarks/test_time.py --e2e), so that the two workers end together and the one that takes
-the soak waits least for the other's last sandbox. A module missing here fails
+"""Every e2e module, the soak first, then longest first (seconds from a run's JUnit XML through
+benchmarks/test_time.py --e2e), so that the workers end together. A module missing here fails
 tests/unit/test_suites.py: placing it is a decision about the suite's wall time."""
-E2E_ALONE = ("test_vm_soak",)
-"""Modules that wait for every other sandbox to go (tests/e2e/vm/conftest.py
-alone_on_the_machine) before they boot: the soak's clock is scaled to seconds and a second
-sandbox's boots on 2 cores starve it (measured: 892 s alone; 2131 s beside the others, and it
-failed with power starts timing out). The modules after it in E2E_ORDER boot no sandbox node,
-so the other worker runs them beside the soak."""
-E2E_WORKERS = 2
-"""Two sandboxes at once on the 2-core machine CI runs on (measured: docs/tests.md); each boots
-its own network namespaces, and the image cache is shared under its lock (sandbox/vm/image.py)."""
+E2E_FIRST = ("test_vm_soak",)
+"""Modules that keep full CPU priority; every other e2e module runs at nice E2E_NICE
+(tests/e2e/conftest.py), and so do the sandboxes it boots (nspawn and the nodes' processes
+inherit it). The soak's clock is scaled to seconds: beside other sandboxes at equal priority
+their boots starved it (measured: 892 s alone, 2,131 s beside the others, failed with power
+starts timing out), while alone it left the CPU about 88 % idle (`vmstat 30`). Niced, the others
+take what it leaves."""
+E2E_NICE = 10
+E2E_WORKERS = 3
+"""The soak on one worker, the other modules on two, on the 2-core machine CI runs on (measured:
+docs/tests.md); each sandbox boots its own network namespaces, and the image cache is shared
+under its lock (sandbox/vm/image.py)."""
 
 
 @pytest.hookimpl(tryfirst=True)  # before `-m` deselects (pytest's own hook)

@@ -113,13 +113,14 @@ def test_ci_fails_a_required_suite_that_selects_no_tests_and_says_so_for_an_opti
     assert "ci: suite not-yet selected no tests: nothing to run" in got.stdout
 
 
-def test_every_e2e_module_has_its_place_in_the_two_workers_order() -> None:
-    """The e2e suite's wall time rests on its modules' order (longest first, the soak alone, the
-    nodeless ones beside it): a new module is placed there, not appended by accident."""
-    from tests.conftest import E2E_ALONE, E2E_ORDER
+def test_every_e2e_module_has_its_place_in_the_workers_order() -> None:
+    """The e2e suite's wall time rests on its modules' order (the soak first at full priority,
+    then longest first): a new module is placed there, not appended by accident."""
+    from tests.conftest import E2E_FIRST, E2E_ORDER
 
     modules = {p.stem for p in E2E.rglob("test_*.py")}
     assert modules - set(E2E_ORDER) == set(), "add them to tests/conftest.py E2E_ORDER"
     assert set(E2E_ORDER) - modules == set(), "gone from tests/e2e/: drop them from E2E_ORDER"
     assert len(E2E_ORDER) == len(set(E2E_ORDER))
-    assert set(E2E_ALONE) <= set(E2E_ORDER)
+    assert set(E2E_FIRST) <= set(E2E_ORDER)
+    assert E2E_ORDER[: len(E2E_FIRST)] == E2E_FIRST  # started before the others take the CPU

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -56,18 +55,3 @@ def other_sandboxes() -> list[str]:
     pids = [subprocess.run(["ip", "netns", "pids", n], capture_output=True, text=True).stdout
             for n in found]  # fmt: skip
     return [n for n, p in zip(found, pids, strict=True) if p.split()]
-
-
-def alone_on_the_machine(timeout: float = 2700.0, poll: float = 5.0) -> str:
-    """Wait until no other sandbox runs (the e2e suite's other worker finishing its module), at
-    most `timeout` s; say what was waited for. Past the bound, go on and say so: the test then
-    runs beside another sandbox, slower, rather than not at all."""
-    start = time.monotonic()
-    seen = other_sandboxes()
-    while seen and time.monotonic() - start < timeout:
-        time.sleep(poll)
-        seen = other_sandboxes()
-    waited = time.monotonic() - start
-    if seen:
-        return f"still beside {', '.join(seen)} after {waited:.0f} s: running anyway"
-    return f"alone on the machine after {waited:.0f} s"
