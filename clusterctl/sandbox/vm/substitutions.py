@@ -262,7 +262,9 @@ SUBSTITUTIONS: tuple[Substitution, ...] = (
         "partition tables), /dev/disk/azure/scsi1/lun0[-part1] links by the image's platform unit; "
         "cloud-init's disk_setup refuses it (`is not a disk device`: lsblk TYPE is loop) and so is "
         "NOT exercised; fs_setup (mkfs.xfs -L gpucl-shared) and mounts (LABEL=) are",
-        "no disk-typed block device can be made here without kernel modules",
+        "no disk-typed block device with partitions can be made here: the kernel has no "
+        "modules; lsblk types a loop device by its name (loop); zram is built in and typed disk "
+        "but takes no partition table (checked: sfdisk writes one, the kernel reads none)",
         "machine",
     ),
     Substitution(
