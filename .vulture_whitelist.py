@@ -172,3 +172,9 @@ _.preserve_quotes  # unused attribute (clusterctl/spec/stack_edit.py)
 # the Pulumi program (__main__.py, outside vulture's paths) calls the preflight gate
 bare_run_refusal  # unused function (clusterctl/lifecycle/gate.py)
 skipped_reason  # unused function (clusterctl/lifecycle/gate.py)
+
+# the DOWN-billing record's keys (clusterctl/power/down_billing.py): built as TypedDict keyword
+# arguments and read by key in the CLI and the tests
+usdPerHour  # unused variable (clusterctl/power/down_billing.py)
+deallocateSent  # unused variable (clusterctl/power/down_billing.py)
+checkedAt  # unused variable (clusterctl/power/down_billing.py)

@@ -30,6 +30,7 @@ from clusterctl.platform import cloud_of, scheduler_of
 if TYPE_CHECKING:
     from clusterctl.lifecycle.capacity import CapacitySource
     from clusterctl.lifecycle.survivors import SurvivorFinder
+    from clusterctl.power.down_billing import DownBillingRecord
     from clusterctl.spec.model import ClusterSpec
 
 
@@ -48,6 +49,32 @@ def _capacity_for(spec: ClusterSpec) -> CapacitySource | None:
     return AzureCapacity()
 
 
+def _read_down_billing(spec: ClusterSpec, outputs: dict) -> DownBillingRecord | str | None:
+    """The scheduler's record of DOWN nodes whose VM bills (gpucl-power return writes it every
+    5 minutes), over ssh as its admin; why not, as a str; None for a cluster that keeps none."""
+    from clusterctl.lifecycle.status import scheduler_login
+    from clusterctl.power.down_billing import parse, record_path
+    from clusterctl.power.names import SCHED
+    from clusterctl.validate import CouldNotRun
+    from clusterctl.validate.transport import Ssh, SshTarget
+
+    login = scheduler_login(outputs)
+    if login is None:
+        return None
+    path = record_path(spec.name, SCHED)
+    ssh = Ssh(SshTarget(host=login[0], user=login[1]))
+    try:
+        proc = ssh.run(f"cat {path}", timeout=30, check=False)
+    except CouldNotRun as exc:
+        return str(exc)
+    if proc.returncode != 0:
+        return f"no {path} on the scheduler yet (gpucl-power return writes it every 5 minutes)"
+    try:
+        return parse(proc.stdout)
+    except ValueError as exc:
+        return str(exc)
+
+
 @dataclass
 class Deps:
     """What the commands take from the outside world; tests pass their own."""
@@ -57,6 +84,7 @@ class Deps:
     interactive: Callable[[], bool] = field(default=lambda: sys.stdin.isatty())
     now: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
     backoff: Backoff = field(default_factory=lambda: Backoff(DEFAULT_DELAYS, time.sleep))
+    down_billing: Callable[[ClusterSpec, dict], DownBillingRecord | str | None] = _read_down_billing
 
 
 def register(app: typer.Typer, *, deps: Deps | None = None) -> None:
@@ -88,7 +116,8 @@ def register(app: typer.Typer, *, deps: Deps | None = None) -> None:
 
     @app.command()
     def status(stack: StackOpt, as_json: JsonOpt = False) -> None:
-        """What runs, since when, nodes per partition, money spent so far (catalog prices)."""
+        """What runs, since when, nodes per partition, money spent so far (catalog prices), and
+        on Slurm every node held DOWN while its VM still bills (read from the scheduler)."""
         _status(stack, as_json, d)
 
     @app.command()
@@ -363,7 +392,9 @@ def _status(stack: str, as_json: bool, d: Deps) -> None:
                 with suppress(UserError):  # the size it was deployed with, not the file's
                     spec = load_spec(raw)[0]
         outputs = {k: ("[secret]" if v.secret else v.value) for k, v in handle.outputs().items()}
-    report = build_status(stack, spec, _cost(spec), resources, last, outputs, d.now())
+    live = handle is not None and bool(resources)
+    leak = d.down_billing(spec, outputs) if live else None
+    report = build_status(stack, spec, _cost(spec), resources, last, outputs, d.now(), leak)
     if as_json:
         sys.stdout.write(json.dumps(report.as_json(), indent=2, default=str) + "\n")
         return
@@ -403,6 +434,40 @@ def _status(stack: str, as_json: bool, d: Deps) -> None:
         f"[bold]spent so far: {usd(report.spent)}[/] ({report.hours:,.1f} h x "
         f"{usd(report.cost_per_hour, per='/h')} at catalog on-demand prices; disks and traffic "
         "extra)",
+        highlight=False,
+    )
+    _show_down_billing(report)
+
+
+def _show_down_billing(report) -> None:
+    """Nodes DOWN with a VM that bills: no job can use them, yet each bills its full price."""
+    if report.down_billing_unread:
+        out.print(
+            f"[yellow]DOWN nodes' VMs not checked:[/] {escape(report.down_billing_unread)}",
+            highlight=False,
+        )
+        return
+    record = report.down_billing
+    if record is None:
+        return
+    checked = datetime.fromtimestamp(record["checkedAt"], UTC).strftime("%Y-%m-%d %H:%M UTC")
+    if not record["nodes"]:
+        out.print(f"no node is DOWN with its VM running (checked {checked})", highlight=False)
+        return
+    table = Table(title=f"[red]DOWN with the VM running: billing, unusable[/] (checked {checked})")
+    for col in ("node", "vm", "power", "per hour", "deallocating", "reason"):
+        table.add_column(col)
+    for n in record["nodes"]:
+        table.add_row(
+            n["node"], n["vm"], n["power"], usd(n["usdPerHour"], per="/h"),
+            "yes" if n["deallocateSent"] else "no (not set DOWN by the power program)",
+            escape(n["reason"]),
+        )  # fmt: skip
+    out.print(table)
+    out.print(
+        f"[red]they bill {usd(report.down_billing_usd_per_hour, per='/h')}[/]; gpucl-power return "
+        "deallocates the ones it set DOWN every 5 minutes; someone else set the others DOWN: "
+        "bring each back (scontrol update NodeName=NODE State=RESUME) or deallocate its VM",
         highlight=False,
     )
 

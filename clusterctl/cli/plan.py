@@ -193,13 +193,16 @@ def _print_plan(result) -> None:
 
 def _print_largest_jobs(spec) -> None:
     """One scale set is one InfiniBand fabric and slurm.conf's MaxNodes: a larger job is refused
-    at submission (render/slurm_conf.largest_job_nodes)."""
-    from clusterctl.render.slurm_conf import largest_job_nodes
+    at submission (render/slurm_conf.job_node_limits: with NVLink blocks, the largest block
+    level too)."""
+    from clusterctl.render.slurm_conf import job_node_limits
+    from clusterctl.spec.catalog import catalog
     from clusterctl.spec.topology import scale_sets_of
 
+    limits = job_node_limits(spec, catalog())
     for part in spec.partitions:
         sets = scale_sets_of(part.name, part.nodes, part.max_nodes_per_scale_set)
-        most = largest_job_nodes(sets)
+        most = limits[part.name]
         out.print(
             f"partition {part.name}: the largest job is {most} node(s), one of its "
             f"{len(sets)} scale set(s) (one InfiniBand fabric each); a larger one is refused "

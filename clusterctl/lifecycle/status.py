@@ -20,6 +20,7 @@ from clusterctl.lifecycle.stack_export import (
     kept_by_protection,
 )
 from clusterctl.platform import scheduler_of
+from clusterctl.power.down_billing import DownBillingRecord, hourly
 from clusterctl.spec.cost import Cost
 from clusterctl.spec.defaults import head_sku
 from clusterctl.spec.model import CONFIG_KEY, ClusterSpec
@@ -63,6 +64,16 @@ class Status:
     kept: tuple[StateResource, ...] = ()
     """What `down` kept on purpose (protected storage and what it needs) while nothing else
     runs: the cluster is down, and these bill as storage, not at the cluster's rate."""
+    down_billing: DownBillingRecord | None = None
+    """The nodes Slurm holds DOWN whose VM still bills, as the scheduler's `gpucl-power return`
+    last found them (power/down_billing.py); None when it could not be read."""
+    down_billing_unread: str | None = None
+    """Why that record could not be read (the scheduler unreachable, no check yet); None: read,
+    or not a cluster that keeps one."""
+
+    @property
+    def down_billing_usd_per_hour(self) -> float | None:
+        return hourly(self.down_billing) if self.down_billing else None
 
     @property
     def hours(self) -> float:
@@ -103,6 +114,14 @@ class Status:
             "access": self.access,
             "egressAddress": self.egress,
             "kept": [r.as_json() for r in self.kept],
+            "downVmRunning": None
+            if self.down_billing is None
+            else {
+                "checkedAt": _iso(datetime.fromtimestamp(self.down_billing["checkedAt"], UTC)),
+                "nodes": self.down_billing["nodes"],
+                "usdPerHour": self.down_billing_usd_per_hour,
+            },
+            "downVmRunningUnread": self.down_billing_unread,
         }
 
 
@@ -152,6 +171,16 @@ def egress(outputs: dict[str, Any]) -> str | None:
     return str(address) if address else None
 
 
+def scheduler_login(outputs: dict[str, Any]) -> tuple[str, str | None] | None:
+    """(address, admin user) of a Slurm cluster's scheduler from its outputs; None for a
+    cluster without one (Kubernetes) or one that has not written it."""
+    got = out.reader("status", outputs)
+    if got.kind != out.SLURM or not got.get(out.SCHEDULER_ADDRESS):
+        return None
+    user = got.get(out.ADMIN_USER)
+    return str(got.get(out.SCHEDULER_ADDRESS)), str(user) if user else None
+
+
 def node_groups(spec: ClusterSpec) -> tuple[NodeGroup, ...]:
     scheduler = scheduler_of(spec.scheduler)
     head = scheduler.head_role
@@ -170,7 +199,10 @@ def build_status(
     last_update: LastUpdate | None,
     outputs: dict[str, Any],
     now: datetime,
+    down_billing: DownBillingRecord | str | None = None,
 ) -> Status:
+    """`down_billing`: the scheduler's record of DOWN nodes whose VM bills, or why it could not
+    be read (a str), or None where there is none to read."""
     everything = cloud_resources(resources)
     protected = {r.urn for r in kept_by_protection(resources)}
     # after `down` only the protected storage (and its resource group) is left: not a cluster
@@ -197,4 +229,6 @@ def build_status(
         access=access(outputs) if live else None,
         egress=egress(outputs) if live else None,
         kept=tuple(kept),
+        down_billing=None if isinstance(down_billing, str) or not live else down_billing,
+        down_billing_unread=down_billing if isinstance(down_billing, str) and live else None,
     )

@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import down_billing as leak
 from . import names as naming
 from . import slurm
 from .backend import THROTTLED, PowerBackend
@@ -57,6 +58,13 @@ class Config:
     names_root: str = str(naming.SCHED)
     """Where <cluster>/names.json and <cluster>/name-requests live (the scheduler's /sched)."""
     names_grace_s: float = naming.NAME_GRACE_S
+    down_billing_record: bool = False
+    """`return` writes <names_root>/<cluster>/down-billing.json (down_billing.py): the DOWN nodes
+    whose VM bills, for `clusterctl status`."""
+    textfile: str | None = None
+    """node_exporter's textfile `return` writes the same nodes to, for Prometheus; None: none."""
+    prices: dict[str, float] = field(default_factory=dict)
+    """Scale set -> its VM size's on-demand USD per hour (a set without a price: unknown)."""
 
     @property
     def names_file(self) -> Path:
@@ -82,6 +90,9 @@ class Config:
             log_file=raw.get("logFile", "/var/log/slurm/gpucl-power.log"),
             names_root=raw.get("namesRoot", str(naming.SCHED)),
             names_grace_s=float(raw.get("nameGraceSeconds", naming.NAME_GRACE_S)),
+            down_billing_record=bool(raw.get("downBillingRecord", False)),
+            textfile=raw.get("textfile"),
+            prices={k: float(v) for k, v in (raw.get("pricesUsdPerHour") or {}).items()},
         )
 
 
@@ -201,24 +212,36 @@ class PowerProgram:
         return_to_idle does. `State=IDLE`, not RESUME: on a powered-down node RESUME and UNDRAIN
         ask it to register, which it cannot. Such a node whose VM still runs (a deallocate that
         failed until its run's deadline) is deallocated again, every run, until it stops.
-        Nodes drained or set DOWN by anyone else, or not powered down, are left alone."""
+        Every DOWN node's VM is read, whoever set it DOWN, and those that bill are written down
+        (down_billing.py) for `clusterctl status` and Prometheus; nodes drained or set DOWN by
+        anyone else are reported, never touched, and nodes not powered down are left alone."""
         self._deadline(self.config.suspend_deadline_s)
         ours = f"{self.config.reason_prefix} power:"
-        todo, powered_down = [], set()
+        todo, powered_down, down = [], set(), {}
         for name, (state, why) in sorted(slurm.states(names, self.runner).items()):
-            if state in ("down~", "down") and why.startswith(ours):
+            if state.rstrip("*~#%!$@^-") != "down":
+                continue
+            down[name] = why
+            if why.startswith(ours):
                 todo.append(name)
                 if state == "down~":
                     powered_down.add(name)
-        if not todo:
-            return EXIT_OK
-        refs = self.resolve(todo)[0]
-        states = self.backend.state(refs)
-        billing = [r for r in refs if states[r.name].power in ("running", "starting")]
-        for name, error in sorted(self.backend.stop(billing).items() if billing else []):
+        refs = self.resolve(sorted(down))[0]
+        states = self.backend.state(refs) if refs else {}
+        billing = [r for r in refs if states[r.name].power in leak.BILLING_POWER]
+        to_stop = [r for r in billing if r.name in todo]
+        refused = self.backend.stop(to_stop) if to_stop else {}
+        for name, error in sorted(refused.items()):
             # DOWN by a power failure with its VM up: it bills and no job can use it.
             LOG.warning("%s: DOWN with its VM running: deallocate %s", name,
                         f"refused: {error}" if error else "sent")  # fmt: skip
+        for r in billing:
+            if r.name not in todo:
+                LOG.warning("%s: DOWN (%s) with its VM %s: it bills; not ours to stop", r.name,
+                            down[r.name] or "no reason", states[r.name].power)  # fmt: skip
+        self._write_down_billing(billing, states, down, refused)
+        if not todo:
+            return EXIT_OK
         todo = [n for n in todo if n in powered_down and n in states]
         todo = [n for n in todo if states[n].power == "stopped"]
         if not todo:
@@ -235,6 +258,40 @@ class PowerProgram:
             for name in ready:
                 LOG.info("%s: returned to the powered-down pool (State=IDLE)", name)
         return EXIT_OK
+
+    def _write_down_billing(
+        self,
+        billing: Sequence[NodeRef],
+        states: dict,
+        reasons: dict[str, str],
+        refused: dict[str, str | None],
+    ) -> None:
+        if not self.config.down_billing_record and not self.config.textfile:
+            return
+        record = leak.DownBillingRecord(
+            checkedAt=self.now(),
+            nodes=[
+                leak.DownBillingNode(
+                    node=r.name,
+                    vm=naming.vm_name(r.scale_set, r.instance_id),
+                    power=states[r.name].power,
+                    reason=reasons.get(r.name, ""),
+                    usdPerHour=self.config.prices.get(r.scale_set),
+                    deallocateSent=r.name in refused and not refused[r.name],
+                )
+                for r in billing
+            ],
+        )
+        path = (
+            leak.record_path(self.config.cluster, Path(self.config.names_root))
+            if self.config.down_billing_record
+            else None
+        )
+        textfile = Path(self.config.textfile) if self.config.textfile else None
+        try:
+            leak.write(record, path, textfile)
+        except OSError as exc:
+            LOG.error("return: cannot write what bills while DOWN: %s", exc)
 
     def fail(self, names: Sequence[str]) -> int:
         """ResumeFailProgram: slurmctld already set these DOWN after ResumeTimeout and requeued

@@ -161,7 +161,9 @@ def render_cloud_init(
         ctx["power_files"] = power_package(POWER_SCHEDULER_MODULES)
         ctx["power_config_path"] = POWER_CONFIG
         ctx["power_config"] = (
-            power_config(spec, identity_client_id) if identity_client_id else power_config(spec)
+            power_config(spec, cat, identity_client_id)
+            if identity_client_id
+            else power_config(spec, cat)
         )
         ctx["power_pins"] = power_pins(cat)
         ctx["names_seed_path"] = NAMES_SEED

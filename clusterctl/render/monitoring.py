@@ -10,7 +10,12 @@ from pathlib import Path
 
 from clusterctl.project import templates_dir
 from clusterctl.render.downloads import dcgm_reference
-from clusterctl.render.power_files import package_files
+from clusterctl.render.power_files import (
+    DOWN_BILLING_TEXTFILE,
+    TEXTFILE_DIR,
+    down_billing_textfile,
+    package_files,
+)
 from clusterctl.render.site import scheduler_host
 from clusterctl.render.slurm_conf import partition_sku
 from clusterctl.render.storage import scheduler_disk_gib
@@ -23,7 +28,7 @@ PROM_DIR = "/etc/gpu-clusters/prometheus"
 PROM_CONFIG = f"{PROM_DIR}/prometheus.yml"
 PROM_RULES = f"{PROM_DIR}/gpucl.rules.yml"
 TARGETS_DIR = f"{PROM_DIR}/targets"
-TEXTFILE = "/var/lib/prometheus/node-exporter/gpucl-slurm.prom"
+TEXTFILE = f"{TEXTFILE_DIR}/gpucl-slurm.prom"
 """node_exporter's textfile directory as Debian and Ubuntu package it (the collector's default
 there), so the package's own unit needs no change."""
 PROM_DATA = "/shared/prometheus"
@@ -145,6 +150,11 @@ def scheduler_monitoring(spec: ClusterSpec, stack: str, cat: Catalog) -> dict[st
         "targets_dir": TARGETS_DIR,
         "prom_args": prometheus_args(spec),
         "prom_data": PROM_DATA,
+        # gpucl-power return writes, as slurm, the DOWN nodes whose VM bills beside its record;
+        # root copies them into node_exporter's directory (a .tmp name it does not read, then a
+        # rename: a scrape never reads half a file).
+        "down_billing_from": down_billing_textfile(spec),
+        "down_billing_to": f"{TEXTFILE_DIR}/{DOWN_BILLING_TEXTFILE}",
     }
 
 

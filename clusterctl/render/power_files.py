@@ -8,7 +8,8 @@ import gzip
 import json
 from pathlib import Path
 
-from clusterctl.power.names import slurm_name
+from clusterctl.power.down_billing import RECORD_FILE
+from clusterctl.power.names import SCHED, slurm_name
 from clusterctl.spec.catalog import Catalog
 from clusterctl.spec.model import ClusterSpec
 from clusterctl.spec.power import power_plan
@@ -30,6 +31,7 @@ POWER_SCHEDULER_MODULES = (
     "slurm.py",
     "program.py",
     "azure_backend.py",
+    "down_billing.py",
 )
 POWER_NODE_MODULES = ("__init__.py", "names.py", "slurm.py", "events.py")
 
@@ -54,11 +56,34 @@ def gzip_b64(text: str) -> str:
 CLIENT_ID_PLACEHOLDER = "the-scheduler-identity-client-id-known-at-deploy-time"
 
 
-def power_config(spec: ClusterSpec, client_id: str = CLIENT_ID_PLACEHOLDER) -> str:
+TEXTFILE_DIR = "/var/lib/prometheus/node-exporter"
+"""node_exporter's textfile directory as Debian and Ubuntu package it."""
+DOWN_BILLING_TEXTFILE = "gpucl-down-billing.prom"
+
+
+def down_billing_textfile(spec: ClusterSpec) -> str:
+    """Where `gpucl-power return` (as slurm) writes its Prometheus form: beside the record in
+    /sched/<cluster>, which slurm owns; the unit's root step copies it into TEXTFILE_DIR."""
+    return str(SCHED / spec.name / DOWN_BILLING_TEXTFILE)
+
+
+def down_billing_record(spec: ClusterSpec) -> str:
+    return str(SCHED / spec.name / RECORD_FILE)
+
+
+def power_config(spec: ClusterSpec, cat: Catalog, client_id: str = CLIENT_ID_PLACEHOLDER) -> str:
     """/etc/gpu-clusters/power.json: what the power program knows of its cluster. Subscription
     and resource group come from the scheduler's own IMDS (the scale sets live beside it); the
-    credential is the scheduler's user-assigned identity, named by `client_id`."""
+    credential is the scheduler's user-assigned identity, named by `client_id`. Each scale set's
+    on-demand price prices the DOWN nodes whose VM still bills (a set whose size has no catalog
+    price is left out: unknown, never 0)."""
     plan = power_plan(spec)
+    prices = {
+        g.vm_set_name(spec.name): price
+        for p in spec.partitions
+        if (price := cat.require(p.sku, field="partitions[].sku").price.usd_per_hour) is not None
+        for g in scale_sets_of(p.name, p.nodes, p.max_nodes_per_scale_set)
+    }
     doc = {
         "cluster": spec.name,
         "backend": "azure",
@@ -72,6 +97,9 @@ def power_config(spec: ClusterSpec, client_id: str = CLIENT_ID_PLACEHOLDER) -> s
         "returnAfterSeconds": 900,
         "logFile": POWER_LOG,
         "azure": {"clientId": client_id},
+        "downBillingRecord": True,
+        "textfile": down_billing_textfile(spec),
+        "pricesUsdPerHour": prices,
     }
     return json.dumps(doc, indent=2, sort_keys=True) + "\n"
 

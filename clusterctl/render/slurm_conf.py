@@ -29,6 +29,7 @@ def partition_scale_sets(spec: ClusterSpec) -> dict[str, list[ScaleSet]]:
 def slurm_context(spec: ClusterSpec, site: SlurmSite, stack: str, cat: Catalog) -> dict[str, Any]:
     default = spec.default_partition.name
     power = power_plan(spec)
+    limits = job_node_limits(spec, cat)
     parts = []
     for part in spec.partitions:
         sku = partition_sku(part, cat)
@@ -41,7 +42,7 @@ def slurm_context(spec: ClusterSpec, site: SlurmSite, stack: str, cat: Catalog) 
                 "scale_sets": sets,
                 "node_lines": lines,
                 "hostlist": ",".join(ss.hostlist for ss in sets),
-                "max_job_nodes": largest_job_nodes(sets),
+                "max_job_nodes": limits[part.name],
                 "cpus": sku.vcpus,
                 "sockets": sku.shape.sockets,
                 "cores_per_socket": sku.cores_per_socket,
@@ -53,12 +54,14 @@ def slurm_context(spec: ClusterSpec, site: SlurmSite, stack: str, cat: Catalog) 
                 "suspend_time": power.of(part.name).suspend_time,
             }
         )
+    sizes = cluster_block_sizes(spec, cat)
     return {
         "cluster": spec.name,
         "stack": stack,
         "site": site,
         "power": power,
         "partitions": parts,
+        "block_sizes": ",".join(str(n) for n in sizes),
         "accounting": spec.head_node.accounting,
         "health_checks": spec.health_checks.enabled,
         "task_prolog": TASK_PROLOG,
@@ -73,6 +76,50 @@ def largest_job_nodes(sets: list[ScaleSet]) -> int:
     """The most nodes one job can get: one scale set's, one InfiniBand fabric (no switch joins
     two sets in topology.conf; Azure's InfiniBand does not span placement groups)."""
     return max(ss.size for ss in sets)
+
+
+def cluster_block_sizes(spec: ClusterSpec, cat: Catalog) -> list[int]:
+    """BlockSizes of the cluster's topology.conf (every block partition's sets, in order)."""
+    sets, domain = [], 1
+    for part in spec.partitions:
+        nodes = partition_sku(part, cat).nodes_per_nvlink_domain
+        if nodes > 1:
+            domain = max(domain, nodes)
+            sets += scale_sets_of(part.name, part.nodes, part.max_nodes_per_scale_set)
+    return block_sizes(sets, domain)
+
+
+def job_node_limits(spec: ClusterSpec, cat: Catalog) -> dict[str, int]:
+    """Partition -> the most nodes one job may ask for (slurm.conf MaxNodes, what `plan` says):
+    one scale set's, and with topology/block no more than the largest block level, which Slurm
+    cannot exceed in one placement."""
+    sizes = cluster_block_sizes(spec, cat)
+    out = {}
+    for part in spec.partitions:
+        most = largest_job_nodes(scale_sets_of(part.name, part.nodes, part.max_nodes_per_scale_set))
+        if sizes and partition_sku(part, cat).nodes_per_nvlink_domain > 1:
+            most = min(most, sizes[-1])
+        out[part.name] = most
+    return out
+
+
+def block_sizes(sets: list[ScaleSet], nodes_per_domain: int) -> list[int]:
+    """topology/block's BlockSizes that keep every aggregated block inside one scale set (one
+    InfiniBand fabric). Slurm aggregates base blocks by their order in topology.conf, 2^k
+    consecutive blocks at level k, starting at a multiple of 2^k; without BlockSizes it uses
+    levels 0-4 (up to 16 blocks), so the last rack of one set was paired with the first of the
+    next (SchedMD slurm src/plugins/topology/block/block_record.c; topology.conf(5): the first
+    size is the base block's node count, each next one a power of two times larger). A level is
+    kept while 2^k divides every set's block count, so every set starts on a boundary of every
+    level. Empty padding blocks would allow more levels, but Slurm 24.11 refuses a block without
+    nodes ('lacks children'). Empty for a shape without multi-VM NVLink domains."""
+    if nodes_per_domain <= 1 or not sets:
+        return []
+    counts = [-(-ss.size // nodes_per_domain) for ss in sets]
+    level = 1
+    while all(c % (level * 2) == 0 for c in counts):
+        level *= 2
+    return [nodes_per_domain * (1 << k) for k in range(level.bit_length())]
 
 
 def nvlink_blocks(sets: list[ScaleSet], nodes_per_domain: int) -> list[dict[str, str]]:

@@ -83,6 +83,8 @@ class Env:
     sleeps: list[float]
     interactive: bool = False
     capacity: FakeCapacity = field(default_factory=FakeCapacity)
+    down_billing: object = None
+    """What the scheduler's DOWN-billing record reads as (a record, or why not as a str)."""
 
     def scenario(self, **values) -> None:
         path = self.state / "scenario.json"
@@ -119,6 +121,7 @@ class Env:
             interactive=lambda: self.interactive,
             now=lambda: parse_time(NOW),
             backoff=Backoff((5.0, 10.0), self.sleeps.append),
+            down_billing=lambda spec, outputs: self.down_billing,
         )
         register(app, deps=deps)
         return CliRunner().invoke(app, list(args), input=input)

@@ -8,7 +8,7 @@ from clusterctl.errors import UserError
 from clusterctl.lifecycle.workspace import find_project, load_spec_for
 from clusterctl.spec.catalog import catalog
 from clusterctl.spec.cost import cost_per_hour
-from tests.lifecycle.conftest import STACK
+from tests.lifecycle.conftest import NOW, STACK, parse_time
 
 
 def _cost() -> float:
@@ -266,3 +266,60 @@ def test_up_names_what_a_moved_head_image_pin_replaces_and_that_the_schedulers_d
     assert "headNode.image: replaces (the scheduler VM (deleted, then created again" in line
     assert f"-> '{pin}'; kept: the scheduler keeps its NIC (the same private and public IP)" in line
     assert "data disk: /home (unless on Azure Files), /sched, Slurm's state" in line
+
+
+def _leak_record():
+    from clusterctl.power.down_billing import DownBillingNode, DownBillingRecord
+
+    return DownBillingRecord(
+        checkedAt=parse_time(NOW).timestamp() - 120,
+        nodes=[
+            DownBillingNode(
+                node="gpu-pg0-2",
+                vm="demo-gpu-pg0_1",
+                power="running",
+                reason="gpucl: power: deallocate failed: OperationNotAllowed",
+                usdPerHour=98.32,
+                deallocateSent=True,
+            ),
+            DownBillingNode(
+                node="gpu-pg0-1",
+                vm="demo-gpu-pg0_0",
+                power="running",
+                reason="admin: bad DIMM",
+                usdPerHour=98.32,
+                deallocateSent=False,
+            ),
+        ],
+    )
+
+
+def test_status_lists_each_node_down_with_its_vm_billing_and_the_hourly_cost(deployed):
+    deployed.down_billing = _leak_record()
+
+    doc = json.loads(deployed.invoke("status", "-s", STACK, "--json").stdout)
+    table = deployed.invoke("status", "-s", STACK).output
+
+    assert [n["node"] for n in doc["downVmRunning"]["nodes"]] == ["gpu-pg0-2", "gpu-pg0-1"]
+    assert doc["downVmRunning"]["usdPerHour"] == 196.64
+    assert doc["downVmRunningUnread"] is None
+    assert "DOWN with the VM running" in table
+    assert "gpu-pg0-2" in table and "demo-gpu-pg0_1" in table and "$98.32/h" in table
+    assert "they bill $196.64/h" in table
+
+
+def test_status_says_when_the_down_nodes_vms_could_not_be_checked(deployed):
+    deployed.down_billing = "cannot reach azureuser@20.55.10.4 over ssh: Connection timed out"
+
+    result = deployed.invoke("status", "-s", STACK)
+    doc = json.loads(deployed.invoke("status", "-s", STACK, "--json").stdout)
+
+    assert result.exit_code == 0
+    assert "DOWN nodes' VMs not checked: cannot reach" in result.output
+    assert doc["downVmRunning"] is None and doc["downVmRunningUnread"].startswith("cannot reach")
+
+
+def test_status_reads_no_down_billing_record_of_a_stack_never_deployed(env):
+    env.down_billing = "should not be shown"
+    doc = json.loads(env.invoke("status", "-s", STACK, "--json").stdout)
+    assert doc["downVmRunning"] is None and doc["downVmRunningUnread"] is None

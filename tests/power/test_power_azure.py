@@ -432,3 +432,50 @@ def test_a_batch_throttled_to_the_deadline_is_not_split_into_single_vm_calls(arm
     assert [r.path.rsplit("/", 1)[-1] for r in posts(arm)] == ["deallocate"]
     assert "/virtualMachines/" not in posts(arm)[0].path
     assert len(slurm.updates) == 3
+
+
+def test_return_writes_every_down_node_whose_vm_bills_with_its_price(arm, tmp_path) -> None:
+    """Whoever set it DOWN, a node whose VM runs is written down with its hourly price, in the
+    record `clusterctl status` reads and the textfile Prometheus alerts on; only the power
+    program's own DOWN is deallocated; a DOWN node whose VM is stopped is not listed."""
+    from clusterctl.power import down_billing as leak
+
+    arm.vms[(f"{CLUSTER}-gpu-pg0", "1")].power = "running"  # gpu-pg0-2: ours, refused before
+    arm.vms[(f"{CLUSTER}-gpu-pg1", "0")].power = "running"  # gpu-pg1-1: an admin's DOWN
+    prog, slurm = program(arm)
+    prog.config.names_root = str(tmp_path)
+    prog.config.down_billing_record = True
+    prog.config.textfile = str(tmp_path / "down.prom")
+    prog.config.prices = {f"{CLUSTER}-gpu-pg0": 98.32}
+    prog.now = lambda: 1_800_000_000.0
+    slurm.nodes = ["gpu-pg0-2", "gpu-pg0-3", "gpu-pg1-1", "gpu-pg1-2"]
+    slurm.states = {"gpu-pg0-2": "down~", "gpu-pg0-3": "down~", "gpu-pg1-1": "down*",
+                    "gpu-pg1-2": "idle"}  # fmt: skip
+    slurm.reasons = {
+        "gpu-pg0-2": "gpucl: power: deallocate failed: OperationNotAllowed",
+        "gpu-pg0-3": "gpucl: power: start failed: AllocationFailed",
+        "gpu-pg1-1": "admin: bad DIMM",
+    }
+
+    assert prog.give_back(slurm.nodes) == 0
+
+    record = leak.parse(leak.record_path(CLUSTER, tmp_path).read_text())
+    assert record["checkedAt"] == 1_800_000_000.0
+    assert record["nodes"] == [
+        {"node": "gpu-pg0-2", "vm": f"{CLUSTER}-gpu-pg0_1", "power": "running",
+         "reason": "gpucl: power: deallocate failed: OperationNotAllowed", "usdPerHour": 98.32,
+         "deallocateSent": True},
+        {"node": "gpu-pg1-1", "vm": f"{CLUSTER}-gpu-pg1_0", "power": "running",
+         "reason": "admin: bad DIMM", "usdPerHour": None, "deallocateSent": False},
+    ]  # fmt: skip
+    assert arm.vms[(f"{CLUSTER}-gpu-pg0", "1")].power == "deallocated"
+    assert arm.vms[(f"{CLUSTER}-gpu-pg1", "0")].power == "running"  # not ours: left alone
+    prom = (tmp_path / "down.prom").read_text()
+    assert 'gpucl_node_down_vm_running{node="gpu-pg0-2",' in prom and "} 98.32" in prom
+    assert 'node="gpu-pg1-1"' in prom and "} 1.00" in prom
+    assert "gpucl_down_vm_running_usd_per_hour" not in prom  # one price unknown: no false sum
+    assert "gpucl_down_vm_running_checked_timestamp_seconds 1800000000" in prom
+
+    slurm.states = {n: "idle~" for n in slurm.nodes}
+    assert prog.give_back(slurm.nodes) == 0
+    assert leak.parse(leak.record_path(CLUSTER, tmp_path).read_text())["nodes"] == []

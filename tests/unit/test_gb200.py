@@ -145,3 +145,38 @@ def test_the_prolog_gives_imex_its_peers_and_the_epilog_ends_them() -> None:
     assert "systemctl stop nvidia-imex.service" in epilog
     h100 = render_bundle(load_stack_spec("azure-h100", [])[0], "azure-h100")
     assert "imex" not in h100["scripts/prolog.sh"] + h100["scripts/epilog.sh"]
+
+
+def _aggregates(topology: str) -> list[list[str]]:
+    """Slurm topology/block's aggregated blocks as block_record.c builds them: at each level k
+    that BlockSizes enables (without it, levels 0-4), the 2^k consecutive base blocks in file
+    order starting at a multiple of 2^k; each aggregate as the node hostlists it joins."""
+    blocks = [
+        line.split("Nodes=")[1] for line in topology.splitlines() if line.startswith("BlockName=")
+    ]
+    sizes = [line for line in topology.splitlines() if line.startswith("BlockSizes=")]
+    if sizes:
+        counts = [int(n) for n in sizes[0].removeprefix("BlockSizes=").split(",")]
+        levels = [c // counts[0] for c in counts]
+    else:
+        levels = [1, 2, 4, 8, 16]
+    return [blocks[i : i + size] for size in levels for i in range(0, len(blocks), size)]
+
+
+@pytest.mark.parametrize(
+    ("nodes", "per_set", "sizes", "max_nodes"),
+    [(144, 72, "18,36,72", 72), (108, 54, "18", 18), (180, 90, "18", 18), (72, 36, "18,36", 36)],
+)
+def test_block_aggregation_stays_inside_one_scale_set(nodes, per_set, sizes, max_nodes) -> None:
+    spec, _ = load_stack_spec(
+        "azure-gb200",
+        [f"partitions[0].nodes={nodes}", f"partitions[0].maxNodesPerScaleSet={per_set}"],
+    )
+    files = render_bundle(spec, "azure-gb200")
+    topology = files["slurm/topology.conf"]
+    assert f"BlockSizes={sizes}" in topology.splitlines()
+    for aggregate in _aggregates(topology):
+        sets = {hostlist.split("[")[0] for hostlist in aggregate}
+        assert len(sets) == 1, f"an aggregated block spans scale sets: {aggregate}"
+    part = next(x for x in files["slurm/slurm.conf"].splitlines() if x.startswith("PartitionName"))
+    assert f" MaxNodes={max_nodes} " in part

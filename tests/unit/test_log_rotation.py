@@ -17,6 +17,7 @@ from clusterctl.render.cloud_init import render_cloud_init
 from clusterctl.render.power_files import power_config
 from clusterctl.render.site import cloud_site
 from clusterctl.render.slurm_conf import render_slurmdbd_conf
+from clusterctl.spec.catalog import catalog
 from clusterctl.spec.load import load_stack_spec
 
 
@@ -38,7 +39,7 @@ def _logs(stack: str) -> list[str]:
     text = _files(stack, "scheduler")[f"{site.etc_dir}/slurm.conf"]
     text += render_slurmdbd_conf(spec, site, stack, "x")
     names = re.findall(r"^(?:SlurmctldLogFile|SlurmdLogFile|LogFile)=(\S+)", text, re.M)
-    names.append(yaml.safe_load(power_config(spec))["logFile"])
+    names.append(yaml.safe_load(power_config(spec, catalog()))["logFile"])
     return [n.replace("%n", "gpu-pg0-1") for n in names]
 
 

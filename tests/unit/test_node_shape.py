@@ -89,6 +89,7 @@ def test_an_nvlink_domain_across_vms_becomes_slurm_blocks() -> None:
         "BlockName=gpu-pg0-nvl0 Nodes=gpu-pg0-[1-18]",
         "BlockName=gpu-pg0-nvl1 Nodes=gpu-pg0-[19-36]",
         "BlockName=gpu-pg0-nvl2 Nodes=gpu-pg0-[37-40]",
+        "BlockSizes=18",  # three blocks in the set: no pair stays inside it at every boundary
     ]
     assert "SwitchName" not in files["topology.conf"]
 

@@ -14,6 +14,7 @@ from clusterctl.render.bundle import MUNGE_PLACEHOLDER
 from clusterctl.render.cloud_init import render_cloud_init
 from clusterctl.render.site import cloud_site
 from clusterctl.render.slurm_conf import render_slurm
+from clusterctl.spec.catalog import catalog
 from clusterctl.spec.load import load_stack_spec
 
 
@@ -270,7 +271,28 @@ def test_the_power_program_ends_each_run_a_minute_before_slurms_timeouts() -> No
     from clusterctl.render.power_files import power_config
 
     spec, _ = load_stack_spec("azure-h100", [])
-    doc = json.loads(power_config(spec))
+    doc = json.loads(power_config(spec, catalog()))
     c = conf()
     assert doc["resumeDeadlineSeconds"] == int(c["ResumeTimeout"][0]) - 60
     assert doc["suspendDeadlineSeconds"] == int(c["SuspendTimeout"][0]) - 60
+
+
+def test_the_power_program_prices_each_scale_set_and_reports_down_billing_to_prometheus() -> None:
+    """power.json gives `return` each scale set's price and where to write the DOWN nodes whose
+    VM bills; the return unit puts that textfile where node_exporter reads, and the alert reads
+    the series the power program writes."""
+    from clusterctl.power.down_billing import CHECKED_METRIC, METRIC
+    from clusterctl.render.monitoring import render_alert_rules, scheduler_monitoring
+    from clusterctl.render.power_files import power_config
+
+    spec, _ = load_stack_spec("azure-h100", [])
+    doc = json.loads(power_config(spec, catalog()))
+    price = catalog().require(spec.partitions[0].sku).price.usd_per_hour
+    assert doc["pricesUsdPerHour"] == {f"{spec.name}-gpu-pg0": price}
+    assert doc["downBillingRecord"] is True
+    mon = scheduler_monitoring(spec, "azure-h100", catalog())
+    assert doc["textfile"] == mon["down_billing_from"]
+    assert str(mon["down_billing_to"]).startswith("/var/lib/prometheus/node-exporter/")
+    rules = yaml.safe_load(render_alert_rules(spec, "azure-h100"))["groups"][0]["rules"]
+    exprs = {r["alert"]: r["expr"] for r in rules}
+    assert METRIC in exprs["NodeDownVmRunning"] and CHECKED_METRIC in exprs["DownBillingCheckStale"]
