@@ -10,6 +10,8 @@ placeholder.
 from __future__ import annotations
 
 from clusterctl.platform import scheduler_of
+from clusterctl.render.paths import nfsd_threads
+from clusterctl.spec.defaults import login_count
 from clusterctl.spec.model import ClusterSpec
 
 FILES_SHARE = "home"
@@ -41,3 +43,17 @@ SCHEDULER_DISK_WITH_FILES_GIB = 128
 def scheduler_disk_gib(spec: ClusterSpec) -> int:
     """storage.sizeGib sizes whatever holds /home: the scheduler's disk or the share."""
     return SCHEDULER_DISK_WITH_FILES_GIB if uses_files_share(spec) else spec.storage.size_gib
+
+
+NFSD_CONF = "/etc/nfs.conf.d/50-gpu-clusters.conf"
+"""nfs.conf(5) reads /etc/nfs.conf.d/*.conf after /etc/nfs.conf."""
+
+
+def scheduler_nfsd_threads(spec: ClusterSpec) -> int:
+    """For the scheduler's NFS clients: the GPU and login nodes."""
+    return nfsd_threads(spec.total_nodes + login_count(spec))
+
+
+def render_nfsd_conf(spec: ClusterSpec) -> str:
+    """Written by cloud-init at boot and by the config sync on a resize, byte for byte the same."""
+    return f"[nfsd]\nthreads={scheduler_nfsd_threads(spec)}\n"

@@ -50,6 +50,24 @@ put() {
   fi
   rm -f "$tmp"
 }
+# nfsd's threads follow the node count (written by cloud-init at boot, by this on a resize);
+# first, so that an NFS-only change (login nodes) does not reconfigure Slurm.
+put /etc/nfs.conf.d/50-gpu-clusters.conf <<'B64'
+W25mc2RdCnRocmVhZHM9OAo=
+B64
+if [ -n "$changed" ]; then
+  echo "slurm-config-sync: updated$changed"
+  changed=""
+  if systemctl is-active --quiet nfs-server && [ -e /proc/fs/nfsd/threads ]; then
+    # rpc.nfsd(8) NPROC on a running server sets its thread count (the kernel's nfsd/threads,
+    # Documentation/filesystems/nfs/nfsd-admin-interfaces.rst): no restart, so no NFSv4 grace
+    # period for the clients.
+    rpc.nfsd 8
+    echo "slurm-config-sync: nfsd now runs $(cat /proc/fs/nfsd/threads) threads"
+  else
+    echo "slurm-config-sync: nfsd is not running here; it starts with 8 threads"
+  fi
+fi
 put /etc/slurm/slurm.conf <<'B64'
 IyBzbHVybS5jb25mIGZvciBjbHVzdGVyIGExMDAgKHN0YWNrIGF6dXJlLWExMDApLiBSZW5kZXJl
 ZCBieSBncHUtY2x1c3RlcnMgZnJvbQojIHRlbXBsYXRlcy9zbHVybS9zbHVybS5jb25mLmoyOiBl
