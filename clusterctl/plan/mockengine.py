@@ -81,6 +81,7 @@ _ARM_NAMESPACES = {
     "authorization": "Microsoft.Authorization",
     "compute": "Microsoft.Compute",
     "containerservice": "Microsoft.ContainerService",
+    "dataprotection": "Microsoft.DataProtection",
     "keyvault": "Microsoft.KeyVault",
     "managedidentity": "Microsoft.ManagedIdentity",
     "network": "Microsoft.Network",
@@ -96,7 +97,9 @@ _NAME_INPUTS = {
 }
 # Child resources: their id runs through the parent's (`<parent type>/<parent name>/<type>`).
 _PARENTS = {"Subnet": ("virtualNetworks", "virtualNetworkName"),
-            "AgentPool": ("managedClusters", "resourceName")}  # fmt: skip
+            "AgentPool": ("managedClusters", "resourceName"),
+            "BackupPolicy": ("backupVaults", "vaultName"),
+            "BackupInstance": ("backupVaults", "vaultName")}  # fmt: skip
 
 
 def azure_name(type_: str, name: str, inputs: dict[str, Any]) -> str:
