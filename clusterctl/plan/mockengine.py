@@ -81,6 +81,7 @@ _ARM_NAMESPACES = {
     "authorization": "Microsoft.Authorization",
     "compute": "Microsoft.Compute",
     "containerservice": "Microsoft.ContainerService",
+    "dataprotection": "Microsoft.DataProtection",
     "keyvault": "Microsoft.KeyVault",
     "managedidentity": "Microsoft.ManagedIdentity",
     "network": "Microsoft.Network",
@@ -96,7 +97,9 @@ _NAME_INPUTS = {
 }
 # Child resources: their id runs through the parent's (`<parent type>/<parent name>/<type>`).
 _PARENTS = {"Subnet": ("virtualNetworks", "virtualNetworkName"),
-            "AgentPool": ("managedClusters", "resourceName")}  # fmt: skip
+            "AgentPool": ("managedClusters", "resourceName"),
+            "BackupPolicy": ("backupVaults", "vaultName"),
+            "BackupInstance": ("backupVaults", "vaultName")}  # fmt: skip
 
 
 def azure_name(type_: str, name: str, inputs: dict[str, Any]) -> str:
@@ -141,6 +144,9 @@ def plausible_state(type_: str, name: str, inputs: dict[str, Any]) -> tuple[str,
             # Input is a list of ids, the provider answers a map of id -> details.
             ids = identity["userAssignedIdentities"]
             state["identity"] = {**identity, "userAssignedIdentities": {i: {} for i in ids}}
+        if isinstance(identity, dict) and identity.get("type") == "SystemAssigned":
+            # Azure answers a system-assigned identity's principal (role assignments name it).
+            state["identity"] = {"principalId": "33333333-3333-3333-3333-333333333333", **identity}
         if kind == "StorageAccount" and inputs.get("accountName"):
             state["name"] = inputs["accountName"]  # the provider answers the name it was given
         if kind == "PublicIPAddress":

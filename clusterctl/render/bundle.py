@@ -11,7 +11,7 @@ from clusterctl.render.nccl_env import render_job_env, render_nccl_conf
 from clusterctl.render.scripts import node_scripts
 from clusterctl.render.site import cloud_site
 from clusterctl.render.slurm_conf import partition_sku, render_config_sync, render_slurm
-from clusterctl.render.storage import FILES_ACCOUNT_PLACEHOLDER
+from clusterctl.render.storage import FILES_ACCOUNT_PLACEHOLDER, render_restore_script
 from clusterctl.render.team import render_team_sync
 from clusterctl.spec.catalog import Catalog, catalog
 from clusterctl.spec.defaults import login_count
@@ -45,6 +45,8 @@ def _slurm_bundle(spec: ClusterSpec, stack: str, cat: Catalog) -> dict[str, str]
     )
     files.update({f"scripts/{n}": text for n, text in node_scripts(spec, site, None).items()})
     files["scripts/slurm-config-sync.sh"] = render_config_sync(spec, stack, cat)
+    if spec.cloud == "azure" and spec.storage.backup.enabled:
+        files["scripts/restore-shared.sh"] = render_restore_script(spec, stack)
     if login_count(spec):
         files["cloud-init/login.yaml"] = render_cloud_init(
             spec,

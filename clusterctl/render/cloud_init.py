@@ -27,7 +27,6 @@ from clusterctl.render.paths import (
     RESTART_POLICY,
     SCRATCH,
     WAITS_FOR_A_PEER,
-    nfsd_threads,
 )
 from clusterctl.render.power_files import (
     NAMES_SEED,
@@ -43,7 +42,13 @@ from clusterctl.render.power_files import (
 from clusterctl.render.scripts import node_scripts
 from clusterctl.render.site import cloud_site, scheduler_host
 from clusterctl.render.slurm_conf import partition_sku, render_slurm, render_slurmdbd_conf
-from clusterctl.render.storage import FILES_MOUNT_OPTIONS, files_home_source, uses_files_share
+from clusterctl.render.storage import (
+    FILES_MOUNT_OPTIONS,
+    NFSD_CONF,
+    files_home_source,
+    render_nfsd_conf,
+    uses_files_share,
+)
 from clusterctl.render.team import team_context
 from clusterctl.render.templates import render_template
 from clusterctl.render.versions import node_versions, slurm_repo
@@ -169,7 +174,7 @@ def render_cloud_init(
         ctx["names_seed_path"] = NAMES_SEED
         ctx["names_seed"] = names_seed(spec)
         ctx["mon"] = scheduler_monitoring(spec, stack, cat)
-        ctx["nfsd_threads"] = nfsd_threads(spec.total_nodes + login_count(spec))
+        ctx["nfsd_conf"] = {"path": NFSD_CONF, "content": render_nfsd_conf(spec)}
         if spec.head_node.accounting:
             if not db_password:
                 raise ValueError("headNode.accounting needs the database password")

@@ -9,6 +9,7 @@ from typing import Any
 from clusterctl.power.names import hostlist
 from clusterctl.render.paths import ACCOUNTING_DB, TASK_PROLOG
 from clusterctl.render.site import SlurmSite, cloud_site
+from clusterctl.render.storage import NFSD_CONF, render_nfsd_conf, scheduler_nfsd_threads
 from clusterctl.render.templates import render_template
 from clusterctl.spec.catalog import Catalog, Sku, catalog
 from clusterctl.spec.model import ClusterSpec, PartitionSpec
@@ -174,10 +175,7 @@ def render_config_sync(
     run before any scale set shrinks."""
     site = cloud_site(spec)
     files = render_slurm(spec, site, stack, cat or catalog())
-    blobs = {
-        rel: "\n".join(_wrap(base64.b64encode(as_written(files[rel]).encode()).decode()))
-        for rel in SYNCED_SLURM_FILES
-    }
+    blobs = {rel: _b64(as_written(files[rel])) for rel in SYNCED_SLURM_FILES}
     keep = ",".join(ss.hostlist for sets in partition_scale_sets(spec).values() for ss in sets)
     return render_template(
         "scripts/slurm-config-sync.sh.j2",
@@ -189,6 +187,9 @@ def render_config_sync(
         drain_prefix=spec.health_checks.drain_prefix,
         drain_wait_seconds=drain_wait_seconds,
         drain_only=drain_only,
+        nfsd_conf_path=NFSD_CONF,
+        nfsd_conf=_b64(render_nfsd_conf(spec)),
+        nfsd_threads=scheduler_nfsd_threads(spec),
     )
 
 
@@ -197,6 +198,10 @@ def as_written(text: str) -> str:
     final newline): the config sync must write the same bytes, or it finds every file changed
     and reconfigures (a restart of slurmctld since Slurm 23.11) on every `up`."""
     return text.rstrip("\n") + "\n" if text else text
+
+
+def _b64(text: str) -> str:
+    return "\n".join(_wrap(base64.b64encode(text.encode()).decode()))
 
 
 def _wrap(text: str, width: int = 76) -> list[str]:

@@ -7,7 +7,13 @@ from dataclasses import dataclass, replace
 from clusterctl.figures import known_sum
 from clusterctl.platform import cloud_of, nat_egress, scheduler_of
 from clusterctl.spec.catalog import Catalog
-from clusterctl.spec.defaults import JUMP_HOST_SKU, head_sku, login_count, login_sku
+from clusterctl.spec.defaults import (
+    JUMP_HOST_SKU,
+    head_sku,
+    login_count,
+    login_sku,
+    scheduler_disk_gib,
+)
 from clusterctl.spec.kubernetes import autoscaled_min
 from clusterctl.spec.lustre import FSX_PRICE_KEY, HOURS_PER_MONTH, shared_filesystem
 from clusterctl.spec.model import ClusterSpec
@@ -90,6 +96,8 @@ def cost_per_hour(spec: ClusterSpec, cat: Catalog) -> Cost:
         lines.append(line)
     if nat_egress(spec.cloud, spec.scheduler):
         lines += [_service(cat, spec.cloud, key, spec.region) for key in ("natGateway", "publicIp")]
+    if _backs_up_disk(spec):
+        lines.append(_disk_backup(cat, scheduler_disk_gib(spec), spec.region))
     fs = shared_filesystem(spec)
     if fs is not None:
         lines.append(
@@ -127,6 +135,27 @@ def _file_system(cat: Catalog, cloud: str, size_gib: int, throughput: int, regio
         f"{price.title}, {shape}", shape, 1, hourly, price.as_of, service=True,
         note=_other_region(price.region, region),
     )  # fmt: skip
+
+
+def _backs_up_disk(spec: ClusterSpec) -> bool:
+    on_azure_slurm = scheduler_of(spec.scheduler).head_node and spec.cloud == "azure"
+    return on_azure_slurm and spec.storage.backup.enabled
+
+
+def _disk_backup(cat: Catalog, disk_gib: int, region: str) -> CostLine:
+    """The data disk's backups: the first incremental snapshot holds what the disk holds (at
+    most its size, which is what is priced); each later one only the day's changes, and Azure
+    Backup's protected-instance fee is not in the catalog: both are left out, said in the note."""
+    shape = f"{disk_gib} GiB disk"
+    price = cat.services.get("azure", {}).get("diskSnapshot")
+    if price is None or price.usd_per_gb_month is None:
+        return CostLine("/shared backups", shape, 1, None, "", service=True)
+    hourly = round(disk_gib * price.usd_per_gb_month / HOURS_PER_MONTH, 4)
+    left_out = "one full copy; daily changes and the protected-instance fee come on top"
+    note = "; ".join(n for n in (left_out, _other_region(price.region, region)) if n)
+    return CostLine(
+        f"{price.title}, {shape}", shape, 1, hourly, price.as_of, service=True, note=note
+    )
 
 
 def _line(cat: Catalog, item: str, sku_name: str, count: int, region: str) -> CostLine:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from clusterctl.platform import scheduler_of
 from clusterctl.spec.model import ClusterSpec
 
 DEFAULT_HEAD_SKU = {"azure": "Standard_D8s_v5", "aws": "m6i.2xlarge"}
@@ -27,3 +28,16 @@ def login_sku(spec: ClusterSpec) -> str:
 def login_host(spec: ClusterSpec, index: int) -> str:
     """A login node's hostname (computerName): <cluster>-login-<n>, from 1."""
     return f"{spec.name}-login-{index + 1}"
+
+
+def uses_files_share(spec: ClusterSpec) -> bool:
+    return scheduler_of(spec.scheduler).head_node and spec.storage.kind == "azure-files-nfs"
+
+
+SCHEDULER_DISK_WITH_FILES_GIB = 128
+"""The scheduler's data disk when /home is on the share: /sched, slurmctld's state, MariaDB."""
+
+
+def scheduler_disk_gib(spec: ClusterSpec) -> int:
+    """storage.sizeGib sizes whatever holds /home: the scheduler's disk or the share."""
+    return SCHEDULER_DISK_WITH_FILES_GIB if uses_files_share(spec) else spec.storage.size_gib

@@ -200,6 +200,22 @@ class LoginNodesSpec(Model):
     role)."""
 
 
+class BackupSpec(Model):
+    """Azure Backup of the scheduler's data disk (/sched, Slurm's state, the accounting database,
+    and /home unless an Azure Files share holds it): a Backup vault takes an incremental snapshot
+    once a day into the snapshot resource group `rg-<name>-<stack>-snapshots` and deletes each one
+    after `retentionDays` (Microsoft Learn, backup/backup-managed-disks). Restore:
+    docs/azure-slurm.md, "Restoring /shared"."""
+
+    enabled: Annotated[bool, Strict()] = True
+    """Back the disk up daily; `false` takes no snapshots."""
+    retention_days: Annotated[int, Strict()] = Field(default=7, ge=1, le=35)
+    """How long each daily snapshot is kept, 1-35 days (the range Microsoft's disk-backup
+    quickstart template accepts)."""
+    hour_utc: Annotated[int, Strict()] = Field(default=2, ge=0, le=23)
+    """The hour (UTC, 0-23) the daily backup starts."""
+
+
 class StorageSpec(Model):
     kind: Literal["scheduler-nfs", "azure-files-nfs", "none"] = "scheduler-nfs"
     """Where `/home` lives. `scheduler-nfs`: the scheduler exports its data disk (`/home` and
@@ -214,8 +230,10 @@ class StorageSpec(Model):
     """The size of what holds `/home`: the data disk, 32 to 32,767 GiB (Azure Premium SSD), or
     the share, 100 to 65,536 GiB."""
     keep_on_destroy: Annotated[bool, Strict()] = True
-    """Protect the data disk holding `/home` and `/sched` (and the Azure Files account and share)
-    from `pulumi destroy`: it is kept unless false."""
+    """Protect the data disk holding `/home` and `/sched` (and the Azure Files account and share,
+    and the disk's backups) from `pulumi destroy`: it is kept unless false."""
+    backup: BackupSpec = BackupSpec()
+    """Azure Slurm: daily snapshots of the scheduler's data disk."""
 
 
 class HealthChecksSpec(Model):

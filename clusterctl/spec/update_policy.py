@@ -118,6 +118,7 @@ RULES: Final[dict[str, Rule]] = {
     "storage.kind": Rule("replaces", "/home's disk or share, and the data on it", loses=True),
     "storage.sizeGib": Rule("in place", "the data disk grows (Azure cannot shrink one)"),
     "storage.keepOnDestroy": Rule("in place", "whether `down` keeps the data disk"),
+    "storage.backup": Rule("in place", "the data disk's backup policy (its snapshots stay)"),
     "partitions[].sku": SCALE_SETS,
     "partitions[].spot": SCALE_SETS,
     "partitions[].zones": SCALE_SETS,

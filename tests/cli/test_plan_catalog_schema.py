@@ -70,7 +70,8 @@ def test_plan_shows_the_power_roles_actions_and_scopes(cli) -> None:
     assert "assigned on 2 scope(s):" in text
     assert text.count("/providers/Microsoft.Compute/virtualMachineScaleSets/h100-gpu-pg") == 2
     assert "Reader" not in text
-    assert "idle, with Slurm power saving: $0.43 per hour" in text  # head node + NAT and its IP
+    # head node, NAT and its IP, the data disk's backups
+    assert "idle, with Slurm power saving: $0.50 per hour" in text
 
 
 def test_plan_leaves_no_event_loop_open_for_interpreter_exit() -> None:

@@ -50,7 +50,8 @@ def test_a_field_docstring_reaches_its_row(monkeypatch) -> None:
     from clusterctl.spec.model import StorageSpec
 
     reference = tool()
-    rows = {r[0]: r for r in reference.rows(StorageSpec, "storage.", {})}
+    defs = StorageSpec.model_json_schema(by_alias=True).get("$defs", {})
+    rows = {r[0]: r for r in reference.rows(StorageSpec, "storage.", defs)}
     doc = reference.docstrings(StorageSpec)["keep_on_destroy"]
     assert rows["storage.keepOnDestroy"] == (
         "storage.keepOnDestroy", "boolean", "`true`", doc

@@ -15,7 +15,11 @@ from clusterctl.spec.load import load_stack_spec
 def run_sync(tmp_path: Path, states: list[str]) -> tuple[subprocess.CompletedProcess, list[str]]:
     """`states`: gpu-pg0-1's compact sinfo state at each look (the last one repeats)."""
     spec, _ = load_stack_spec("azure-h100", ["partitions[0].nodes=2"])
-    script = render_config_sync(spec, "azure-h100").replace("/etc/slurm/", f"{tmp_path}/etc/")
+    script = (
+        render_config_sync(spec, "azure-h100")
+        .replace("/etc/slurm/", f"{tmp_path}/etc/")
+        .replace("/etc/nfs.conf.d/", f"{tmp_path}/etc/")
+    )
     log, bins = tmp_path / "events", tmp_path / "bin"
     bins.mkdir()
     (tmp_path / "states").write_text("\n".join(states) + "\n")

@@ -116,6 +116,7 @@ def test_config_sync_script_carries_the_node_count_dependent_files() -> None:
     blobs = re.findall(r"^put (\S+) <<'B64'\n(.*?)\nB64$", script, re.S | re.M)
     files = {path: base64.b64decode(b.replace("\n", "")).decode() for path, b in blobs}
     assert sorted(files) == [
+        "/etc/nfs.conf.d/50-gpu-clusters.conf",
         "/etc/slurm/gres.conf",
         "/etc/slurm/slurm.conf",
         "/etc/slurm/topology.conf",
@@ -201,7 +202,11 @@ def test_config_sync_retries_a_reconfigure_that_times_out(tmp_path) -> None:
     from clusterctl.render.slurm_conf import render_config_sync
 
     spec, _ = load_stack_spec("azure-h100", ["partitions[0].nodes=3"])
-    script = render_config_sync(spec, "azure-h100").replace("/etc/slurm/", f"{tmp_path}/etc/")
+    script = (
+        render_config_sync(spec, "azure-h100")
+        .replace("/etc/slurm/", f"{tmp_path}/etc/")
+        .replace("/etc/nfs.conf.d/", f"{tmp_path}/etc/")
+    )
     bins = tmp_path / "bin"
     bins.mkdir()
     stubs = {

@@ -28,6 +28,7 @@ def run_sync(
     script = (
         render_config_sync(spec, "azure-h100", drain_only=drain_only, drain_wait_seconds=wait)
         .replace("/etc/slurm/", f"{tmp_path}/etc/")
+        .replace("/etc/nfs.conf.d/", f"{tmp_path}/etc/")
         .replace("/usr/local/bin/gpucl-power", f"{bins}/gpucl-power")
     )
     log = tmp_path / "events"
@@ -71,7 +72,7 @@ def test_nodes_that_leave_are_drained_and_idle_before_any_file_changes(tmp_path)
         "sleep 60",
         "squeue -h -w gpu-pg0-4,gpu-pg0-5 -o %i",
     ]
-    assert [e.split()[0] for e in events[6:]] == ["install"] * 3 + ["scontrol"] * 2
+    assert [e.split()[0] for e in events[6:]] == ["install"] * 4 + ["scontrol"] * 2
     assert events[-2:] == ["scontrol show config", "scontrol reconfigure"]
     assert "waiting for job(s) 42 on leaving nodes (60s of 2700s)" in proc.stdout
     assert "leaving nodes drained and idle: gpu-pg0-4,gpu-pg0-5" in proc.stdout

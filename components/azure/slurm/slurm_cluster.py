@@ -20,6 +20,7 @@ from clusterctl.spec.catalog import Catalog, catalog
 from clusterctl.spec.defaults import login_count
 from clusterctl.spec.model import ClusterSpec
 from components.azure.slurm.cluster_secrets import ClusterSecrets
+from components.azure.slurm.disk_backup import SharedDiskBackup
 from components.azure.slurm.files_share import AzureFilesShare
 from components.azure.slurm.gpu_partition import GpuPartition
 from components.azure.slurm.jump_host import JumpHost
@@ -57,6 +58,18 @@ class AzureSlurmCluster(pulumi.ComponentResource):
             files_account=files_account,
             # the share, its private endpoint and DNS record exist before a node mounts /home
             opts=pulumi.ResourceOptions(parent=self, depends_on=[self.files] if self.files else []),
+        )
+        self.backup = (
+            SharedDiskBackup(
+                f"{name}-backup",
+                spec,
+                stack,
+                disk=self.scheduler.data_disk,
+                resource_group=self.network.resource_group,
+                opts=child,
+            )
+            if spec.storage.backup.enabled
+            else None
         )
         self.logins = [
             LoginNode(
