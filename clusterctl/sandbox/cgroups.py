@@ -31,6 +31,23 @@ def v1_hierarchies() -> list[Path]:
     return sorted(found)
 
 
+# The kernel's sched_prio_to_weight (kernel/sched/core.c), nice -20 to 19.
+NICE_WEIGHTS = (
+    88761, 71755, 56483, 46273, 36291, 29154, 23254, 18705, 14949, 11916,
+    9548, 7620, 6100, 4904, 3906, 3121, 2501, 1991, 1586, 1277,
+    1024, 820, 655, 526, 423, 335, 272, 215, 172, 137,
+    110, 87, 70, 56, 45, 36, 29, 23, 18, 15,
+)  # fmt: skip
+
+
+def cpu_shares(nice: int) -> int:
+    """The cgroup v1 cpu.shares a task at `nice` weighs in the CPU scheduler: a sandbox booted
+    by `nice -n 10 clusterctl sandbox up` weighs against other groups as its booting process does
+    against other tasks (the nodes' processes live in the sandbox's own cgroup, where their nice
+    counts only among themselves)."""
+    return NICE_WEIGHTS[min(max(nice, -20), 19) + 20]
+
+
 def make_dir(path: Path) -> None:
     """mkdir a cgroup; a new cpuset cgroup gets its parent's cpus and mems or no task can join."""
     path.mkdir(exist_ok=True)

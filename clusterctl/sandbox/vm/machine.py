@@ -15,7 +15,7 @@ from pathlib import Path
 
 from clusterctl.render.cloud_init import gzip_user_data
 
-from ..cgroups import make_dir, v1_hierarchies
+from ..cgroups import cpu_shares, make_dir, v1_hierarchies
 from .vmstate import VmState
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
@@ -304,6 +304,9 @@ def cgroup_dirs(state: VmState, name: str) -> list[Path]:
             state.record("cgroup", str(base))
         if not base.exists():
             make_dir(base)
+            if (base / "cpu.shares").exists():  # the sandbox weighs as its booting process
+                nice = os.getpriority(os.PRIO_PROCESS, 0)
+                (base / "cpu.shares").write_text(f"{cpu_shares(nice)}\n")
         make_dir(base / name)
         out.append(base / name)
     return out

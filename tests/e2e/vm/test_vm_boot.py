@@ -615,3 +615,15 @@ def test_the_kubernetes_prometheus_finds_the_dcgm_exporter_by_its_service(booted
     finally:
         boot.run(workdir, scheduler, ["kill", *pids])
         boot.run(workdir, scheduler, ["rm", "-rf", K8S_DIR, sa])
+
+
+def test_the_sandbox_weighs_in_the_cpu_scheduler_as_the_process_that_booted_it(booted):
+    """This module runs at the e2e suite's nice (tests/conftest.py E2E_NICE): its nodes' cgroup
+    gets that weight, so the soak's nodes (nice 0) come first on the CPU."""
+    from clusterctl.sandbox.cgroups import cpu_shares, v1_hierarchies
+    from tests.conftest import E2E_NICE
+
+    _, workdir, _ = booted
+    (cpu,) = [h for h in v1_hierarchies() if "cpu" in h.name.split(",")]
+    shares = (cpu / f"gpucl-{vmstate.sandbox_id(workdir)}" / "cpu.shares").read_text()
+    assert int(shares) == cpu_shares(E2E_NICE) == 110, shares
