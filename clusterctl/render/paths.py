@@ -21,9 +21,11 @@ SHARED_MOUNTS = ("/home", "/sched")
 """The scheduler's NFS exports every GPU node mounts (fstab: _netdev,nofail)."""
 
 
-MOUNT_RETRY = {"delay_s": 10, "total_s": 1200}
-"""A GPU node's first boot waits this long for the scheduler's exports: the scheduler's own
-cloud-init (packages, MariaDB, the power venv) can take longer than a node's."""
+MOUNT_RETRY = {"delay_s": 10, "total_s": 1200, "attempt_s": 30}
+"""A GPU node's first boot waits `total_s` for the scheduler's exports: the scheduler's own
+cloud-init (packages, MariaDB, the power venv) can take longer than a node's. slurmd's start
+waits for them without end (gpucl-mounts.sh --wait). One `mount` is cut at `attempt_s`: mount.nfs
+itself retries a foreground mount for 2 minutes (nfs(5), `retry=`)."""
 
 
 PYXIS_LIBRARY = "/usr/local/lib/slurm/spank_pyxis.so"

@@ -83,6 +83,7 @@ def node_scripts(spec: ClusterSpec, site: SlurmSite, sku: Sku | None) -> dict[st
         ]
         ctx["adopt_access"] = ADOPT_ACCESS
         ctx["mount_retry"] = MOUNT_RETRY
+        ctx["team_users"] = spec.head_node.accounting
         ctx["nvme_expected"] = sku.local_nvme_disks or '""'
     if deep_hours(spec):
         names.append("gpucl-deep-check.sh" if sku is not None else "gpucl-deep-health.sh")

@@ -10,7 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
-from clusterctl.platform import scheduler_of
+from clusterctl.platform import cloud_of, scheduler_of
+from clusterctl.spec.catalog import catalog
+from clusterctl.spec.images import parse_azure_image
 from clusterctl.spec.model import ClusterSpec, PartitionSpec
 from clusterctl.spec.topology import scale_sets_of
 
@@ -74,6 +76,18 @@ TEAM = Rule(
     "within a minute; no reboot",
 )
 NEW_VMS = Rule("in place", "the VM profile: VMs created from now on; running VMs keep theirs")
+NEW_IMAGE = Rule(
+    "in place",
+    "the scale sets' image: VMs created from now on boot it; running and powered-down VMs keep "
+    "theirs (a reimage too) until brought to the new model (`az vmss update-instances`)",
+)
+# A scale set's image publisher, offer and sku cannot change in place (their release is another
+# Ubuntu): components/azure/slurm/gpu_partition.py replaces the sets on them.
+NEW_IMAGE_RELEASE = Rule(
+    "replaces",
+    "the partition's scale sets (deleted, then created from the new image): every VM and its jobs",
+    loses=True,
+)
 SHARED_FS = "kubernetes.sharedFilesystem"
 NEW_SHARED_FS = Rule("in place", "a new shared file system, its volume and claim")
 AUTOSCALER_MIN = Rule("in place", "the GPU node group's autoscaler minimum")
@@ -125,7 +139,7 @@ RULES: Final[dict[str, Rule]] = {
     "partitions[].fabric": SCALE_SETS,
     "partitions[].capacityReservationId": SCALE_SETS,
     "partitions[].capacityBlock": SCALE_SETS,
-    "partitions[].image": NEW_VMS,
+    "partitions[].image": NEW_IMAGE,
     "partitions[].idleMinutes": SLURM_CONF,
     "partitions[].minNodes": SLURM_CONF,
     "partitions[].default": SLURM_CONF,
@@ -211,6 +225,22 @@ def _nodes(path: str, old: PartitionSpec, new: PartitionSpec) -> Change:
     return Change(path, "in place", "the partition's last scale sets shrink", detail)
 
 
+def _image_release(spec: ClusterSpec, part: PartitionSpec) -> tuple[str, ...]:
+    """What of a GPU scale set's image Azure cannot change in place: a marketplace image's
+    publisher, offer and sku (the catalog's image when the stack names none); a gallery image
+    id changes in place, as a version does. () off Azure's scale sets."""
+    if not (cloud_of(spec.cloud).gpu_scale_sets and scheduler_of(spec.scheduler).head_node):
+        return ()
+    if part.image:
+        image = parse_azure_image(part.image)
+        return image.urn[:3] if image and image.urn else ("gallery",)
+    sku = catalog().get(part.sku, spec.cloud)
+    if sku is None:
+        return ()
+    entry = catalog().gpu_image(sku)
+    return tuple(str(entry[k]) for k in ("publisher", "offer", "sku"))
+
+
 def diff(old: ClusterSpec, new: ClusterSpec) -> list[Change]:
     """Every changed field of `new` against the deployed `old`, with what applying it does."""
     changes: list[Change] = []
@@ -243,6 +273,8 @@ def diff(old: ClusterSpec, new: ClusterSpec) -> list[Change]:
                 rule = _rule(f"{path}.{key}")
                 if key == "minNodes" and not scheduler_of(new.scheduler).power_saving:
                     rule = AUTOSCALER_MIN
+                if key == "image" and _image_release(new, was) != _image_release(new, part):
+                    rule = NEW_IMAGE_RELEASE
                 detail = f"{x.get(key)!r} -> {y.get(key)!r}"
                 changes.append(
                     Change(

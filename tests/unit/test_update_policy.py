@@ -104,3 +104,24 @@ def test_a_new_login_size_replaces_the_login_vms_which_keep_their_addresses() ->
     (c,) = diff(old, spec("loginNodes.count=1", "loginNodes.sku=Standard_D4s_v5"))
     assert c.policy == "replaces" and "login VMs" in c.affects
     assert "NIC" in c.keeps and "/home" in c.keeps
+
+
+HPC = "microsoft-dsvm:ubuntu-hpc"
+
+
+def test_a_moved_gpu_image_version_is_in_place_and_says_running_vms_keep_theirs() -> None:
+    old = spec(f"partitions[0].image={HPC}:2204:22.04.2026010101")
+    (c,) = diff(old, spec(f"partitions[0].image={HPC}:2204:22.04.2026020101"))
+    assert c.path == "partitions[0].image" and c.policy == "in place" and not c.loses
+    assert "created from now on" in c.affects and "update-instances" in c.affects
+    # the stack's first pin of the catalog's own image is a version move too
+    (first,) = diff(spec(), spec(f"partitions[0].image={HPC}:2204:22.04.2026020101"))
+    assert first.policy == "in place"
+
+
+def test_a_gpu_image_of_another_release_replaces_the_partitions_scale_sets() -> None:
+    (c,) = diff(spec(), spec(f"partitions[0].image={HPC}:2404:24.04.2026072901"))
+    assert c.path == "partitions[0].image" and c.policy == "replaces" and c.loses
+    assert "scale sets" in c.affects
+    line = refusal([c], allow_replace=False)
+    assert line and line.startswith("partitions[0].image: ") and "--allow-replace" in line

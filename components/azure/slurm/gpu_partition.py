@@ -3,9 +3,32 @@
 A scale set with singlePlacementGroup=true keeps its VMs on one IB fabric and holds at most 100;
 a bigger partition becomes several sets named <partition>-pg0, -pg1, ... like CycleCloud's.
 No resource here grows with the node count: capacity carries it.
+
+What an edit does to a deployed scale set (MicrosoftDocs azure-docs
+`articles/virtual-machine-scale-sets/virtual-machine-scale-sets-upgrade-scale-set.md`, "Properties
+with restrictions on modification"; terraform-provider-azurerm
+`internal/services/compute/linux_virtual_machine_scale_set_resource.go`, its ForceNew fields):
+- In place: the image version or a gallery image id (the model's imageReference), the capacity,
+  the customData, tags. Under the Manual upgrade policy nothing happens to existing VMs: they keep
+  their OS disk, and a reimage restores the version that disk has (REST
+  VirtualMachineScaleSets_Reimage, `exactVersion`); only VMs created from now on, or one brought to
+  the latest model (`az vmss update-instances`), boot the new one.
+- Replaced (REPLACED_ON): what Azure cannot update (availability zones, create-time there and
+  refused by the spec on Azure Slurm today; the image's publisher and offer, the OS disk's storage
+  type, priority and eviction policy, fault domain count, orchestration mode, admin user,
+  computer name prefix), the image's sku (an Ubuntu release: one partition does not mix two)
+  and the VM size: a size change needs every VM deallocated when the set's hardware cluster lacks
+  the new size, as between two GPU sizes (each on InfiniBand clusters of its own), and
+  azure-native sends one PUT; running VMs would also keep the old size under a slurm.conf that
+  describes the new one.
+A replaced set is deleted first: its name is fixed (the power program and the name map use it),
+so a successor cannot be created beside it, and a region's GPU quota rarely holds two copies of a
+partition.
 """
 
 from __future__ import annotations
+
+from typing import Final
 
 import pulumi
 import pulumi_azure_native as azure
@@ -19,6 +42,24 @@ from components.azure.slurm.cluster_secrets import ClusterSecrets
 from components.azure.slurm.images import image_reference
 from components.azure.slurm.network import AzureNetwork
 from components.azure.slurm.os_profile import linux_os_profile
+
+_PROFILE = "virtualMachineProfile"
+REPLACED_ON: Final = (
+    "sku.name",
+    "zones",
+    "platformFaultDomainCount",
+    "orchestrationMode",
+    f"{_PROFILE}.priority",
+    f"{_PROFILE}.evictionPolicy",
+    f"{_PROFILE}.osProfile.adminUsername",
+    f"{_PROFILE}.osProfile.computerNamePrefix",
+    f"{_PROFILE}.storageProfile.imageReference.publisher",
+    f"{_PROFILE}.storageProfile.imageReference.offer",
+    f"{_PROFILE}.storageProfile.imageReference.sku",
+    f"{_PROFILE}.storageProfile.osDisk.managedDisk.storageAccountType",
+)
+"""Input paths whose change replaces a scale set (the module docstring says why); the capacity
+(`sku.capacity`), the image version and the customData change in place."""
 
 
 class GpuPartition(pulumi.ComponentResource):
@@ -77,6 +118,8 @@ class GpuPartition(pulumi.ComponentResource):
                     parent=self,
                     hooks=hooks if scale_set is sets[-1] else None,
                     depends_on=after,
+                    delete_before_replace=True,
+                    replace_on_changes=list(REPLACED_ON),
                 ),
             )
             self.scale_sets.append((scale_set, vmss))

@@ -190,7 +190,10 @@ def test_a_gpu_node_booted_while_slurmctld_is_away_waits_and_joins_when_it_retur
     """Configless slurmd loops until slurmctld hands it the configuration, before it tells systemd
     READY: past systemd's default 90 s start timeout it must still be waiting (never timed out,
     never restarted toward a start limit), and register within a minute of slurmctld's return.
-    Last in the module: it stops the scheduler's slurmctld for two and a half minutes."""
+    The scheduler's NFS server is away too (a scheduler re-created): the boot's nofail mounts of
+    /home and /sched fail, slurmd's start mounts them once they are exported again and runs
+    nothing before. Last in the module: it stops slurmctld and nfs-server for two and a half
+    minutes."""
     workdir, sched = cluster
     node = gpu_nodes(cluster)[-1]
     name = on_node(cluster, node, "hostname").stdout.strip()
@@ -198,7 +201,7 @@ def test_a_gpu_node_booted_while_slurmctld_is_away_waits_and_joins_when_it_retur
     assert spool.stdout.strip().startswith("/"), spool
     # stopped as an admin stops it: the scheduler's units that need it skip their runs, and
     # none starts it again (they once Required= it, and the test had to mask it)
-    assert on_node(cluster, sched, "systemctl stop slurmctld").returncode == 0
+    assert on_node(cluster, sched, "systemctl stop slurmctld nfs-server").returncode == 0
     try:
         # a VM new to the cluster (a resize, a replacement) has no configuration cached: a
         # rebooted one would start slurmd from slurmd's conf-cache without the controller
@@ -208,17 +211,29 @@ def test_a_gpu_node_booted_while_slurmctld_is_away_waits_and_joins_when_it_retur
         ticks = "systemctl start gpucl-names.service gpucl-power-return.service"
         while time.monotonic() < deadline:
             show = on_node(cluster, node, "systemctl show slurmd -p ActiveState -p NRestarts")
-            assert sorted(show.stdout.split()) == ["ActiveState=activating", "NRestarts=0"], show
+            # inactive while its start job waits for the boot's try of the mounts (ordered after
+            # them), then activating: never failed, never restarted
+            state, restarts = sorted(show.stdout.split())
+            assert state in ("ActiveState=inactive", "ActiveState=activating"), show
+            assert restarts == "NRestarts=0", show
             on_node(cluster, sched, ticks)  # what their timers do; skipped, not failed
             failed = on_node(cluster, sched, "systemctl --failed --no-legend --plain").stdout
             assert not re.search(r"gpucl-(names|power-return)\.service", failed), failed
             ctld = on_node(cluster, sched, "systemctl is-active slurmctld").stdout.strip()
             assert ctld == "inactive", ctld
             time.sleep(5)
+        # past the boot's own try of the nofail mounts (systemd cuts a mount at 90 s): slurmd is
+        # still mounting them (ExecStartPre), not failed on them and not running without them
+        show = on_node(cluster, node, "systemctl show slurmd -p ActiveState -p SubState")
+        assert sorted(show.stdout.split()) == ["ActiveState=activating", "SubState=start-pre"], show
+        bare = on_node(cluster, node, "mountpoint -q /home || mountpoint -q /sched")
+        assert bare.returncode != 0, "a shared file system mounted while its server was away"
     finally:
-        assert on_node(cluster, sched, "systemctl start slurmctld").returncode == 0
+        assert on_node(cluster, sched, "systemctl start nfs-server slurmctld").returncode == 0
     wait_for(f"slurmd on {name} ready", lambda: on_node(
         cluster, node, "systemctl is-active slurmd").stdout.strip() == "active", 60)  # fmt: skip
+    mounted = on_node(cluster, node, "mountpoint -q /home && mountpoint -q /sched")
+    assert mounted.returncode == 0, "slurmd runs without /home or /sched"
     # responding again (a trailing * is a node slurmctld cannot reach)
     wait_for(f"{name} responding", lambda: sh(
         cluster, f"sinfo -h -n {name} -o %t").stdout.strip() in ("idle", "mix", "alloc"),

@@ -10,15 +10,20 @@ hostnamectl set-hostname "$node"
 mkdir -p /etc/systemd/system/slurmd.service.d
 # Configless: slurmd fetches slurm.conf, gres.conf, cgroup.conf, topology.conf and plugstack.conf
 # from slurmctld. Quoted: systemd splits an unquoted Environment= line at spaces ("-N" would lose the name).
-# The NFS mounts are nofail, so remote-fs.target does not wait for them: without RequiresMountsFor
-# slurmd (and its health check) started before /home and /sched at every later boot or power-up.
+# The NFS mounts are nofail, so remote-fs.target does not wait for them, and a boot while the
+# scheduler is away leaves them failed: slurmd (and its health check) starts only once
+# gpucl-mounts.sh --wait has them mounted, retrying for as long as that takes. Ordered after their
+# mount units (the boot's own try, and at shutdown slurmd stops before they unmount), not
+# RequiresMountsFor: a failed mount would fail slurmd's start for good (no Restart= after a
+# dependency failure).
 cat > /etc/systemd/system/slurmd.service.d/gpu-clusters.conf <<UNIT
 [Unit]
-After=gpucl-scratch.service munge.service remote-fs.target
+After=gpucl-scratch.service munge.service remote-fs.target home.mount sched.mount
 Requires=gpucl-scratch.service
-RequiresMountsFor=/nvme /home /sched
+RequiresMountsFor=/nvme
 
 [Service]
+ExecStartPre=$libexec/gpucl-mounts.sh --wait
 Environment="SLURMD_OPTIONS=-N $node --conf-server a100-scheduler:6817"
 Environment="PMIX_MCA_ptl=^usock" "PMIX_MCA_psec=none" "PMIX_SYSTEM_TMPDIR=/var/empty" "PMIX_MCA_gds=hash"
 UNIT

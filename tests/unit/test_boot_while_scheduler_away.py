@@ -1,0 +1,97 @@
+"""A GPU node that boots while the scheduler (the NFS server of /home and /sched) is away or being
+re-created: its nofail mounts fail at boot and systemd never tries them again. slurmd's start
+mounts them, retrying for as long as the scheduler is away, and runs nothing before they are in;
+a failed mount must not leave slurmd failed for good (RequiresMountsFor= did: Restart= does not
+follow a dependency failure). The rendered script runs under bash with stand-ins for mount and
+mountpoint."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+
+from clusterctl.render.paths import MOUNT_RETRY, SCRATCH, SHARED_MOUNTS
+from tests.conftest import node_script
+
+FAKE_MOUNT = """#!/bin/sh
+# fails until try $READY_AFTER; the first try hangs when $HANG is set (a host that is gone)
+n=$(cat "$STATE/tries" 2>/dev/null || echo 0); n=$((n + 1)); echo $n > "$STATE/tries"
+if [ "$n" = 1 ] && [ -n "$HANG" ]; then sleep 60; fi
+if [ "$n" -lt "$READY_AFTER" ]; then
+  echo "mount.nfs: Connection timed out while mounting $1" >&2; exit 32
+fi
+echo "$1" >> "$STATE/mounted"
+"""
+FAKE_MOUNTPOINT = """#!/bin/sh
+grep -qx "$2" "$STATE/mounted" 2>/dev/null
+"""
+
+
+def _run(tmp_path, *args: str, ready_after: int, hang: bool = False):
+    script = tmp_path / "gpucl-mounts.sh"
+    script.write_text(node_script("azure-h100", "gpucl-mounts.sh"))
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for name, text in (
+        ("mount", FAKE_MOUNT),
+        ("mountpoint", FAKE_MOUNTPOINT),
+        ("mkdir", "#!/bin/sh\n"),
+        # a hung mount sleeps 60 s; the script's 10 s delays take 0.05 s
+        ("sleep", '#!/bin/sh\n[ "$1" = 60 ] && exec /bin/sleep 60\nexec /bin/sleep 0.05\n'),
+    ):
+        (bin_dir / name).write_text(text)
+        (bin_dir / name).chmod(0o755)
+    env = {
+        **os.environ,
+        "PATH": f"{bin_dir}:{os.environ['PATH']}",
+        "STATE": str(tmp_path),
+        "READY_AFTER": str(ready_after),
+        "HANG": "1" if hang else "",
+        "GPUCL_MOUNT_TOTAL": "1",
+        "GPUCL_MOUNT_ATTEMPT": "2",
+    }
+    return subprocess.run(
+        ["bash", str(script), *args], env=env, capture_output=True, text=True, timeout=40
+    )
+
+
+def test_slurmds_wait_outlasts_the_first_boot_bound_until_the_scheduler_is_back(tmp_path):
+    """100 failed tries (50 delays: past the 1 s bound given here) before the scheduler is back."""
+    proc = _run(tmp_path, "--wait", ready_after=100)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert sorted((tmp_path / "mounted").read_text().split()) == ["/home", "/sched"]
+    assert "gave up" not in proc.stderr
+    assert "gpucl-mounts: not mounted yet: /home (mount.nfs: Connection timed out" in proc.stderr
+
+
+def test_a_mount_that_hangs_on_a_gone_host_is_cut_and_tried_again(tmp_path):
+    proc = _run(tmp_path, "--wait", ready_after=2, hang=True)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert sorted((tmp_path / "mounted").read_text().split()) == ["/home", "/sched"]
+    assert MOUNT_RETRY["attempt_s"] + MOUNT_RETRY["delay_s"] <= 60  # back within a minute
+
+
+def _dropin() -> str:
+    script = node_script("azure-team", "gpu-node-setup.sh")
+    m = re.search(r"slurmd\.service\.d/gpu-clusters\.conf <<UNIT\n(.*?)\nUNIT\n", script, re.S)
+    assert m, "the slurmd drop-in is no longer written by gpu-node-setup.sh"
+    return m.group(1)
+
+
+def _values(unit: str, key: str) -> list[str]:
+    return [w for line in unit.splitlines() if line.startswith(f"{key}=") for w in
+            line.split("=", 1)[1].split()]  # fmt: skip
+
+
+def test_slurmd_starts_only_once_its_start_has_mounted_the_shared_file_systems() -> None:
+    unit = _dropin()
+    pre = [line.split("=", 1)[1] for line in unit.splitlines() if line.startswith("ExecStartPre=")]
+    assert pre[0].endswith("/gpucl-mounts.sh --wait") and not pre[0].startswith("-"), pre
+    # the team's users, whose boot run found no /sched, come in before slurmd takes jobs
+    assert pre[1].startswith("-") and pre[1].endswith("/gpucl-users.sh"), pre
+    for path in SHARED_MOUNTS:
+        assert f"{path.strip('/')}.mount" in _values(unit, "After")
+        assert path not in _values(unit, "RequiresMountsFor"), unit
+    # the scratch is local (gpucl-scratch.service): its mount may keep slurmd from starting
+    assert _values(unit, "RequiresMountsFor") == [SCRATCH], unit
