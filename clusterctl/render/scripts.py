@@ -32,6 +32,9 @@ from clusterctl.spec.catalog import Catalog, Sku, catalog
 from clusterctl.spec.mig import describe, mig_placements
 from clusterctl.spec.model import ClusterSpec, PartitionSpec
 
+MIG_SCRIPT = "gpucl-mig.sh"
+"""A MIG partition's boot step (templates/scripts/gpucl-mig.sh.j2)."""
+
 
 def node_scripts(
     spec: ClusterSpec, site: SlurmSite, sku: Sku | None, partition: PartitionSpec | None = None
@@ -98,7 +101,7 @@ def node_scripts(
         names.append("gpucl-users.sh")
         ctx.update(team_context(spec))
     if sku is not None and partition is not None and partition.sharing and partition.sharing.mig:
-        names.append("gpucl-mig.sh")
+        names.append(MIG_SCRIPT)
         ctx.update(mig_context(partition, sku, catalog()))
     files = {name: render_template(f"scripts/{name}.j2", **ctx) for name in names}
     files["gpucl-health.sh"] = health_script(spec, site)

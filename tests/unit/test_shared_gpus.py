@@ -219,3 +219,13 @@ def test_the_catalog_refuses_a_placement_past_the_last_memory_slice() -> None:
                          "placements": [6, 7]}]}  # fmt: skip
     with pytest.raises(ValidationError, match="runs past memory slice 8"):
         MigGpu.model_validate(bad)
+
+
+def test_plan_out_writes_what_a_mig_partitions_nodes_get() -> None:
+    from clusterctl.render.bundle import render_bundle
+
+    spec, _ = load_stack_spec("azure-h100", [MIG7])
+    files = render_bundle(spec, "azure-h100")
+    assert "gpucl_check_mig 8 7" in files["nodes/gpu/nhc.conf"]
+    assert "-cgi 1g.10gb:0,1g.10gb:1," in files["nodes/gpu/gpucl-mig.sh"]
+    assert "scripts/gpucl-mig.sh" not in files
