@@ -133,6 +133,9 @@ def test_mig_slices_are_typed_gres_with_their_capability_devices() -> None:
     assert re.search(r"^NodeName=gpu-pg0-\S+ .* Gres=gpu:1g\.10gb:56 ", conf, re.M)
     part = next(line for line in conf.splitlines() if line.startswith("PartitionName=gpu "))
     assert "OverSubscribe=NO" in part  # two 1g jobs share a node
+    # and one asking for no memory takes its core's share, not the node's (Slurm's default)
+    sku = catalog().require("Standard_ND96isr_H100_v5")
+    assert f"DefMemPerCPU={sku.real_memory_mib // sku.vcpus} " in part
     assert 'TRESBillingWeights="CPU=0,GRES/gpu:1g.10gb=1.714"' in part  # 96/8 CPUs x 1/7
     assert "AccountingStorageTRES=gres/gpu,gres/gpu:1g.10gb" in conf
     lines = [x for x in files["gres.conf"].splitlines() if x.startswith("NodeName=")]
