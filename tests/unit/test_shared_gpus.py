@@ -232,3 +232,13 @@ def test_plan_out_writes_what_a_mig_partitions_nodes_get() -> None:
     assert "gpucl_check_mig 8 7" in files["nodes/gpu/nhc.conf"]
     assert "-cgi 1g.10gb:0,1g.10gb:1," in files["nodes/gpu/gpucl-mig.sh"]
     assert "scripts/gpucl-mig.sh" not in files
+
+
+def test_the_deep_tier_skips_mig_partitions_whose_gpus_are_slices() -> None:
+    from clusterctl.render.scripts import node_scripts as scripts
+
+    spec, _ = load_stack_spec("azure-h100", [MIG7])
+    deep = scripts(spec, cloud_site(spec), None)["gpucl-deep-health.sh"]
+    assert 'mig_partitions=" gpu "' in deep and "has MIG slices, not whole GPUs" in deep
+    plain, _ = load_stack_spec("azure-h100")
+    assert "MIG" not in scripts(plain, cloud_site(plain), None)["gpucl-deep-health.sh"]
