@@ -120,6 +120,7 @@ _._gpu_sizes_have_a_shape  # unused method (clusterctl/spec/catalog.py:170)
 _._gdr_floor_sourced  # unused method (clusterctl/spec/catalog.py:58)
 _._nccl_proof  # pydantic model validator (clusterctl/spec/catalog.py Fabric)
 _._levels_in_order  # pydantic model validator (clusterctl/spec/catalog.py Baseline)
+_._placements_inside  # pydantic model validator (clusterctl/spec/catalog.py MigGpu)
 _.levels_note  # catalog field: the reasoning next to the warn/fail lines, read by people
 _._curve_positive  # unused method (clusterctl/spec/catalog.py:80)
 _._one_rate  # unused method (clusterctl/spec/catalog.py:119)

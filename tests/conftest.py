@@ -49,6 +49,7 @@ E2E_ORDER = (
     "test_fresh_machine",  # 137 (two mmdebstrap root filesystems)
     "test_vm_teardown",  # 116
     "test_vm_scratch",  # 102
+    "test_vm_shared_gpus",  # ~100 (estimated: one 3-node boot, a few job rounds)
     "test_node_build",  # 69
     "test_vm_cli",  # 59
     "test_vm_supply_chain",  # 51

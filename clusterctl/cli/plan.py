@@ -186,6 +186,7 @@ def _print_plan(result) -> None:
         )
     if scheduler_of(result.spec.scheduler).power_saving:
         _print_largest_jobs(result.spec)
+    _print_shared_gpus(result.spec)
     for f in result.findings:
         colour = {"warning": "yellow", "info": "cyan"}.get(f.level, "red")
         out.print(f"[{colour}]{f.level}[/]: {f.line()}")
@@ -207,6 +208,24 @@ def _print_largest_jobs(spec) -> None:
             f"partition {part.name}: the largest job is {most} node(s), one of its "
             f"{len(sets)} scale set(s) (one InfiniBand fabric each); a larger one is refused "
             "at submission"
+        )
+
+
+def _print_shared_gpus(spec) -> None:
+    """Per partition with `sharing`: the slices or shards it offers and a slice-hour's cost."""
+    from clusterctl.spec.catalog import catalog
+    from clusterctl.spec.cost import shared_gpu_offers
+
+    for o in shared_gpu_offers(spec, catalog()):
+        price = (
+            f"${o.usd_per_hour_each:,.3f} per slice-hour"
+            if o.usd_per_hour_each is not None
+            else "[yellow]price unknown[/]"
+        )
+        out.print(
+            f"partition {o.partition}: {o.total} x {o.gres} ({o.per_node} per node; "
+            f"--gres={o.gres}:1), {price} [dim](the node's price per GPU, times the slice's "
+            "share of it)[/]"
         )
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +13,7 @@ from clusterctl.plan.mockengine import MockRun, run_program
 from clusterctl.platform import scheduler_of
 from clusterctl.project import PROJECT_NAME
 from clusterctl.spec.catalog import catalog
-from clusterctl.spec.cost import Cost, cost_per_hour, idle_cost_per_hour
+from clusterctl.spec.cost import Cost, cost_per_hour, idle_cost_per_hour, shared_gpu_offers
 from clusterctl.spec.load import load_stack_spec
 from clusterctl.spec.model import ClusterSpec
 
@@ -46,6 +46,7 @@ class Plan:
                 # null costs above are unknown (a type without a catalog price), never 0
                 "cost_unpriced": self.cost.unpriced,
                 "cost_notes": {line.item: line.note for line in self.cost.lines if line.note},
+                "shared_gpus": [asdict(o) for o in shared_gpu_offers(self.spec, catalog())],
                 "findings": [
                     {"level": f.level, "message": f.message, "field": f.field}
                     for f in self.findings

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from clusterctl.render.cloud_init import render_cloud_init
 from clusterctl.render.health import render_nhc_checks, render_nhc_conf, render_nhc_deep_conf
 from clusterctl.render.nccl_env import render_job_env, render_nccl_conf
-from clusterctl.render.scripts import node_scripts
+from clusterctl.render.scripts import MIG_SCRIPT, mig_instances, node_scripts
 from clusterctl.render.site import cloud_site
 from clusterctl.render.slurm_conf import partition_sku, render_config_sync, render_slurm
 from clusterctl.render.storage import FILES_ACCOUNT_PLACEHOLDER, render_restore_script
@@ -72,12 +72,15 @@ def _slurm_bundle(spec: ClusterSpec, stack: str, cat: Catalog) -> dict[str, str]
             cat=cat,
             files_account=FILES_ACCOUNT_PLACEHOLDER,
         )
-        files[f"nodes/{part.name}/nhc.conf"] = render_nhc_conf(spec, sku, cat)
+        files[f"nodes/{part.name}/nhc.conf"] = render_nhc_conf(
+            spec, sku, cat, mig_instances=mig_instances(part, sku, cat)
+        )
         files[f"nodes/{part.name}/nhc-deep.conf"] = render_nhc_deep_conf(spec, sku, cat)
         files["nodes/gpucl.nhc"] = render_nhc_checks()
         files[f"nodes/{part.name}/job.env"] = render_job_env(sku, cat)
-        for name, text in node_scripts(spec, site, sku).items():
-            files[f"scripts/{name}"] = text
+        for name, text in node_scripts(spec, site, sku, part).items():
+            # the MIG layout is the partition's own; the other scripts are the same on all
+            files[f"nodes/{part.name}/{name}" if name == MIG_SCRIPT else f"scripts/{name}"] = text
     return files
 
 

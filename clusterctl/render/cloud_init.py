@@ -39,7 +39,7 @@ from clusterctl.render.power_files import (
     power_package,
     power_pins,
 )
-from clusterctl.render.scripts import node_scripts
+from clusterctl.render.scripts import mig_instances, node_scripts
 from clusterctl.render.site import cloud_site, scheduler_host
 from clusterctl.render.slurm_conf import partition_sku, render_slurm, render_slurmdbd_conf
 from clusterctl.render.storage import (
@@ -129,7 +129,7 @@ def render_cloud_init(
         "ms_apt_key": microsoft_apt_key(cat),
         "munge_key": munge_key_b64,
         "slurm_files": render_slurm(spec, site, stack, cat),
-        "scripts": node_scripts(spec, site, sku),
+        "scripts": node_scripts(spec, site, sku, partition),
         "etc_dir": site.etc_dir,
         "libexec": site.libexec_dir,
         "state_dir": site.state_dir,
@@ -192,7 +192,8 @@ def render_cloud_init(
         nccl_conf=render_nccl_conf(sku, cat),
         job_env_path=JOB_ENV,
         job_env=render_job_env(sku, cat),
-        nhc_conf=render_nhc_conf(spec, sku, cat),
+        nhc_conf=render_nhc_conf(spec, sku, cat, mig_instances=mig_instances(partition, sku, cat)),
+        mig=bool(partition.sharing and partition.sharing.mig),
         nhc_deep_conf=render_nhc_deep_conf(spec, sku, cat),
         nhc_checks=render_nhc_checks(),
         nhc_paths={"fast": NHC_FAST_CONF, "deep": NHC_DEEP_CONF, "checks": NHC_CHECKS},

@@ -51,4 +51,7 @@ def deep_context(spec: ClusterSpec, site: SlurmSite) -> dict[str, Any]:
         "dcgm_budget_s": DCGM_BUDGET_S,
         "deep_budget_min": DEEP_BUDGET_S // 60 + 5,
         "log_dir": site.log_dir,
+        # the deep tier's NCCL all-reduce and DCGM diagnostic need whole GPUs; a MIG partition's
+        # GPUs are slices (NCCL cannot join MIG instances), so its nodes would fail it and drain
+        "deep_skip": [p.name for p in spec.partitions if p.sharing and p.sharing.mig],
     }

@@ -61,10 +61,14 @@ def _gdr_floor(sku: Sku) -> float:
     return sku.fabric.gdr_floor_gbps
 
 
-def render_nhc_conf(spec: ClusterSpec, sku: Sku, cat: Catalog) -> str:
-    """The fast tier: what the periodic health check runs on every node."""
+def render_nhc_conf(spec: ClusterSpec, sku: Sku, cat: Catalog, *, mig_instances: int = 0) -> str:
+    """The fast tier: what the periodic health check runs on every node; `mig_instances`: the
+    MIG instances each GPU must show (0: MIG must be off)."""
     return render_template(
-        "nhc/nhc.conf.j2", conf_path=NHC_FAST_CONF, **_nhc_context(spec, sku, cat)
+        "nhc/nhc.conf.j2",
+        conf_path=NHC_FAST_CONF,
+        mig_instances=mig_instances,
+        **_nhc_context(spec, sku, cat),
     )
 
 

@@ -28,12 +28,19 @@ from clusterctl.render.site import SlurmSite, scheduler_host
 from clusterctl.render.team import team_context
 from clusterctl.render.templates import render_template
 from clusterctl.render.versions import node_versions
-from clusterctl.spec.catalog import Sku, catalog
-from clusterctl.spec.model import ClusterSpec
+from clusterctl.spec.catalog import Catalog, Sku, catalog
+from clusterctl.spec.mig import describe, mig_placements
+from clusterctl.spec.model import ClusterSpec, PartitionSpec
+
+MIG_SCRIPT = "gpucl-mig.sh"
+"""A MIG partition's boot step (templates/scripts/gpucl-mig.sh.j2)."""
 
 
-def node_scripts(spec: ClusterSpec, site: SlurmSite, sku: Sku | None) -> dict[str, str]:
-    """Scripts under site.libexec_dir; GPU nodes get their bring-up scripts too."""
+def node_scripts(
+    spec: ClusterSpec, site: SlurmSite, sku: Sku | None, partition: PartitionSpec | None = None
+) -> dict[str, str]:
+    """Scripts under site.libexec_dir; GPU nodes get their bring-up scripts too (and the MIG
+    layout's boot step on a partition with `sharing.mig`)."""
     ctx = {
         "drain_prefix": spec.health_checks.drain_prefix,
         "scratch": SCRATCH,
@@ -94,6 +101,29 @@ def node_scripts(spec: ClusterSpec, site: SlurmSite, sku: Sku | None) -> dict[st
     if spec.head_node.accounting:  # the team: users and accounts are Slurm associations
         names.append("gpucl-users.sh")
         ctx.update(team_context(spec))
+    if sku is not None and partition is not None and partition.sharing and partition.sharing.mig:
+        names.append(MIG_SCRIPT)
+        ctx.update(mig_context(partition, sku, catalog()))
     files = {name: render_template(f"scripts/{name}.j2", **ctx) for name in names}
     files["gpucl-health.sh"] = health_script(spec, site)
     return dict(sorted(files.items()))
+
+
+def mig_context(partition: PartitionSpec, sku: Sku, cat: Catalog) -> dict[str, object]:
+    """What gpucl-mig.sh creates on each GPU, and the `-lgi` rows it expects back."""
+    assert partition.sharing is not None
+    placements = mig_placements(partition, sku, cat)
+    return {
+        "mig_layout": describe(partition.sharing.mig),
+        "mig_create": ",".join(p.spec for p in placements),
+        "mig_expect": [
+            f"{p.profile.name} {p.gi_id} {p.start}:{p.profile.memory_slices}" for p in placements
+        ],
+    }
+
+
+def mig_instances(partition: PartitionSpec, sku: Sku, cat: Catalog) -> int:
+    """MIG instances per GPU of the partition; 0 without `sharing.mig`."""
+    if not (partition.sharing and partition.sharing.mig):
+        return 0
+    return len(mig_placements(partition, sku, cat))

@@ -12,6 +12,7 @@ from clusterctl.render.site import SlurmSite, cloud_site
 from clusterctl.render.storage import NFSD_CONF, render_nfsd_conf, scheduler_nfsd_threads
 from clusterctl.render.templates import render_template
 from clusterctl.spec.catalog import Catalog, Sku, catalog
+from clusterctl.spec.mig import COMPUTE_SLICES, cap_minor, mig_placements
 from clusterctl.spec.model import ClusterSpec, PartitionSpec
 from clusterctl.spec.power import power_plan
 from clusterctl.spec.topology import ScaleSet, scale_sets_of
@@ -53,6 +54,7 @@ def slurm_context(spec: ClusterSpec, site: SlurmSite, stack: str, cat: Catalog) 
                 "gres_type": sku.gres_type,
                 "gpus": sku.gpus,
                 "suspend_time": power.of(part.name).suspend_time,
+                **sharing_context(part, sku, cat),
             }
         )
     sizes = cluster_block_sizes(spec, cat)
@@ -70,7 +72,63 @@ def slurm_context(spec: ClusterSpec, site: SlurmSite, stack: str, cat: Catalog) 
         "topology": "block" if any(p["blocks"] for p in parts) else "tree",
         "gpu_counts": sorted({str(p["gpus"]) for p in parts}),
         "gpu_files": sorted({p["gpu_files"] for p in parts}),
+        "gres_types": "gpu,shard" if any(p["shards"] for p in parts) else "gpu",
+        "tres": accounting_tres(parts),
     }
+
+
+def sharing_context(part: PartitionSpec, sku: Sku, cat: Catalog) -> dict[str, Any]:
+    """A partition's GRES as its `sharing` makes them (Slurm's gres.html, "MIG Management" and
+    "Sharding"): whole GPUs, MIG instances as typed GPUs, or whole GPUs plus shards."""
+    sharing = part.sharing
+    whole = f"gpu:{sku.gres_type}:{sku.gpus}"
+    out: dict[str, Any] = {"mig": [], "shards": 0, "gres": whole, "billing": None}
+    if sharing is None:
+        return out
+    # Fair share charges a shared GPU's part as the same part of what a whole-node job pays per
+    # GPU (Slurm bills a job's CPUs unless TRESBillingWeights says otherwise: vcpus/gpus per GPU).
+    per_gpu = sku.vcpus / sku.gpus
+    if sharing.shards:
+        out["shards"] = sharing.shards
+        out["gres"] = f"{whole},shard:{sharing.shards * sku.gpus}"
+        out["billing"] = f"CPU=0,GRES/shard={per_gpu / sharing.shards:.4g}"
+        return out
+    placements = mig_placements(part, sku, cat)
+    counts: dict[str, int] = {}
+    for p in placements:
+        counts[p.profile.name] = counts.get(p.profile.name, 0) + sku.gpus
+    out["gres"] = ",".join(f"gpu:{name}:{n}" for name, n in counts.items())
+    # gres.conf(5) MultipleFiles, "for use with MIG": the GPU's device and its instance's two
+    # capability devices, which cgroup.conf's ConstrainDevices then gives the job alone.
+    out["mig"] = [
+        {
+            "type": p.profile.name,
+            "files": ",".join(
+                (
+                    f"/dev/nvidia{g}",
+                    f"/dev/nvidia-caps/nvidia-cap{cap_minor(g, p.gi_id)}",
+                    f"/dev/nvidia-caps/nvidia-cap{cap_minor(g, p.gi_id, 0)}",
+                )
+            ),
+        }
+        for g in range(sku.gpus)
+        for p in placements
+    ]
+    weights = {
+        p.profile.name: per_gpu * p.profile.compute_slices / COMPUTE_SLICES for p in placements
+    }
+    out["billing"] = "CPU=0," + ",".join(f"GRES/gpu:{n}={w:.4g}" for n, w in weights.items())
+    return out
+
+
+def accounting_tres(parts: list[dict[str, Any]]) -> str:
+    """AccountingStorageTRES: GPUs, and each MIG profile and shards where a partition has them,
+    so `sreport`/`sshare` show slices by type and TRESBillingWeights can weigh them."""
+    mig = sorted({m["type"] for p in parts for m in p["mig"]})
+    extra = [f"gres/gpu:{t}" for t in mig] + (
+        ["gres/shard"] if any(p["shards"] for p in parts) else []
+    )
+    return ",".join(["gres/gpu", *extra])
 
 
 def largest_job_nodes(sets: list[ScaleSet]) -> int:

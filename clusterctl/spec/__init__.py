@@ -12,6 +12,8 @@ spec alone (addresses, topology, cost, tags, JSON Schema). Knows no jinja2 and n
   rules_aws           what the EKS VPC can hold
   rules_k8s           Kubernetes GPU cluster preflight (EFA, InfiniBand)
   rules_team          the team: users, accounts, QoS, login nodes
+  rules_sharing       shared GPUs: MIG layouts and shards
+  mig                 MIG placement: whether a layout fits one GPU, instance IDs
   stack_edit          edits of a stack file that keep its comments (`users add/remove`)
   provider_config     the stack's provider settings against the cluster's own
   update_policy       what each edit of a deployed stack does

@@ -327,8 +327,42 @@ class Regions(_Entry):
     _check_source = field_validator("source")(_sourced)
 
 
+class MigProfile(_Entry):
+    """One MIG GPU instance profile (NVIDIA's MIG user guide, Supported MIG Profiles)."""
+
+    name: str = Field(pattern=r"^[1-7]g\.\d+gb$")
+    compute_slices: int = Field(ge=1, le=7)
+    memory_slices: int = Field(ge=1, le=8)
+    placements: tuple[int, ...] = Field(min_length=1)
+    """The memory slices an instance of this profile may start at (`nvidia-smi mig -lgipp`)."""
+
+
+class MigGpu(_Entry):
+    """The MIG profiles of one GPU model, matched to SKUs by gpuModel and gpuMemoryGiB."""
+
+    name: str
+    gpu_model: str
+    gpu_memory_gi_b: int = Field(alias="gpuMemoryGiB")
+    profiles: tuple[MigProfile, ...] = Field(min_length=1)
+    source: str
+    note: str | None = None
+
+    _check_source = field_validator("source")(_sourced)
+
+    @model_validator(mode="after")
+    def _placements_inside(self) -> MigGpu:
+        for p in self.profiles:
+            if any(start < 0 or start + p.memory_slices > 8 for start in p.placements):
+                raise ValueError(f"{self.name} {p.name}: a placement runs past memory slice 8")
+        return self
+
+    def profile(self, name: str) -> MigProfile | None:
+        return next((p for p in self.profiles if p.name == name), None)
+
+
 class Catalog(_Entry):
     skus: tuple[Sku, ...]
+    mig_gpus: tuple[MigGpu, ...] = ()
     nccl_profiles: dict[str, NcclProfile] = Field(default_factory=dict)
     images: dict = Field(default_factory=dict)
     versions: dict = Field(default_factory=dict)
@@ -384,6 +418,17 @@ class Catalog(_Entry):
     def profile(self, sku: Sku) -> NcclProfile | None:
         return self.nccl_profiles.get(sku.nccl_profile) if sku.nccl_profile else None
 
+    def mig(self, sku: Sku) -> MigGpu | None:
+        """The MIG profiles of the SKU's GPU; None: the GPU has no MIG (or none is catalogued)."""
+        return next(
+            (
+                m
+                for m in self.mig_gpus
+                if m.gpu_model == sku.gpu_model and m.gpu_memory_gi_b == sku.gpu_memory_gi_b
+            ),
+            None,
+        )
+
 
 # libyaml's parser when PyYAML has it (the same safe constructor): the catalog is read by every
 # command that judges bandwidth, and the pure-Python parser took ~0.1 s of `validate --from-log`.
@@ -406,8 +451,10 @@ def _read_yaml(path: Path) -> dict:
 
 def load_catalog(root: Path | None = None) -> Catalog:
     root = root or config_dir()
+    skus = _read_yaml(root / "skus.yaml")
     raw = {
-        "skus": _read_yaml(root / "skus.yaml").get("skus", []),
+        "skus": skus.get("skus", []),
+        "migGpus": skus.get("migGpus", []),
         "ncclProfiles": _read_yaml(root / "nccl_profiles.yaml").get("profiles", {}),
         "images": _read_yaml(root / "images.yaml"),
         "versions": _read_yaml(root / "versions.yaml"),

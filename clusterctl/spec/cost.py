@@ -191,3 +191,41 @@ def idle_cost_per_hour(spec: ClusterSpec, cat: Catalog) -> float | None:
             kept = autoscaled_min(part)
         costs.append(0.0 if kept == 0 else None if price is None else kept * price)
     return known_sum(costs)
+
+
+@dataclass(frozen=True)
+class SharedGpuOffer:
+    """What a partition with `sharing` offers jobs: one kind of slice or shard."""
+
+    partition: str
+    gres: str
+    """What a job asks for: `gpu:1g.10gb` or `shard`."""
+    per_node: int
+    total: int
+    usd_per_hour_each: float | None
+    """The node's price per GPU times the slice's share of the GPU (compute slices of 7, or one
+    shard of `shards`): what a slice-hour costs while the node runs; None: no catalog price."""
+
+
+def shared_gpu_offers(spec: ClusterSpec, cat: Catalog) -> list[SharedGpuOffer]:
+    from clusterctl.spec.mig import COMPUTE_SLICES, mig_placements
+
+    offers = []
+    for part in spec.partitions:
+        sku = cat.get(part.sku, spec.cloud)
+        if part.sharing is None or sku is None or not sku.gpus:
+            continue
+        per_gpu = sku.price.usd_per_hour / sku.gpus if sku.price.usd_per_hour else None
+        if part.sharing.shards:
+            each = per_gpu / part.sharing.shards if per_gpu else None
+            n = part.sharing.shards * sku.gpus
+            offers.append(SharedGpuOffer(part.name, "shard", n, n * part.nodes, each))
+            continue
+        counts: dict[str, tuple[int, int]] = {}
+        for p in mig_placements(part, sku, cat):
+            n, _ = counts.get(p.profile.name, (0, 0))
+            counts[p.profile.name] = (n + sku.gpus, p.profile.compute_slices)
+        for name, (n, compute) in counts.items():
+            each = per_gpu * compute / COMPUTE_SLICES if per_gpu else None
+            offers.append(SharedGpuOffer(part.name, f"gpu:{name}", n, n * part.nodes, each))
+    return offers

@@ -10,13 +10,27 @@ from pydantic import BaseModel, ValidationError
 
 from clusterctl.errors import Finding, SpecError
 from clusterctl.platform import applies
-from clusterctl.spec import rules, rules_aws, rules_input, rules_k8s, rules_team
+from clusterctl.spec import (
+    rules,
+    rules_aws,
+    rules_input,
+    rules_k8s,
+    rules_sharing,
+    rules_team,
+)
 from clusterctl.spec.catalog import Catalog, catalog
 from clusterctl.spec.model import CONFIG_KEY, ClusterSpec, field_path
 from clusterctl.spec.stackfile import apply_overrides, read_stack_config
 
 # Every rule, in the order they report: the list is the registry (no import side effects).
-RULES = (*rules.RULES, *rules_input.RULES, *rules_k8s.RULES, *rules_aws.RULES, *rules_team.RULES)
+RULES = (
+    *rules.RULES,
+    *rules_input.RULES,
+    *rules_k8s.RULES,
+    *rules_aws.RULES,
+    *rules_team.RULES,
+    *rules_sharing.RULES,
+)
 
 
 def load_spec(raw: Any, cat: Catalog | None = None) -> tuple[ClusterSpec, list[Finding]]:

@@ -105,6 +105,27 @@ class NetworkSpec(Model):
     (Azure keeps 5 addresses). Default: the upper half of `addressSpace`."""
 
 
+MigProfileName = Annotated[str, StringConstraints(pattern=r"^[1-7]g\.\d{1,3}gb$")]
+
+
+class SharingSpec(Model):
+    mig: dict[MigProfileName, Annotated[int, Strict(), Field(ge=1, le=7)]] = Field(
+        default_factory=dict
+    )
+    """Slurm only: the MIG layout of every GPU of the partition, profile -> instances, e.g.
+    `{"1g.10gb": 7}` or `{"3g.40gb": 1, "2g.20gb": 1, "1g.10gb": 2}`. Profiles are the SKU's GPU's
+    (`config/skus.yaml` `migGpus`, from NVIDIA's MIG user guide); the instances must fit one GPU
+    by NVIDIA's placement rules (7 compute and 8 memory slices). A boot step applies it before
+    slurmd on every boot; each instance is a typed GPU (`--gres=gpu:1g.10gb:1`) that a job sees
+    alone (cgroup device isolation). A slice counts as one GPU against an account's `gpuLimit`
+    and as its share of the GPU's compute slices in fair share. Not with `shards`."""
+    shards: Annotated[int, Strict()] | None = Field(default=None, ge=2, le=128)
+    """Slurm only: each whole GPU is shared by up to this many jobs at once (Slurm's
+    `gres/shard`, `--gres=shard:1`), without memory or fault isolation between them. A shard
+    counts as 1/shards of a GPU in fair share; `gpuLimit` does not count shards. Not with
+    `mig`."""
+
+
 class PartitionSpec(Model):
     name: Name
     """The Slurm partition / node pool name, `a-z0-9`, at most 15; not `default` (Slurm reserves
@@ -152,6 +173,10 @@ class PartitionSpec(Model):
     """Azure Slurm: VMs per scale set, so per InfiniBand domain (a scale set with one placement
     group holds at most 100); sets fill in order, `pg0` first. Fixed once the partition is
     deployed (`up` refuses a change: it would move nodes between sets)."""
+    sharing: SharingSpec | None = None
+    """Slurm only: share the partition's GPUs between jobs, by MIG slices (`mig`) or by shards
+    (`shards`); jobs then share nodes instead of getting whole ones (docs/shared-gpus.md).
+    Unset: every job gets whole nodes."""
 
 
 class HeadNodeSpec(Model):

@@ -140,6 +140,8 @@ RULES: Final[dict[str, Rule]] = {
     "partitions[].capacityReservationId": SCALE_SETS,
     "partitions[].capacityBlock": SCALE_SETS,
     "partitions[].image": NEW_IMAGE,
+    # gres.conf and every node's boot-time MIG layout must agree: new VMs boot the new layout.
+    "partitions[].sharing": SCALE_SETS,
     "partitions[].idleMinutes": SLURM_CONF,
     "partitions[].minNodes": SLURM_CONF,
     "partitions[].default": SLURM_CONF,

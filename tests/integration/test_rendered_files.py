@@ -14,8 +14,11 @@ pytestmark = pytest.mark.integration
 
 # Every shipped Slurm stack (a new stack file is checked without touching this list), plus one
 # with accounting on.
-STACKS = [*SLURM_STACKS, "azure-h100+accounting"]
-OVERRIDES = {"accounting": ["headNode.accounting=true"]}
+STACKS = [*SLURM_STACKS, "azure-h100+accounting", "azure-h100+mig"]
+OVERRIDES = {
+    "accounting": ["headNode.accounting=true"],
+    "mig": ["partitions[0].sharing={mig: {3g.40gb: 1, 2g.20gb: 2}}"],
+}
 
 
 @pytest.fixture(scope="module", params=STACKS)
@@ -44,7 +47,7 @@ def test_every_cloud_init_passes_cloud_init_schema(bundle) -> None:
 
 def test_every_script_passes_shellcheck(bundle) -> None:
     tool = need_tool("shellcheck")
-    scripts = sorted((bundle / "scripts").glob("*.sh"))
+    scripts = sorted([*(bundle / "scripts").glob("*.sh"), *(bundle / "nodes").glob("*/*.sh")])
     assert {p.name for p in scripts} >= {
         "gpucl-health.sh",
         "gpucl-scratch.sh",

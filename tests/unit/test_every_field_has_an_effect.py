@@ -54,6 +54,8 @@ FLIPS: dict[str, tuple[str, str]] = {
     "partitions[0].idleMinutes": (SLURM, "0"),
     "partitions[0].minNodes": (SLURM, "1"),
     "partitions[0].maxNodesPerScaleSet": (SLURM, "1"),
+    "partitions[0].sharing.mig": (SLURM, "{1g.10gb: 7}"),
+    "partitions[0].sharing.shards": (SLURM, "4"),
     "storage.kind": (SLURM, "azure-files-nfs"),
     "storage.sizeGib": (SLURM, "2048"),
     "storage.keepOnDestroy": (SLURM, "false"),

@@ -14,12 +14,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from clusterctl.render.cloud_init import gzip_user_data
+from clusterctl.spec.mig import GIS_PER_GPU, cap_minor
 
 from ..cgroups import cpu_shares, make_dir, v1_hierarchies
 from .vmstate import VmState
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 NVIDIA_MAJOR = 195
+CAPS_MAJOR = 60
+"""The stand-in /dev/nvidia-caps nodes' major: 60 is reserved for local use (the kernel's
+devices.txt), never a driver's, so opening one that the job's device cgroup allows gives ENXIO
+and one it denies EPERM, which is what the stand-in nvidia-smi tells apart."""
 
 
 @dataclass
@@ -188,7 +193,25 @@ def make_gpu_nodes(state: VmState, spec: MachineSpec) -> list[tuple[Path, str]]:
         if not path.exists():
             os.mknod(path, 0o666 | 0o020000, os.makedev(NVIDIA_MAJOR, i))
         pairs.append((path, f"/dev/{name}"))
+    if spec.gpus:
+        pairs.append((make_mig_caps(d, spec.gpus), "/dev/nvidia-caps"))
     return pairs
+
+
+def make_mig_caps(dev: Path, gpus: int) -> Path:
+    """/dev/nvidia-caps/nvidia-capN for every GPU instance and its first compute instance a MIG
+    layout can have (clusterctl.spec.mig.cap_minor), as the driver makes them with
+    nv_cap_enable_devfs=1 (MIG user guide, "Device Nodes and Capabilities"); all of them exist,
+    where the driver makes those of the instances that exist."""
+    caps = dev / "nvidia-caps"
+    caps.mkdir(exist_ok=True)
+    for g in range(gpus):
+        for gi in range(GIS_PER_GPU):
+            for minor in (cap_minor(g, gi), cap_minor(g, gi, 0)):
+                path = caps / f"nvidia-cap{minor}"
+                if not path.exists():
+                    os.mknod(path, 0o444 | 0o020000, os.makedev(CAPS_MAJOR, minor))
+    return caps
 
 
 HCA_ROOT = "/run/gpucl-sandbox/hca"

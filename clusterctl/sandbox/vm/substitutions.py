@@ -227,7 +227,10 @@ SUBSTITUTIONS: tuple[Substitution, ...] = (
         "8 NVIDIA H100 + driver, nvidia-smi, nvidia-fabricmanager, nvidia-peermem",
         "/dev/nvidia0-7 (char 195:N) and /dev/nvidiactl bound in, a stand-in nvidia-smi "
         "script, a no-op nvidia-fabricmanager.service, modprobe.d `install ... /bin/true` "
-        "for the NVIDIA modules",
+        "for the NVIDIA modules; MIG: the stand-in keeps each GPU's mode and instances "
+        "(`-mig`, `mig -cgi/-lgi/-dgi`, MIG lines under `-L`) as an H100 80GB does, and every "
+        "/dev/nvidia-caps node an instance can have is made up front (char 60:N, no driver "
+        "behind it: a job's device cgroup decides whether -L shows it)",
         "no GPUs or NVIDIA modules here",
         "image+machine",
     ),
