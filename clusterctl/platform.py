@@ -104,6 +104,15 @@ def nat_egress(cloud: str, scheduler: str) -> bool:
     return (cloud, scheduler) in NAT_EGRESS
 
 
+DISK_BACKUP = {("azure", "slurm")}
+"""The cluster kinds whose head node's data disk has a scheduled backup (storage.backup:
+components/azure/slurm/disk_backup.py)."""
+
+
+def disk_backup(cloud: str, scheduler: str) -> bool:
+    return (cloud, scheduler) in DISK_BACKUP
+
+
 SCHEDULERS = {
     "slurm": Scheduler("slurm", "Slurm", True, "scheduler", True),
     "kubernetes": Scheduler("kubernetes", "Kubernetes", False, "system", False),

@@ -13,4 +13,5 @@ these (program.make_backend), as the VM sandbox places its own.
   names          Slurm node name <-> scale set and instance id: the cluster's name map
   slurm          the few Slurm commands it runs (scontrol, squeue, sinfo)
   events         `gpucl-events`: a GPU node watches Azure Scheduled Events for itself
+  down_billing   nodes DOWN with their VM running: the record `status` reads, the metrics file
 """

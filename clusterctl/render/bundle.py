@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 from collections.abc import Callable
 
+from clusterctl.platform import disk_backup
 from clusterctl.render.cloud_init import render_cloud_init
 from clusterctl.render.health import render_nhc_checks, render_nhc_conf, render_nhc_deep_conf
 from clusterctl.render.nccl_env import render_job_env, render_nccl_conf
@@ -45,7 +46,7 @@ def _slurm_bundle(spec: ClusterSpec, stack: str, cat: Catalog) -> dict[str, str]
     )
     files.update({f"scripts/{n}": text for n, text in node_scripts(spec, site, None).items()})
     files["scripts/slurm-config-sync.sh"] = render_config_sync(spec, stack, cat)
-    if spec.cloud == "azure" and spec.storage.backup.enabled:
+    if disk_backup(spec.cloud, spec.scheduler) and spec.storage.backup.enabled:
         files["scripts/restore-shared.sh"] = render_restore_script(spec, stack)
     if login_count(spec):
         files["cloud-init/login.yaml"] = render_cloud_init(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from clusterctl.figures import known_sum
-from clusterctl.platform import cloud_of, nat_egress, scheduler_of
+from clusterctl.platform import cloud_of, disk_backup, nat_egress, scheduler_of
 from clusterctl.spec.catalog import Catalog
 from clusterctl.spec.defaults import (
     JUMP_HOST_SKU,
@@ -138,8 +138,7 @@ def _file_system(cat: Catalog, cloud: str, size_gib: int, throughput: int, regio
 
 
 def _backs_up_disk(spec: ClusterSpec) -> bool:
-    on_azure_slurm = scheduler_of(spec.scheduler).head_node and spec.cloud == "azure"
-    return on_azure_slurm and spec.storage.backup.enabled
+    return disk_backup(spec.cloud, spec.scheduler) and spec.storage.backup.enabled
 
 
 def _disk_backup(cat: Catalog, disk_gib: int, region: str) -> CostLine:

@@ -207,6 +207,7 @@ def _fill(cmd: str, tmp: Path) -> list[str]:
         "NAME": "azure-h100",
         "STACK": "azure-h100",
         "all_reduce.txt": str(SAMPLE_LOG),
+        "plan-out": str(tmp / "plan-out"),  # never into the checkout
     }
     return [str(tmp / a) if a.startswith("out/") else subs.get(a, a) for a in args]
 

@@ -28,9 +28,10 @@ def test_the_same_stack_in_another_group_or_subscription_gets_its_own_role() -> 
 def test_the_program_names_the_role_from_its_resource_group() -> None:
     plan = plan_stack("azure-h100")
     (role,) = resources(plan, "azure-native:authorization:RoleDefinition")
-    (rg,) = resources(plan, "azure-native:resources:ResourceGroup")
+    groups = resources(plan, "azure-native:resources:ResourceGroup")
+    (rg,) = [g for g in groups if g.inputs["resourceGroupName"] == "rg-h100-azure-h100"]
     guid = role.inputs["roleDefinitionId"]
     assert role.inputs["roleName"] == power_role_name("h100", "azure-h100", guid)
     assert len(role.inputs["roleName"]) <= 128
     assert guid == power_role_guid(role.inputs["scope"], "azure-h100", "h100")
-    assert "/resourceGroups/" in role.inputs["scope"] and rg.name
+    assert role.inputs["scope"].endswith("/resourceGroups/" + rg.inputs["resourceGroupName"])

@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from clusterctl.monitor import slurm_metrics as sm
+from clusterctl.power import down_billing
 from clusterctl.render import monitoring
 from clusterctl.spec.catalog import catalog
 from clusterctl.spec.load import load_stack_spec
@@ -124,6 +125,12 @@ def test_every_metric_a_dashboard_or_rule_reads_is_one_an_exporter_writes() -> N
     }
     text = sm.render(sm.parse_nodes(SINFO), [], [], {"gpu": 1.0}, "gpucl:", 0.0)
     ours = {x.split()[2] for x in text.splitlines() if x.startswith("# TYPE")}
+    # the power program's down-billing textfile, with a priced node so every family is written
+    billing = down_billing.to_textfile(
+        {"checkedAt": 1.0, "nodes": [{"node": "gpu-pg0-1", "vm": "vm_1", "power": "running",
+                                    "reason": "r", "usdPerHour": 98.32, "deallocateSent": True}]}
+    )  # fmt: skip
+    ours |= {x.split()[2] for x in billing.splitlines() if x.startswith("# TYPE")}
     node_exporter = {
         "node_infiniband_state_id",
         "node_infiniband_port_data_transmitted_bytes_total",
