@@ -88,7 +88,9 @@ def open_history() -> History:
 
 
 def _source(from_log: Path | None) -> str:
-    return f"log {from_log}" if from_log is not None else "run"
+    if from_log is None:
+        return "run"
+    return "log stdin" if str(from_log) == "-" else f"log {from_log}"
 
 
 def keep_and_report(

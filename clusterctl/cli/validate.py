@@ -156,7 +156,9 @@ KubeconfigOpt = Annotated[
 FromLogOpt = Annotated[
     Path | None,
     typer.Option(
-        "--from-log", help="Judge an all_reduce_perf output file (hosts from its `# Rank` lines)."
+        "--from-log",
+        help="Judge an all_reduce_perf output file (hosts from its `# Rank` lines); - reads "
+        "it from stdin.",
     ),
 ]
 SkuOpt = Annotated[str | None, typer.Option("--sku", help="VM type, for the baseline.")]
@@ -362,7 +364,7 @@ def _train(refused: dict, *, stack, host, kubeconfig, sandbox, from_log, sku, no
 
 def _target_label(stack, host, kubeconfig, sandbox, from_log) -> str:
     if from_log is not None:
-        return f"log {from_log}"
+        return "log stdin" if str(from_log) == "-" else f"log {from_log}"
     if stack is not None:
         return f"stack {stack}" + (f" via {kubeconfig}" if kubeconfig else "")
     return f"host {host}" if host else f"kubeconfig {kubeconfig}" if kubeconfig else "sandbox"

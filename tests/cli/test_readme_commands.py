@@ -214,10 +214,14 @@ def _fill(cmd: str, tmp: Path) -> list[str]:
 @pytest.mark.parametrize("cmd", [c for c in readme_commands() if _rule(c)[0] == "here"])
 def test_offline_readme_command_runs(cmd: str, tmp_path: Path) -> None:
     args = _fill(cmd, tmp_path)
+    stdin = None
+    if "<" in args:  # `... --from-log - < FILE`: the file on stdin, as a shell gives it
+        at = args.index("<")
+        stdin, args = Path(args[at + 1]).read_text(), args[:at] + args[at + 2 :]
     proc = subprocess.run(
         [sys.executable, "-m", "clusterctl", *args],
         cwd=tmp_path if args[:1] == ["init"] else ROOT,
-        capture_output=True, text=True, timeout=300,
+        input=stdin, capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     judged = not _is_mention(cmd)  # a mention runs `--help`
     want = 1 if judged and any(sample in cmd for sample in FAILING_SAMPLES) else 0
