@@ -18,7 +18,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from clusterctl.cli.common import bail, err, out
+from clusterctl.cli.common import StackOpt, bail, err, out
 from clusterctl.cli.paths import writable_file
 from clusterctl.errors import UserError, path_problem
 
@@ -154,15 +154,11 @@ def keep_and_report(
 def register_history(group: typer.Typer) -> None:
     @group.command("history")
     def history(
-        stack: Annotated[
-            str | None, typer.Option("--stack", "-s", help="The stack whose runs to show.")
-        ] = None,
+        stack: StackOpt,
         as_json: Annotated[bool, typer.Option("--json", help="Print the runs as JSON.")] = False,
     ) -> None:
         """The stack's validation runs, oldest first: busbw against the floor and against the
         first accepted run of the same SKU and node count."""
-        if stack is None:
-            bail("say which stack: validate history -s STACK")
         try:
             store = open_history()
             runs = store.runs(stack)

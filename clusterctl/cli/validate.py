@@ -161,7 +161,18 @@ FromLogOpt = Annotated[
         "it from stdin.",
     ),
 ]
-SkuOpt = Annotated[str | None, typer.Option("--sku", help="VM type, for the baseline.")]
+
+
+def _sku_names(incomplete: str) -> list[str]:
+    from clusterctl.cli.completion import sku_names
+
+    return sku_names(incomplete)
+
+
+SkuOpt = Annotated[
+    str | None,
+    typer.Option("--sku", help="VM type, for the baseline.", autocompletion=_sku_names),
+]
 NodesOpt = Annotated[int | None, typer.Option("--nodes", min=1, help="Number of nodes.")]
 PartitionOpt = Annotated[str | None, typer.Option("--partition", help="Slurm partition.")]
 SweepOpt = Annotated[
@@ -268,6 +279,7 @@ def register(app: typer.Typer) -> None:
 
         if ctx.invoked_subcommand is not None:
             return
+        stack = stack or _selected(host, kubeconfig, sandbox or sandbox_dir, from_log)
         if train:
             raise typer.Exit(
                 _train(
@@ -360,6 +372,17 @@ def _train(refused: dict, *, stack, host, kubeconfig, sandbox, from_log, sku, no
         bail(*exc.problems)
     except CouldNotRun as exc:
         inconclusive(str(exc))
+
+
+def _selected(*other_targets: object) -> str | None:
+    """With no target named, the stack -s defaults to ($CLUSTERCTL_STACK, `stack select`)."""
+    if any(t not in (None, False) for t in other_targets):
+        return None
+    import os
+
+    from clusterctl.cli.selection import STACK_ENV, selected_stack
+
+    return os.environ.get(STACK_ENV) or selected_stack()
 
 
 def _target_label(stack, host, kubeconfig, sandbox, from_log) -> str:

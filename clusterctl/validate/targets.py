@@ -182,7 +182,7 @@ def resolve(
 
 
 STDIN = "-"
-"""`--from-log -`: the log comes on stdin, as `kubectl apply -f -` and `pulumi config set` read it."""
+"""`--from-log -`: the log comes on stdin, as `kubectl apply -f -` reads a manifest."""
 
 
 def read_stdin() -> str:

@@ -110,6 +110,12 @@ ELSEWHERE: list[tuple[str, str]] = [
         "test_users_add_and_remove_on_the_running_cluster_without_a_reboot",
     ),
     (
+        # writes the project's selection: run against a project of the test's own, not the checkout
+        r"stack (select|unselect|show)\b",
+        "tests/cli/test_selected_stack_and_global_flags.py::"
+        "test_a_selected_stack_is_used_and_s_and_the_variable_win_over_it",
+    ),
+    (
         r"node replace -s\b",
         "tests/nodes/test_node_replace.py::"
         "test_replace_drains_reimages_waits_and_returns_after_checks_pass",
