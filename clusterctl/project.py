@@ -80,6 +80,15 @@ class Project:
     def stacks(self) -> list[str]:
         return stack_names(self.stack_config_dir)
 
+    def checkpoint_files(self, stack: str) -> list[Path]:
+        """Where a file:// backend keeps the stack's state: project-scoped, then the layout
+        before Pulumi 3.61 (pulumi `pkg/backend/diy`); none for any other backend."""
+        state = self.local_state_dir()
+        if state is None:
+            return []
+        stacks = state / ".pulumi" / "stacks"
+        return [stacks / PROJECT_NAME / f"{stack}.json", stacks / f"{stack}.json"]
+
     def local_state_dir(self) -> Path | None:
         """The folder of a file:// backend (relative URLs are relative to the project)."""
         url = self.backend_url or ""

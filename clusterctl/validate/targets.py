@@ -325,17 +325,7 @@ def outputs_from_checkpoint(doc: dict[str, Any]) -> dict[str, Any]:
 def read_stack_outputs(stack: str, project: Project) -> dict[str, Any]:
     """The file backend's checkpoint if there is one, else `pulumi stack output --json`
     (secrets left out or masked: the kubeconfig is read apart, clusterctl.lifecycle.kubeconfig)."""
-    from clusterctl.project import PROJECT_NAME
-
-    state = project.local_state_dir()
-    for path in (
-        ()
-        if state is None
-        else (
-            state / ".pulumi" / "stacks" / PROJECT_NAME / f"{stack}.json",
-            state / ".pulumi" / "stacks" / f"{stack}.json",
-        )
-    ):
+    for path in project.checkpoint_files(stack):
         if path.is_file():
             outputs = outputs_from_checkpoint(json.loads(path.read_text()))
             if outputs:
