@@ -366,7 +366,7 @@ def _without_cli(project, stack: str) -> tuple[list, dict] | None:
         raise UserError(f"{found}: not a Pulumi state file ({exc}); `pulumi stack export` "
                         "shows what the CLI reads") from None  # fmt: skip
     deployment = doc.get("checkpoint", doc).get("latest") or {}
-    root = next((r for r in deployment.get("resources") or []
+    root: dict = next((r for r in deployment.get("resources") or []
                  if r.get("type") == "pulumi:pulumi:Stack"), {})  # fmt: skip
     secret = "4dabf18193072939515e22adb298388d"  # Pulumi's marker of an encrypted value
     outputs = {k: ("[secret]" if isinstance(v, dict) and secret in v else v)
@@ -382,7 +382,9 @@ def _status(stack: str, as_json: bool, d: Deps) -> None:
     project, spec = _context(stack)
     local = _without_cli(project, stack)
     handle = _select(project, stack) if local is None else None
-    resources, last, outputs = [], None, {}
+    resources: list = []
+    outputs: dict = {}
+    last = None
     if local is not None:
         resources, outputs = local
     if handle is not None:
