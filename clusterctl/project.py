@@ -166,8 +166,26 @@ def _project(folder: Path, doc: dict[str, Any]) -> Project:
     )
 
 
+def _use_this_virtualenv(pulumi_yaml: Path) -> None:
+    """Point the project's `runtime.options.virtualenv` at the virtualenv clusterctl runs in:
+    it holds the program's packages (clusterctl, components, the Pulumi providers), so `pulumi up`
+    runs the program with them and no second install is needed. Outside a virtualenv the
+    shipped `.venv` stays, and `init` says how to make it."""
+    import sys
+
+    if sys.prefix == sys.base_prefix:
+        return
+    text = pulumi_yaml.read_text(encoding="utf-8")
+    pulumi_yaml.write_text(
+        text.replace(
+            "    virtualenv: .venv\n", f"    virtualenv: {sys.prefix}  # clusterctl's own\n"
+        )
+    )
+
+
 def init_project(example: str, dest: Path, *, force: bool = False) -> list[Path]:
-    """Copy the project files and one example stack into `dest`; return what was written.
+    """Copy the project files and one example stack into `dest`; return what was written. Into
+    a project of ours (a second example), only the stack file.
 
     A file already there is never replaced without `force`: the refusal names each one.
     """
@@ -176,13 +194,17 @@ def init_project(example: str, dest: Path, *, force: bool = False) -> list[Path]
             f"--example {example}: no such example; choose one of {', '.join(example_stacks())}"
         )
     root = data_root()
-    stack_file = dest / "stacks" / f"Pulumi.{example}.yaml"
-    copies = {
-        root / "Pulumi.yaml": dest / "Pulumi.yaml",
-        root / "__main__.py": dest / "__main__.py",
-        examples_dir() / f"Pulumi.{example}.yaml": stack_file,
-        config_dir() / SCHEMA_FILE: dest / SCHEMA_FILE,
-    }
+    doc = _project_doc(dest) if dest.is_dir() else None
+    stack_dir = _project(dest, doc).stack_config_dir if doc is not None else dest / "stacks"
+    stack_file = stack_dir / f"Pulumi.{example}.yaml"
+    copies = {examples_dir() / f"Pulumi.{example}.yaml": stack_file}
+    if doc is None:  # a new project; in one of ours, only the example's stack file is added
+        copies = {
+            root / "Pulumi.yaml": dest / "Pulumi.yaml",
+            root / "__main__.py": dest / "__main__.py",
+            **copies,
+            config_dir() / SCHEMA_FILE: dest / SCHEMA_FILE,
+        }
     there = [dst for dst in copies.values() if dst.exists() or dst.is_symlink()]
     if there and not force:
         raise UserError(
@@ -195,6 +217,8 @@ def init_project(example: str, dest: Path, *, force: bool = False) -> list[Path]
     for src, dst in copies.items():
         dst.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(src, dst)
+    if doc is None:
+        _use_this_virtualenv(dest / "Pulumi.yaml")
     # The example's modeline names the checkout's config/; the project has the schema beside it.
     text = stack_file.read_text()
     stack_file.write_text(

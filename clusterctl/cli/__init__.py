@@ -131,13 +131,20 @@ def init(
         ),
     ],
     dest: Annotated[
-        str | None, typer.Argument(help="The new project folder (none with --example list).")
-    ] = None,
+        str,
+        typer.Argument(
+            help="The project folder: a new one, or a project of yours to add the example's "
+            "stack file to. Default: the current folder (as `pulumi new`)."
+        ),
+    ] = ".",
     force: Annotated[
         bool, typer.Option("--force", help="Replace files of the project that exist already.")
     ] = False,
 ) -> None:
-    """Start a project of your own: Pulumi.yaml, the program and one example stack file."""
+    """Start a project of your own: Pulumi.yaml, the program and one example stack file; in an
+    existing project, add the example's stack file."""
+    import shlex
+    import sys
     from pathlib import Path
 
     from clusterctl.project import example_stacks, init_project
@@ -145,18 +152,25 @@ def init(
     if example == "list":
         out.print("\n".join(example_stacks()))
         return
-    if dest is None:
-        from clusterctl.cli.common import bail
-
-        bail("init: name the new project folder: clusterctl init --example NAME DIR")
     from clusterctl.cli.paths import writable_dir
 
     writable_dir(Path(dest), "init folder")
     written = init_project(example, Path(dest), force=force)
-    out.print(f"wrote {len(written)} files to {dest}:")
+    files = "file" if len(written) == 1 else "files"
+    out.print(f"wrote {len(written)} {files} to {dest}:", highlight=False)
     for path in written:
-        out.print(f"  {path}")
-    out.print(f"next: cd {dest} && clusterctl plan -s {example}")
+        out.print(f"  {path}", highlight=False)
+    here = Path(dest).resolve() == Path.cwd().resolve()
+    step = f"clusterctl plan -s {shlex.quote(example)}"
+    out.print(f"next: {step if here else f'cd {shlex.quote(dest)} && {step}'}", highlight=False)
+    if sys.prefix == sys.base_prefix:  # no virtualenv to point Pulumi.yaml at
+        out.print(
+            "for `clusterctl up`: Pulumi runs the program in the project's .venv; make it "
+            "with the packages clusterctl has: python3 -m venv .venv && .venv/bin/pip install "
+            "gpu-clusters (or this checkout: -e PATH)",
+            highlight=False,
+            soft_wrap=True,
+        )
 
 
 def _register_subcommands() -> None:
