@@ -42,6 +42,14 @@ def selected_stack() -> str | None:
     return name or None
 
 
+def stack_unless(stack: str | None, *other_targets: object) -> str | None:
+    """For commands where -s is one target among others (`validate`, `node replace`): -s, else
+    with no other target named, $CLUSTERCTL_STACK or the selected stack."""
+    if stack is not None or any(t not in (None, False) for t in other_targets):
+        return stack
+    return os.environ.get(STACK_ENV) or selected_stack()
+
+
 def default_stack() -> str | None:
     """-s's default: the selected stack, or one line saying the three ways to name one."""
     from typer._click.globals import get_current_context  # typer carries its own click

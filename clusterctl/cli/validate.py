@@ -279,7 +279,9 @@ def register(app: typer.Typer) -> None:
 
         if ctx.invoked_subcommand is not None:
             return
-        stack = stack or _selected(host, kubeconfig, sandbox or sandbox_dir, from_log)
+        from clusterctl.cli.selection import stack_unless
+
+        stack = stack_unless(stack, host, kubeconfig, sandbox, sandbox_dir, from_log)
         if train:
             raise typer.Exit(
                 _train(
@@ -372,17 +374,6 @@ def _train(refused: dict, *, stack, host, kubeconfig, sandbox, from_log, sku, no
         bail(*exc.problems)
     except CouldNotRun as exc:
         inconclusive(str(exc))
-
-
-def _selected(*other_targets: object) -> str | None:
-    """With no target named, the stack -s defaults to ($CLUSTERCTL_STACK, `stack select`)."""
-    if any(t not in (None, False) for t in other_targets):
-        return None
-    import os
-
-    from clusterctl.cli.selection import STACK_ENV, selected_stack
-
-    return os.environ.get(STACK_ENV) or selected_stack()
 
 
 def _target_label(stack, host, kubeconfig, sandbox, from_log) -> str:

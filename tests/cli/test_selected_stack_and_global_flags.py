@@ -53,6 +53,10 @@ def test_a_selected_stack_is_used_and_s_and_the_variable_win_over_it(project: Pa
         assert any(line.startswith("second* ") for line in listed), listed
         hist = run_cli("validate", "history", cwd=project)  # the selected stack's history
         assert hist.returncode == 0 and "stack second" in hist.stdout, hist.stderr
+        # where -s is one target among others, no target named means the selected stack
+        for args in (["validate", "--nccl"], ["node", "replace", "gpu-pg0-1"]):
+            res = run_cli(*args, cwd=project)
+            assert res.returncode == 2 and "stack second: no deployed outputs" in res.stderr, args
     finally:
         assert run_cli("stack", "unselect", cwd=project).returncode == 0
     assert run_cli("images", cwd=project).returncode == 2
