@@ -58,8 +58,10 @@ def default_stack() -> str | None:
     if ctx is not None and ctx.resilient_parsing:  # shell completion: never refuse
         return None
     name = selected_stack()
-    if name is None:
-        raise UserError(
+    if name is None:  # bail, not UserError: this runs inside click's parsing
+        from clusterctl.cli.common import bail
+
+        bail(
             f"-s/--stack: no stack given; pass -s STACK, set {STACK_ENV}=STACK, or select one "
             "for this project with `clusterctl stack select STACK` (`clusterctl stacks` lists them)"
         )
