@@ -80,6 +80,15 @@ class Project:
     def stacks(self) -> list[str]:
         return stack_names(self.stack_config_dir)
 
+    def checkpoint_files(self, stack: str) -> list[Path]:
+        """Where a file:// backend keeps the stack's state: project-scoped, then the layout
+        before Pulumi 3.61 (pulumi `pkg/backend/diy`); none for any other backend."""
+        state = self.local_state_dir()
+        if state is None:
+            return []
+        stacks = state / ".pulumi" / "stacks"
+        return [stacks / PROJECT_NAME / f"{stack}.json", stacks / f"{stack}.json"]
+
     def local_state_dir(self) -> Path | None:
         """The folder of a file:// backend (relative URLs are relative to the project)."""
         url = self.backend_url or ""
@@ -157,8 +166,26 @@ def _project(folder: Path, doc: dict[str, Any]) -> Project:
     )
 
 
+def _use_this_virtualenv(pulumi_yaml: Path) -> None:
+    """Point the project's `runtime.options.virtualenv` at the virtualenv clusterctl runs in:
+    it holds the program's packages (clusterctl, components, the Pulumi providers), so `pulumi up`
+    runs the program with them and no second install is needed. Outside a virtualenv the
+    shipped `.venv` stays, and `init` says how to make it."""
+    import sys
+
+    if sys.prefix == sys.base_prefix:
+        return
+    text = pulumi_yaml.read_text(encoding="utf-8")
+    pulumi_yaml.write_text(
+        text.replace(
+            "    virtualenv: .venv\n", f"    virtualenv: {sys.prefix}  # clusterctl's own\n"
+        )
+    )
+
+
 def init_project(example: str, dest: Path, *, force: bool = False) -> list[Path]:
-    """Copy the project files and one example stack into `dest`; return what was written.
+    """Copy the project files and one example stack into `dest`; return what was written. Into
+    a project of ours (a second example), only the stack file.
 
     A file already there is never replaced without `force`: the refusal names each one.
     """
@@ -167,13 +194,17 @@ def init_project(example: str, dest: Path, *, force: bool = False) -> list[Path]
             f"--example {example}: no such example; choose one of {', '.join(example_stacks())}"
         )
     root = data_root()
-    stack_file = dest / "stacks" / f"Pulumi.{example}.yaml"
-    copies = {
-        root / "Pulumi.yaml": dest / "Pulumi.yaml",
-        root / "__main__.py": dest / "__main__.py",
-        examples_dir() / f"Pulumi.{example}.yaml": stack_file,
-        config_dir() / SCHEMA_FILE: dest / SCHEMA_FILE,
-    }
+    doc = _project_doc(dest) if dest.is_dir() else None
+    stack_dir = _project(dest, doc).stack_config_dir if doc is not None else dest / "stacks"
+    stack_file = stack_dir / f"Pulumi.{example}.yaml"
+    copies = {examples_dir() / f"Pulumi.{example}.yaml": stack_file}
+    if doc is None:  # a new project; in one of ours, only the example's stack file is added
+        copies = {
+            root / "Pulumi.yaml": dest / "Pulumi.yaml",
+            root / "__main__.py": dest / "__main__.py",
+            **copies,
+            config_dir() / SCHEMA_FILE: dest / SCHEMA_FILE,
+        }
     there = [dst for dst in copies.values() if dst.exists() or dst.is_symlink()]
     if there and not force:
         raise UserError(
@@ -186,6 +217,8 @@ def init_project(example: str, dest: Path, *, force: bool = False) -> list[Path]
     for src, dst in copies.items():
         dst.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(src, dst)
+    if doc is None:
+        _use_this_virtualenv(dest / "Pulumi.yaml")
     # The example's modeline names the checkout's config/; the project has the schema beside it.
     text = stack_file.read_text()
     stack_file.write_text(

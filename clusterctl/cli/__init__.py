@@ -1,9 +1,11 @@
 """The `clusterctl` command line: each module registers one command group on the main typer app.
 
+argv        global flags anywhere: moved where click reads them
 common      the consoles, the stack option, one way to refuse input, the target resolver
 paths       output paths (--out, --junit, init's folder) checked before any work
 plan        `plan`, `catalog`, `schema`, `init`
 stacks      `stacks`: the project's stack files
+selection   `stack select|unselect|show`: the stack -s means when not given
 images      `images`: what each VM role of a stack boots, its pin, how to move it
 lifecycle   `up`, `status`, `down`
 validate    `validate --nccl`, and the dispatch of `validate --train`
@@ -33,7 +35,7 @@ from typing import Annotated, NoReturn
 import typer
 
 from clusterctl import __version__
-from clusterctl.cli.common import out
+from clusterctl.cli.common import VERBOSE_ENV, out
 from clusterctl.errors import UserError
 
 # The cyclic collector at Python's default threshold (700 new objects) runs hundreds of times
@@ -83,12 +85,40 @@ def _root(
             show_envvar=True,
         ),
     ] = None,
+    verbose: Annotated[
+        bool,
+        typer.Option(
+            "--verbose",
+            help="Say more: `doctor` shows every check with its path and version.",
+            envvar=VERBOSE_ENV,
+        ),
+    ] = False,
+    debug: Annotated[
+        bool,
+        typer.Option(
+            "--debug", help="An internal error shows its traceback.", envvar="CLUSTERCTL_DEBUG"
+        ),
+    ] = False,
 ) -> None:
-    """Provision cloud GPU clusters with Pulumi, prove their NCCL bandwidth, tear them down."""
+    """Provision cloud GPU clusters with Pulumi, prove their NCCL bandwidth, tear them down.
+
+    Global options (--project-dir, --verbose, --debug) go anywhere on the line, and -s/--stack
+    and --json before the command too, as kubectl's do.
+    """
     from clusterctl.project import PROJECT_DIR_ENV
 
     if project_dir:
         os.environ[PROJECT_DIR_ENV] = project_dir
+    if verbose:
+        os.environ[VERBOSE_ENV] = "1"
+    if debug:
+        os.environ["CLUSTERCTL_DEBUG"] = "1"
+
+
+def _example_names(incomplete: str) -> list[str]:
+    from clusterctl.cli.completion import example_names
+
+    return example_names(incomplete)
 
 
 def init(
@@ -97,16 +127,24 @@ def init(
         typer.Option(
             "--example",
             help="The example stack to start from (see `clusterctl init --example list`).",
+            autocompletion=_example_names,
         ),
     ],
     dest: Annotated[
-        str | None, typer.Argument(help="The new project folder (none with --example list).")
-    ] = None,
+        str,
+        typer.Argument(
+            help="The project folder: a new one, or a project of yours to add the example's "
+            "stack file to. Default: the current folder (as `pulumi new`)."
+        ),
+    ] = ".",
     force: Annotated[
         bool, typer.Option("--force", help="Replace files of the project that exist already.")
     ] = False,
 ) -> None:
-    """Start a project of your own: Pulumi.yaml, the program and one example stack file."""
+    """Start a project of your own: Pulumi.yaml, the program and one example stack file; in an
+    existing project, add the example's stack file."""
+    import shlex
+    import sys
     from pathlib import Path
 
     from clusterctl.project import example_stacks, init_project
@@ -114,18 +152,25 @@ def init(
     if example == "list":
         out.print("\n".join(example_stacks()))
         return
-    if dest is None:
-        from clusterctl.cli.common import bail
-
-        bail("init: name the new project folder: clusterctl init --example NAME DIR")
     from clusterctl.cli.paths import writable_dir
 
     writable_dir(Path(dest), "init folder")
     written = init_project(example, Path(dest), force=force)
-    out.print(f"wrote {len(written)} files to {dest}:")
+    files = "file" if len(written) == 1 else "files"
+    out.print(f"wrote {len(written)} {files} to {dest}:", highlight=False)
     for path in written:
-        out.print(f"  {path}")
-    out.print(f"next: cd {dest} && clusterctl plan -s {example}")
+        out.print(f"  {path}", highlight=False)
+    here = Path(dest).resolve() == Path.cwd().resolve()
+    step = f"clusterctl plan -s {shlex.quote(example)}"
+    out.print(f"next: {step if here else f'cd {shlex.quote(dest)} && {step}'}", highlight=False)
+    if sys.prefix == sys.base_prefix:  # no virtualenv to point Pulumi.yaml at
+        out.print(
+            "for `clusterctl up`: Pulumi runs the program in the project's .venv; make it "
+            "with the packages clusterctl has: python3 -m venv .venv && .venv/bin/pip install "
+            "gpu-clusters (or this checkout: -e PATH)",
+            highlight=False,
+            soft_wrap=True,
+        )
 
 
 def _register_subcommands() -> None:
@@ -137,6 +182,7 @@ def _register_subcommands() -> None:
         nodes,
         plan,
         sandbox,
+        selection,
         stacks,
         users,
         validate,
@@ -147,6 +193,7 @@ def _register_subcommands() -> None:
     doctor.register(app)
     completion.register(app)
     stacks.register(app)
+    selection.register(app)
     app.command()(init)
     sandbox.register(app)
     validate.register(app)
@@ -180,7 +227,9 @@ def _run() -> int:
     from clusterctl.errors import path_problem
 
     try:
-        code = app(standalone_mode=False)
+        from clusterctl.cli.argv import normalise
+
+        code = app(args=normalise(sys.argv[1:]), standalone_mode=False)
     except UserError as exc:
         fail(exc.problems, 2)
     except (KeyboardInterrupt, typer.Abort):

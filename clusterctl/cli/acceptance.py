@@ -18,7 +18,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from clusterctl.cli.common import bail, err, out
+from clusterctl.cli.common import StackOpt, bail, err, out
 from clusterctl.cli.paths import writable_file
 from clusterctl.errors import UserError, path_problem
 
@@ -88,7 +88,9 @@ def open_history() -> History:
 
 
 def _source(from_log: Path | None) -> str:
-    return f"log {from_log}" if from_log is not None else "run"
+    if from_log is None:
+        return "run"
+    return "log stdin" if str(from_log) == "-" else f"log {from_log}"
 
 
 def keep_and_report(
@@ -152,15 +154,11 @@ def keep_and_report(
 def register_history(group: typer.Typer) -> None:
     @group.command("history")
     def history(
-        stack: Annotated[
-            str | None, typer.Option("--stack", "-s", help="The stack whose runs to show.")
-        ] = None,
+        stack: StackOpt,
         as_json: Annotated[bool, typer.Option("--json", help="Print the runs as JSON.")] = False,
     ) -> None:
         """The stack's validation runs, oldest first: busbw against the floor and against the
         first accepted run of the same SKU and node count."""
-        if stack is None:
-            bail("say which stack: validate history -s STACK")
         try:
             store = open_history()
             runs = store.runs(stack)

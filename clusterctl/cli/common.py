@@ -12,6 +12,14 @@ import typer
 from rich.console import Console, ConsoleDimensions
 from rich.markup import escape
 
+VERBOSE_ENV = "CLUSTERCTL_VERBOSE"
+"""Set by `--verbose` (or by the user): commands say more."""
+
+
+def verbose() -> bool:
+    return os.environ.get(VERBOSE_ENV, "") not in ("", "0")
+
+
 PIPED_WIDTH = 10_000
 """Lines are not wrapped when the output goes to a file or a pipe (as pulumi and kubectl do):
 a wrapped line splits the commands and numbers a script or grep looks for."""
@@ -32,14 +40,40 @@ class _Console(Console):
 out = _Console()
 err = _Console(stderr=True)
 
+
+def _default_stack() -> str | None:
+    from clusterctl.cli.selection import default_stack
+
+    return default_stack()
+
+
+def stack_names_for_completion(incomplete: str) -> list[str]:
+    from clusterctl.cli.completion import stack_names
+
+    return stack_names(incomplete)
+
+
 StackOpt = Annotated[
     str,
     typer.Option(
-        "--stack", "-s", help="Stack name: reads stacks/Pulumi.<stack>.yaml of the project."
+        "--stack",
+        "-s",
+        help="Stack name: reads stacks/Pulumi.<stack>.yaml of the project; default: "
+        "$CLUSTERCTL_STACK, else the stack `clusterctl stack select` chose.",
+        envvar="CLUSTERCTL_STACK",
+        default_factory=_default_stack,
+        show_default=False,
+        autocompletion=stack_names_for_completion,
     ),
 ]
 OptionalStackOpt = Annotated[
-    str | None, typer.Option("--stack", "-s", help="A deployed stack: use its outputs.")
+    str | None,
+    typer.Option(
+        "--stack",
+        "-s",
+        help="A deployed stack: use its outputs.",
+        autocompletion=stack_names_for_completion,
+    ),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print the result as JSON on stdout.")]
 

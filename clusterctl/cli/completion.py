@@ -37,3 +37,38 @@ def completion(
         prog_name="clusterctl", complete_var=COMPLETE_VAR, shell=shell.value
     )
     sys.stdout.write(script.rstrip("\n") + "\n")
+
+
+# -- values: what a Tab after -s, --example, --sku or `stack select` offers ------------------------
+# Completion runs on every Tab: these never raise (an unreadable project or catalog offers nothing).
+
+
+def stack_names(incomplete: str) -> list[str]:
+    """The current project's stacks (`clusterctl stacks`)."""
+    from clusterctl.errors import UserError
+    from clusterctl.project import find_project
+
+    try:
+        names = find_project().stacks()
+    except (UserError, OSError):
+        return []
+    return [n for n in names if n.startswith(incomplete)]
+
+
+def example_names(incomplete: str) -> list[str]:
+    """The example stacks `init --example` copies, and `list`."""
+    from clusterctl.project import example_stacks
+
+    return [n for n in [*example_stacks(), "list"] if n.startswith(incomplete)]
+
+
+def sku_names(incomplete: str) -> list[str]:
+    """The catalog's VM types (`clusterctl catalog`)."""
+    from clusterctl.errors import UserError
+    from clusterctl.spec.catalog import catalog
+
+    try:
+        names = [s.name for s in catalog().skus]
+    except (UserError, OSError, ValueError):
+        return []
+    return [n for n in names if n.startswith(incomplete)]

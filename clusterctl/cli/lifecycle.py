@@ -372,14 +372,50 @@ def _show_validation(stack: str, result) -> None:
 # -- status --------------------------------------------------------------------------------------
 
 
+def _without_cli(project, stack: str) -> tuple[list, dict] | None:
+    """Without the Pulumi CLI, a file:// backend's state is read directly: its resources and
+    outputs (secrets masked); no last update (the CLI keeps that history). None: the CLI is
+    there. Any other backend needs the CLI: its one-line error."""
+    from clusterctl.lifecycle.stack_export import resources_of
+    from clusterctl.lifecycle.workspace import find_cli
+
+    try:
+        find_cli()
+        return None
+    except UserError:
+        files = project.checkpoint_files(stack)
+        if not files:
+            raise
+    found = next((f for f in files if f.is_file()), None)
+    if found is None:
+        return [], {}
+    try:
+        doc = json.loads(found.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise UserError(f"{found}: not a Pulumi state file ({exc}); `pulumi stack export` "
+                        "shows what the CLI reads") from None  # fmt: skip
+    deployment = doc.get("checkpoint", doc).get("latest") or {}
+    root: dict = next((r for r in deployment.get("resources") or []
+                 if r.get("type") == "pulumi:pulumi:Stack"), {})  # fmt: skip
+    secret = "4dabf18193072939515e22adb298388d"  # Pulumi's marker of an encrypted value
+    outputs = {k: ("[secret]" if isinstance(v, dict) and secret in v else v)
+               for k, v in (root.get("outputs") or {}).items()}  # fmt: skip
+    return resources_of(deployment), outputs
+
+
 def _status(stack: str, as_json: bool, d: Deps) -> None:
     from clusterctl.lifecycle.stack_export import resources_of
     from clusterctl.lifecycle.status import LastUpdate, as_utc, build_status, deployed_cluster
     from clusterctl.spec.load import load_spec
 
     project, spec = _context(stack)
-    handle = _select(project, stack)
-    resources, last, outputs = [], None, {}
+    local = _without_cli(project, stack)
+    handle = _select(project, stack) if local is None else None
+    resources: list = []
+    outputs: dict = {}
+    last = None
+    if local is not None:
+        resources, outputs = local
     if handle is not None:
         resources = resources_of(handle.export_stack().deployment)
         info = handle.info()
@@ -405,6 +441,13 @@ def _status(stack: str, as_json: bool, d: Deps) -> None:
             highlight=False,
         )
         return
+    if local is not None:
+        err.print(
+            f"[dim]read from the state in {project.local_state_dir()} (no Pulumi CLI here: "
+            "last update unknown)[/]",
+            highlight=False,
+            soft_wrap=True,
+        )
     if not report.deployed:
         out.print(f"stack {stack}: not deployed (nothing runs, nothing bills)")
         return

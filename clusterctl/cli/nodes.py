@@ -78,10 +78,12 @@ def register(app: typer.Typer, *, deps: NodeDeps | None = None) -> None:
         """Replace a bad node under its own name: drain, reimage (or --redeploy), wait for it to
         register again, and return it to service only once its health check passes. Refuses a
         node with a running job unless --force."""
+        from clusterctl.cli.selection import stack_unless
         from clusterctl.nodes.replace import Replace
         from clusterctl.power.names import NODE_NAME
         from clusterctl.validate import CouldNotRun
 
+        stack = stack_unless(stack, sandbox, sandbox_dir)
         if not NODE_NAME.match(name):
             bail(f"node replace: '{name}' is not a node name of a cluster (<partition>-pg<k>-<n>)")
         ssh, user, prefix = (d.target or _scheduler_ssh)(

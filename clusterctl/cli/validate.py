@@ -156,10 +156,23 @@ KubeconfigOpt = Annotated[
 FromLogOpt = Annotated[
     Path | None,
     typer.Option(
-        "--from-log", help="Judge an all_reduce_perf output file (hosts from its `# Rank` lines)."
+        "--from-log",
+        help="Judge an all_reduce_perf output file (hosts from its `# Rank` lines); - reads "
+        "it from stdin.",
     ),
 ]
-SkuOpt = Annotated[str | None, typer.Option("--sku", help="VM type, for the baseline.")]
+
+
+def _sku_names(incomplete: str) -> list[str]:
+    from clusterctl.cli.completion import sku_names
+
+    return sku_names(incomplete)
+
+
+SkuOpt = Annotated[
+    str | None,
+    typer.Option("--sku", help="VM type, for the baseline.", autocompletion=_sku_names),
+]
 NodesOpt = Annotated[int | None, typer.Option("--nodes", min=1, help="Number of nodes.")]
 PartitionOpt = Annotated[str | None, typer.Option("--partition", help="Slurm partition.")]
 SweepOpt = Annotated[
@@ -266,6 +279,9 @@ def register(app: typer.Typer) -> None:
 
         if ctx.invoked_subcommand is not None:
             return
+        from clusterctl.cli.selection import stack_unless
+
+        stack = stack_unless(stack, host, kubeconfig, sandbox, sandbox_dir, from_log)
         if train:
             raise typer.Exit(
                 _train(
@@ -362,7 +378,7 @@ def _train(refused: dict, *, stack, host, kubeconfig, sandbox, from_log, sku, no
 
 def _target_label(stack, host, kubeconfig, sandbox, from_log) -> str:
     if from_log is not None:
-        return f"log {from_log}"
+        return "log stdin" if str(from_log) == "-" else f"log {from_log}"
     if stack is not None:
         return f"stack {stack}" + (f" via {kubeconfig}" if kubeconfig else "")
     return f"host {host}" if host else f"kubeconfig {kubeconfig}" if kubeconfig else "sandbox"

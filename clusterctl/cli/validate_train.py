@@ -103,7 +103,7 @@ def run(
     if isinstance(target, LogTarget):
         from clusterctl.train.parse import parse
 
-        logged = parse(target.path.read_text(errors="replace"))
+        logged = parse(target.read())
         cpu = logged.start.get("device") == "cpu"  # the run's own start line says
     else:
         cpu = getattr(getattr(target, "benchmark", None), "program", "") == "probe"
@@ -175,7 +175,7 @@ def _from_log(target: Any, run: Any, floor: Any, preset: str):
         ),
         preset=preset,
         sku=target.sku,
-        target=f"log {target.path}",
+        target=f"log {target.name}",
         command="(from a log)",
         runs=(run,),
     )

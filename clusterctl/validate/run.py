@@ -277,20 +277,20 @@ def _localise(nodes: list[str], run_pairs, pair_th: Thresholds, target, opts: Op
 
 def validate_log(target: LogTarget, opts: Options) -> Outcome:
     try:
-        text = target.path.read_text(errors="replace")
+        text = target.read()
     except OSError as exc:
         raise CouldNotRun(f"cannot read {target.path}: {exc.strerror}") from None
-    run = parse_output(text, str(target.path))
+    run = parse_output(text, target.name)
     hosts = run.hosts
     nodes = target.nodes or len(hosts)
     if not nodes:  # usage: the command must say what the log does not
         raise UserError(
-            f"{target.path} names no hosts (no `# Rank` lines): say how many nodes it spanned "
+            f"{target.name} names no hosts (no `# Rank` lines): say how many nodes it spanned "
             "with --nodes N"
         )
     if hosts and len(hosts) != nodes:  # usage: --nodes contradicts the log
         raise UserError(
-            f"{target.path} spans {len(hosts)} host(s) ({', '.join(hosts)}) but --nodes is "
+            f"{target.name} spans {len(hosts)} host(s) ({', '.join(hosts)}) but --nodes is "
             f"{nodes}: the baseline would not apply"
         )
     if target.sku is None and opts.fail_below is None:  # -s is no way out: --from-log refuses it
@@ -300,7 +300,7 @@ def validate_log(target: LogTarget, opts: Options) -> Outcome:
         )
     mismatch = gpu_model_mismatch(run.gpu_names, target.sku)
     if mismatch:  # the --sku given is wrong for this log: a usage error, not a verdict
-        raise UserError(f"{target.path}: {mismatch}")
+        raise UserError(f"{target.name}: {mismatch}")
     th, notes = _log_thresholds(target.sku, nodes, run.algorithm, opts)
     gpus = _sku_gpus(target.sku)
     verdict = judge_run(

@@ -57,6 +57,16 @@ class LogTarget:
     sku: str | None
     nodes: int | None = None
     """None: as many as the log's `# Rank` lines name."""
+    text: str | None = None
+    """The log itself where it came on stdin (`--from-log -`); None: read from `path`."""
+
+    @property
+    def name(self) -> str:
+        """How messages name the log: its path, or `stdin`."""
+        return "stdin" if self.text is not None else str(self.path)
+
+    def read(self) -> str:
+        return self.text if self.text is not None else self.path.read_text(errors="replace")
 
 
 @dataclass(frozen=True)
@@ -142,6 +152,8 @@ def resolve(
     which = which_target(stack=stack, host=host, kubeconfig=kubeconfig, from_log=from_log)
     if which == "from_log":
         assert from_log is not None
+        if str(from_log) == STDIN:
+            return LogTarget(from_log, sku, nodes, text=read_stdin())
         if not from_log.is_file():
             raise UserError(f"--from-log {from_log}: no such file")
         return LogTarget(from_log, sku, nodes)
@@ -167,6 +179,23 @@ def resolve(
         return KubeTarget(path, launcher, label=f"--kubeconfig {kubeconfig}")
     assert stack is not None
     return _deployed_stack_target(stack, nodes, partition, kubeconfig)
+
+
+STDIN = "-"
+"""`--from-log -`: the log comes on stdin, as `kubectl apply -f -` reads a manifest."""
+
+
+def read_stdin() -> str:
+    """All of stdin; a terminal there means nothing was piped, which would wait forever."""
+    import sys
+
+    if sys.stdin is None or sys.stdin.isatty():
+        raise UserError(
+            "--from-log -: reads the log from stdin, which is a terminal here; pipe it in "
+            "(`cat all_reduce.log | clusterctl validate --nccl --from-log - --sku SKU`) or "
+            "name the file"
+        )
+    return sys.stdin.buffer.read().decode(errors="replace")
 
 
 def given_kubeconfig(path: str, flag: str = "--kubeconfig") -> str:
@@ -296,17 +325,7 @@ def outputs_from_checkpoint(doc: dict[str, Any]) -> dict[str, Any]:
 def read_stack_outputs(stack: str, project: Project) -> dict[str, Any]:
     """The file backend's checkpoint if there is one, else `pulumi stack output --json`
     (secrets left out or masked: the kubeconfig is read apart, clusterctl.lifecycle.kubeconfig)."""
-    from clusterctl.project import PROJECT_NAME
-
-    state = project.local_state_dir()
-    for path in (
-        ()
-        if state is None
-        else (
-            state / ".pulumi" / "stacks" / PROJECT_NAME / f"{stack}.json",
-            state / ".pulumi" / "stacks" / f"{stack}.json",
-        )
-    ):
+    for path in project.checkpoint_files(stack):
         if path.is_file():
             outputs = outputs_from_checkpoint(json.loads(path.read_text()))
             if outputs:

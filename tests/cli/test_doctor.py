@@ -7,6 +7,8 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
 from clusterctl.cli.doctor import HOST_TOOLS
 from tests.cli.conftest import ROOT, run_cli
 
@@ -89,3 +91,53 @@ def test_sandbox_up_refuses_before_making_anything_when_a_tool_is_missing(
         "sandbox up: install them: sudo apt-get install e2fsprogs",
     ]
     assert not (tmp_path / "vm").exists() and not (tmp_path / "vm-plan").exists()
+
+
+def _stub(folder: Path, name: str, script: str = "exit 0") -> None:
+    path = folder / name
+    path.write_text(f"#!/bin/sh\n{script}\n")
+    path.chmod(0o755)
+
+
+def test_doctor_says_per_path_what_it_lacks_kubelogin_included(tmp_path: Path) -> None:
+    _stub(tmp_path, "kubectl", "echo 'Client Version: v1.33.1'")
+    got = run_cli("doctor", "--path", "kubernetes", PATH=str(tmp_path))
+    assert got.returncode == 1, got.stdout + got.stderr
+    lines = got.stdout.splitlines()
+    assert lines[0] == "kubernetes  lacks kubelogin"
+    assert any(x.startswith("missing  kubelogin: ") and "az aks install-cli" in x for x in lines)
+    assert not any(x.startswith("ok ") for x in lines)  # found ones only with --verbose
+    loud = run_cli("doctor", "--path", "kubernetes", "--verbose", PATH=str(tmp_path))
+    assert f"ok       kubectl ({tmp_path}/kubectl, Client Version: v1.33.1)" in loud.stdout
+    every = run_cli("doctor", "--json", PATH=str(tmp_path))
+    paths = json.loads(every.stdout)["paths"]
+    assert set(paths) == {"plan", "sandbox", "azure", "aws", "kubernetes"}
+    assert paths["plan"]["ready"] is True and paths["kubernetes"]["missing"] == ["kubelogin"]
+    assert paths["azure"]["missing"] == ["pulumi", "az"]
+
+
+@pytest.mark.parametrize(
+    ("printed", "state"),
+    [
+        ("aws-cli/1.22.0 Python/3.8.10 Linux/5.15 botocore/1.23.0", "unusable"),
+        ("aws-cli/1.33.0 Python/3.11.2 Linux/6.1 botocore/1.34.0", "note"),
+        ("aws-cli/2.17.0 Python/3.11.9 Linux/6.1 exe/x86_64.debian.12", "ok"),
+    ],
+)
+def test_doctor_tells_aws_cli_v1_from_v2(tmp_path: Path, printed: str, state: str) -> None:
+    _stub(tmp_path, "pulumi", "echo v3.150.0")
+    _stub(tmp_path, "aws", f"echo '{printed}' >&2")  # v1 prints its version on stderr
+    got = run_cli("doctor", "--path", "aws", "--verbose", PATH=str(tmp_path))
+    (line,) = [x for x in got.stdout.splitlines() if " aws (" in x]
+    assert line.split()[0] == state, got.stdout
+    assert got.returncode == (1 if state == "unusable" else 0), got.stdout
+    if state == "unusable":
+        assert "v1alpha1" in line and "install AWS CLI v2" in line
+
+
+def test_doctor_refuses_a_path_it_does_not_know_in_one_line() -> None:
+    got = run_cli("doctor", "--path", "gcp")
+    assert got.returncode == 2
+    assert got.stderr.strip().splitlines() == [
+        "error: --path gcp: not a path; choose one of plan, sandbox, azure, aws, kubernetes"
+    ]

@@ -102,7 +102,7 @@ def test_history_of_a_stack_with_no_runs(cli) -> None:
 @pytest.mark.parametrize(
     ("args", "words"),
     [
-        (("validate", "history"), "say which stack: validate history -s STACK"),
+        (("validate", "history"), "-s/--stack: no stack given; pass -s STACK"),
         (("validate", "--nccl", "-s", "a", "--record", "b"), "--record b with -s a"),
     ],
 )
