@@ -60,6 +60,9 @@ def test_the_boot_step_runs_on_the_sandbox_standin(tmp_path) -> None:
     assert len(re.findall(r"^  MIG 1g\.10gb +Device +\d: \(UUID: MIG-", listed, re.M)) == 14
     lgi = _run(bin_, "nvidia-smi mig -i 1 -lgi").stdout
     assert re.search(r"MIG 1g\.10gb +19 +13 +6:1 ", lgi), lgi
+    # without -i, every GPU's instances (an admin's first look)
+    every = _run(bin_, "nvidia-smi mig -lgi").stdout
+    assert len(re.findall(r"MIG 1g\.10gb +19 +\d+ +\d:1 ", every)) == 14, every
     assert _run(bin_, "nvidia-smi --query-gpu=mig.mode.current").stdout == "Enabled\nEnabled\n"
     # an eighth 1g instance does not fit a GPU that has seven
     full = _run(bin_, "nvidia-smi mig -i 0 -cgi 1g.10gb -C")
