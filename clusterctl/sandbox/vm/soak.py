@@ -868,6 +868,18 @@ def scheduler_recreate(s: Soak) -> None:
     not yet begun and the admin's drain all survive."""
     run = s.sbatch("ken", "long", "-N1", 60)
     s.running(run)
+
+    # running means in its sleep: its probe step (srun) finished. A step still being created
+    # when slurmctld goes fails the job (srun cannot reach the controller), a race under load
+    # that says nothing about the re-create (seen: the job FAILED, NonZeroExitCode; its script
+    # exits non-zero only when that srun fails).
+    def probed() -> bool:
+        files = s.sh(f"ls {PROBE_DIR}/probe.sh.d/").stdout.split()
+        steps = s.sh(f"squeue -h -s -j {run} -o %i").stdout.split()
+        written = any(f.startswith(f"{run}.") for f in files)
+        return written and not any(re.fullmatch(rf"{run}\.\d+", st) for st in steps)
+
+    s.wait(f"job {run}'s probe step done", probed, bool, 120)
     later = s.sbatch("ken", "later", "-N1 --begin=now+60", 3)
     with power.locked(s.workdir) as state:  # power.act serves GPU VMs only
         power.reimage(state, s.sched)
