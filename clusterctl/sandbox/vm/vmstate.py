@@ -132,6 +132,34 @@ def _mounted(path: str) -> bool:
         return any(line.split()[4] == path for line in f)
 
 
+_LOOP_GRACE = 10.0
+
+
+def _loops_on(backing: str) -> list[str]:
+    listing = subprocess.run(
+        ["losetup", "-l", "-n", "-O", "NAME,BACK-FILE"], capture_output=True, text=True
+    ).stdout
+    devs = []
+    for line in listing.splitlines():
+        dev, _, back = line.strip().partition(" ")
+        if back.strip().removesuffix(" (deleted)") == backing:  # a removed file, too
+            devs.append(dev)
+    return devs
+
+
+def _detach_loops(backing: str, grace: float) -> None:
+    """Detach every loop device on `backing`, waiting up to `grace` seconds: the kernel clears a
+    `mount -o loop` device after the unmount's last close, which may come a moment later (CI saw
+    one still listed right after `down`), and `losetup -d` on a device still held answers busy."""
+    deadline = time.monotonic() + grace
+    while devs := _loops_on(backing):
+        for dev in devs:
+            subprocess.run(["losetup", "-d", dev], capture_output=True)
+        if time.monotonic() >= deadline or not _loops_on(backing):
+            return
+        time.sleep(0.2)
+
+
 def release(res: Resource, grace: float = 10.0) -> None:
     if res.kind == "process":
         stop_process(res, grace)
@@ -140,13 +168,9 @@ def release(res: Resource, grace: float = 10.0) -> None:
             if subprocess.run(["umount", res.name], capture_output=True).returncode != 0:
                 subprocess.run(["umount", "-l", res.name], capture_output=True)
     elif res.kind == "loop":  # name: the backing file; detach every device still on it
-        listing = subprocess.run(
-            ["losetup", "-l", "-n", "-O", "NAME,BACK-FILE"], capture_output=True, text=True
-        ).stdout
-        for line in listing.splitlines():
-            dev, _, back = line.strip().partition(" ")
-            if back.strip().removesuffix(" (deleted)") == res.name:  # a removed file, too
-                subprocess.run(["losetup", "-d", dev], capture_output=True)
+        _detach_loops(res.name, _LOOP_GRACE)
+        if left := _loops_on(res.name):
+            raise OSError(f"{', '.join(left)} still attached after {_LOOP_GRACE:g} s")
     elif res.kind == "netns":
         if Path("/run/netns", res.name).exists():
             subprocess.run(["ip", "netns", "delete", res.name], capture_output=True)

@@ -78,3 +78,55 @@ def test_down_removes_nested_node_dirs_at_once(tmp_path: Path) -> None:
     said: list[str] = []
     vmstate.teardown(state, log=said.append)
     assert not nodes.exists() and said == []
+
+
+def test_down_waits_for_a_loop_device_the_kernel_still_holds(tmp_path: Path, monkeypatch) -> None:
+    """CI once found `disks.img`'s loop device still attached right after `down`: the kernel drops
+    a `mount -o loop` device a moment after the last close, and `losetup -d` answers busy until
+    then. A stand-in `losetup` lists the device, busy, for its first three listings."""
+    backing = tmp_path / "disks.img"
+    backing.touch()
+    counter = tmp_path / "listings"
+    counter.write_text("0")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "losetup"
+    fake.write_text(
+        "#!/bin/sh\n"
+        f"n=$(cat {counter})\n"
+        'case "$1" in\n'
+        f"  -l) echo $((n + 1)) > {counter}\n"
+        f'      [ "$n" -lt 3 ] && echo "/dev/loop7 {backing}"; exit 0 ;;\n'
+        '  -d) [ "$n" -lt 3 ] && { echo "losetup: $2: busy" >&2; exit 1; }; exit 0 ;;\n'
+        "esac\n"
+    )
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
+    state = vmstate.VmState(workdir=str(tmp_path), sid=vmstate.sandbox_id(tmp_path))
+    state.resources.append(vmstate.Resource(kind="loop", name=str(backing)))
+    logged: list[str] = []
+    vmstate.teardown(state, log=logged.append)
+    assert int(counter.read_text()) > 3, "down returned while the device was still listed"
+    assert logged == []
+
+
+def test_down_says_which_loop_device_stayed(tmp_path: Path, monkeypatch) -> None:
+    backing = tmp_path / "disks.img"
+    backing.touch()
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "losetup"
+    fake.write_text(
+        f'#!/bin/sh\n[ "$1" = -l ] && echo "/dev/loop7 {backing}"\n'
+        '[ "$1" = -d ] && exit 1\nexit 0\n'
+    )
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
+    state = vmstate.VmState(workdir=str(tmp_path), sid=vmstate.sandbox_id(tmp_path))
+    state.resources.append(vmstate.Resource(kind="loop", name=str(backing)))
+    logged: list[str] = []
+    monkeypatch.setattr(vmstate, "_LOOP_GRACE", 0.5)
+    vmstate.teardown(state, log=logged.append)
+    assert logged == [
+        f"down: could not release loop {backing}: /dev/loop7 still attached after 0.5 s"
+    ]
