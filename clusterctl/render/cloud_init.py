@@ -39,7 +39,7 @@ from clusterctl.render.power_files import (
     power_package,
     power_pins,
 )
-from clusterctl.render.scripts import mig_instances, node_scripts
+from clusterctl.render.scripts import mig_instances, mounts_script, node_scripts
 from clusterctl.render.site import cloud_site, scheduler_host
 from clusterctl.render.slurm_conf import partition_sku, render_slurm, render_slurmdbd_conf
 from clusterctl.render.storage import (
@@ -159,6 +159,7 @@ def render_cloud_init(
     }
     if login_index is not None:
         ctx["scripts"] = {k: v for k, v in ctx["scripts"].items() if k in LOGIN_SCRIPTS}
+        ctx["scripts"] = dict(sorted((ctx["scripts"] | mounts_script()).items()))
         return render_template(
             "cloud-init/login.yaml.j2", **ctx, login_host=login_host(spec, login_index)
         )
