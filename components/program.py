@@ -27,11 +27,13 @@ plan of one pays for no other provider). A platform clusterctl/platform.py lists
 lacks is refused by the spec rules first (platform.UNSUPPORTED)."""
 
 
-def build(spec: ClusterSpec, stack: str) -> dict[str, Any]:
-    """Create the cluster's components; return the stack outputs (values or Outputs)."""
+def build(spec: ClusterSpec, stack: str, **bound: Any) -> dict[str, Any]:
+    """Create the cluster's components; return the stack outputs (values or Outputs). `bound`:
+    what the entry point hands a Slurm cluster (`plan`, the files rendered once for the run;
+    `post_deploy`, the onDeploy validation), passed on only when given."""
     module, name = CLUSTERS[(spec.cloud, spec.scheduler)]
     Cluster = getattr(importlib.import_module(module), name)
-    cluster = Cluster(spec.name, spec, stack)
+    cluster = Cluster(spec.name, spec, stack, **{k: v for k, v in bound.items() if v is not None})
     common: out.CommonOutputs = {
         out.STACK: stack,
         out.CLUSTER_NAME: spec.name,
@@ -43,8 +45,8 @@ def build(spec: ClusterSpec, stack: str) -> dict[str, Any]:
     return {**cluster.outputs, **common}
 
 
-def run(spec: ClusterSpec, stack: str) -> dict[str, Any]:
-    outputs = build(spec, stack)
+def run(spec: ClusterSpec, stack: str, **bound: Any) -> dict[str, Any]:
+    outputs = build(spec, stack, **bound)
     for key, value in outputs.items():
         pulumi.export(key, value)
     return outputs
