@@ -112,7 +112,7 @@ def zones_belong_to_region(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]
 @only_on(scheduler="slurm")
 def storage_kind_built(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
     """scheduler-nfs and (on Azure) azure-files-nfs are built; `none` is refused, not ignored."""
-    if spec.storage.kind == "none":  # (Slurm runs on Azure only: platform.UNSUPPORTED)
+    if spec.storage.kind == "none":  # (Slurm runs on Azure only: clouds/aws.py `unsupported`)
         yield Finding(
             "error",
             "storage.kind none: Slurm needs /home and /sched shared by every node; use "
