@@ -16,7 +16,8 @@ class GcpTagFinder:
 
     @property
     def description(self) -> str:
-        return f"gcloud asset search-all-resources --query labels.gpu-clusters-stack:<stack> "
+        query = "labels.gpu-clusters-stack:<stack>"
+        return f"gcloud asset search-all-resources --query {query} (in {self.region})"
 
     def tagged(self, stack: str) -> list[CloudResource]:
         return []
