@@ -1,7 +1,7 @@
 """`clusterctl doctor`: what this machine lacks, per path a newcomer takes, as `sky check` does.
 
 Paths: plan (nothing beyond clusterctl), the sandbox (HOST_TOOLS from
-clusterctl/sandbox/host_tools.py, the one list `sandbox up` also checks), Azure and AWS (`up`,
+clusterctl/host_tools.py, the one list `sandbox up` also checks), Azure and AWS (`up`,
 `status`, `down` drive the Pulumi CLI; the clouds' own CLIs give the credentials), and Kubernetes
 (`validate` on EKS/AKS runs kubectl, and an AKS kubeconfig runs kubelogin). `--verbose` (a global
 flag) shows every check, found ones with their path and version.
@@ -19,7 +19,7 @@ from typing import Annotated
 import typer
 
 from clusterctl.cli.common import JsonOpt, out, verbose
-from clusterctl.sandbox.host_tools import HOST_TOOLS, found_at
+from clusterctl.host_tools import HOST_TOOLS, found_at
 
 PULUMI_INSTALL = "https://www.pulumi.com/docs/iac/download-install/"
 AWS_INSTALL = "https://docs.aws.amazon.com/cli/latest/userguide/getting-started-install.html"
