@@ -21,7 +21,6 @@ Modules, one concern each:
   relay          ssh's ProxyCommand into the lab (stdlib only)
   attach         `sandbox exec`: a command on a node, attached to this terminal
   target         the sandbox as a validation target, and its probe benchmark
-  soak           a month in a day: a scripted month of day-2 life, with its invariants
 
 Public API (what a CLI calls):
   boot.cluster_from_plan(plan_dir, nodes=None, gpus=8, nvme_disks=1) -> list[boot.NodeSpec]

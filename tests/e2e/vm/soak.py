@@ -61,8 +61,7 @@ from clusterctl.power.names import (
     vm_name,
     vm_set_name,
 )
-
-from . import boot, faults, power, substitutions, vmstate
+from clusterctl.sandbox.vm import boot, faults, power, substitutions, vmstate
 
 SUSPEND_S, SUSPEND_TIMEOUT_S, RESUME_TIMEOUT_S = 20, 10, 100
 MARGIN_S = 60.0
