@@ -1,7 +1,7 @@
 """How a node is built, executed for real: azure-h100's rendered user-data boots a scheduler and two
 GPU nodes in the VM sandbox (systemd as PID 1, cloud-init from a NoCloud seed), and each defect of
-the first round is checked where it showed (issue 11). Each of these failed on the old templates
-(see the closing note); root only."""
+the first round is checked where it showed. Each of these failed on the old templates; root
+only."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ SCRATCH = "/nvme"
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
     # GPUCL_VM_PLAN: boot a plan rendered elsewhere, e.g. by an older checkout, to see these
-    # tests fail on old templates (how the closing note of issue 11 shows each defect).
+    # tests fail on old templates (how each defect was shown).
     plan = os.environ.get("GPUCL_VM_PLAN")
     with booted_stack(tmp_path_factory, nodes=2, plan=Path(plan) if plan else None) as c:
         yield c
@@ -74,7 +74,7 @@ def test_a_munge_credential_decodes_on_every_other_node(cluster):
 
 def test_sbatch_is_accepted_on_the_scheduler_without_pyxis(cluster):
     """Defect 4: a `required` pyxis line on a host without pyxis aborted every sbatch/srun.
-    (Whether the job then runs depends on the health check, issue 12: not asserted here.)"""
+    (Whether the job then runs depends on the health check: not asserted here.)"""
     specs, workdir, _ = cluster
     sched, gpus = _names(specs)
     job = _run(workdir, sched, "sbatch", "--parsable", "--time=1", "--wrap", "true")
@@ -193,7 +193,7 @@ def test_enroot_installs_from_its_deb_and_keeps_our_settings(cluster):
 
 
 def test_nhc_is_installed_and_the_fast_tier_passes_on_a_healthy_node(cluster):
-    """Issue 12: the HPC image has no /usr/sbin/nhc, and the old conf called Azure's container-only
+    """The HPC image has no /usr/sbin/nhc, and the old conf called Azure's container-only
     checks: every node drained. NHC is built from its pinned tag; the fast tier passes."""
     specs, workdir, _ = cluster
     sched, gpus = _names(specs)

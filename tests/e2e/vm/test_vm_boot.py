@@ -121,7 +121,7 @@ def _unit(workdir, node: str, unit: str) -> dict[str, str]:
 
 
 def test_a_killed_slurmctld_and_slurmd_come_back_by_themselves(booted):
-    """Issue 29 item 13: the user-data's restart drop-in, not anyone else, brings a SIGKILLed
+    """The user-data's restart drop-in, not anyone else, brings a SIGKILLed
     daemon back (systemd counts the restart), and the cluster runs a job on the node again."""
     specs, workdir, _ = booted
     scheduler, gpu = specs
@@ -174,7 +174,7 @@ def _imds_as(workdir, node: str, user: str) -> str:
 
 
 def test_only_root_and_slurm_reach_the_power_identity_before_and_after_a_reboot(booted):
-    """Issue 25: the scheduler's identity may stop every GPU VM, and users log in there. The
+    """The scheduler's identity may stop every GPU VM, and users log in there. The
     IMDS stand-in hands the scheduler's VM a token as Azure does; the user-data's guard lets
     only root and slurm (the power program) reach it, and comes back with every boot."""
     specs, workdir, _ = booted
@@ -191,7 +191,7 @@ def test_only_root_and_slurm_reach_the_power_identity_before_and_after_a_reboot(
 
 
 def test_no_user_on_a_node_can_read_the_munge_key(booted):
-    """Issue 29 item 11: the munge key travels in customData (docs: why not Key Vault). Azure
+    """The munge key travels in customData (docs: why not Key Vault). Azure
     serves customData neither from IMDS nor from a GET of the VM (unlike userData); on the node,
     where cloud-init saves it, nothing readable by a user may hold it. The needle is the key as
     the user-data carries it (base64); root finds it in cloud-init's copy, so the search can
@@ -249,7 +249,7 @@ def _metrics_now(workdir, node: str) -> None:
 
 
 def test_prometheus_scrapes_every_exporter_answers_every_panel_and_fires_the_drain_alert(booted):
-    """Issue 27: the scheduler's Prometheus (Debian's package, the user-data's config) scrapes
+    """The scheduler's Prometheus (Debian's package, the user-data's config) scrapes
     node_exporter on both nodes, the DCGM exporter (declared stand-in) on the GPU node and the
     Slurm exporter's textfile, after the reboot above; promtool accepts the rules, the config and
     the exporter's output; every dashboard panel's query returns series (IB: declared none); a
@@ -444,7 +444,7 @@ def _k8s_objects(chart: list[dict], nodes: dict, gpu: str, scheduler: str) -> di
 
 
 def test_the_kubernetes_prometheus_finds_the_dcgm_exporter_by_its_service(booted):
-    """Issue 27 on Kubernetes: the Prometheus config and rules the pinned chart renders for
+    """Monitoring on Kubernetes: the Prometheus config and rules the pinned chart renders for
     aks-h100 (helm template with our values), run by a real Prometheus on the scheduler, find the
     GPU Operator's DCGM exporter, node_exporter and kube-state-metrics through Kubernetes service
     discovery, each target named by its node and scraped once; every GPU dashboard panel answers

@@ -1,4 +1,4 @@
-"""Slurm's own power saving drives the VM sandbox's nodes (issue 13): the rendered ResumeProgram,
+"""Slurm's own power saving drives the VM sandbox's nodes: the rendered ResumeProgram,
 SuspendProgram and gpucl-power run on the scheduler as slurmctld calls them; the sandbox's power
 stand-in starts and stops node containers for the Azure calls (substitution power-api), and the
 times are scaled to seconds (substitution time-scale). Root only.
@@ -149,7 +149,7 @@ def test_drains_keep_their_owner_and_reason_through_power_down_and_up(cluster: C
         assert (cluster.state(node), cluster.reason(node)) == ("drained~", why)
         assert cluster.vm_power(node) == "stopped"
     # monitoring follows: each drain with its owner; a powered-down node is neither scraped nor
-    # billed (issue 27)
+    # billed
     assert cluster.sh("systemctl start gpucl-slurm-metrics.service").returncode == 0
     prom = cluster.sh("cat /var/lib/prometheus/node-exporter/gpucl-slurm.prom").stdout
     assert re.search(r'gpucl_slurm_node_drained\{node="gpu-pg0-1".*owner="admin"\} 1', prom), prom

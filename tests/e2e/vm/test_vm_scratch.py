@@ -1,4 +1,4 @@
-"""The NVMe scratch survives a power cycle on a size with a resource disk (issue 23, item 4).
+"""The NVMe scratch survives a power cycle on a size with a resource disk.
 
 ND A100 v4 VMs have Azure's resource (temp) disk, which cloud-init mounts at /mnt through its
 default ephemeral0 mount (substitution resource-disk). One boot of the azure-a100 stack (1 scheduler

@@ -1,4 +1,4 @@
-"""A month in a day (issue 23): `benchmarks/soak.py` (docs/benchmarks.md), one run. It boots 1
+"""A month in a day: `benchmarks/soak.py` (docs/benchmarks.md), one run. It boots 1
 scheduler + 4 GPU nodes, plays every step of the scripted month with power times scaled to seconds,
 checks the invariants after each step and at every poll, and goes down. Root only; about 15
 minutes."""

@@ -5,7 +5,7 @@ fair share puts the lighter account first; IMDS's identity is out of a user's re
 users add/remove` on the running cluster (the team Run Command's script, run as root over SSH)
 with no reboot.
 
-And `headNode.accounting` underneath (issue 15): MariaDB on the data disk, slurmdbd after it, the
+And `headNode.accounting` underneath: MariaDB on the data disk, slurmdbd after it, the
 cluster registered, the admin user associated with an account; a finished job shows in `sacct` and
 in `sreport`'s job report by account, and a restart of slurmdbd loses nothing. sreport reports
 whole hours only (it clamps a report's end to now and rounds it down to the hour), so the report
@@ -389,7 +389,7 @@ SUBMITIT_RUN = "~/venv/bin/python submitit_hello.py"
 
 
 def test_a_user_submits_a_python_function_from_the_login_node_with_submitit(cluster, project):
-    """Issue 26 (seed 000: batch jobs from Python): the commands docs/training.md shows, as bob
+    """Batch jobs from Python (seed 000): the commands docs/training.md shows, as bob
     on the login node: a venv with submitit from the cluster's package index, then docs/examples/
     submitit_hello.py pickles a function into the shared home, submits it, and gets its result
     back from a GPU node."""

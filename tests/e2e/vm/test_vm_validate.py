@@ -80,7 +80,7 @@ def cli(*args: str) -> subprocess.CompletedProcess[str]:
     ("no-gdr", None, f"{SLOW}: no GPUDirect RDMA"),
 ])  # fmt: skip
 def test_one_node_short_of_its_fabric_fails_validate_naming_it(cluster, fault, device, said):
-    """Issue 41: one HCA of eight gone (or GPUDirect RDMA off) on one node, through `sandbox
+    """One HCA of eight gone (or GPUDirect RDMA off) on one node, through `sandbox
     fault` as a user types it; the probe says each node's devices as NCCL does, and the judge
     names that node and what it lacks, whatever the bandwidth."""
     _, workdir = cluster
@@ -194,7 +194,7 @@ def test_the_fast_tier_benchmark_runs_on_a_booted_node(cluster):
 
 
 def test_the_deep_tier_skips_a_busy_node_and_drains_a_failing_one_for_good(cluster):
-    """Issue 12: the deep tier never runs beside a job; a deep failure drains with its own
+    """The deep tier never runs beside a job; a deep failure drains with its own
     prefix, which the fast tier's next pass leaves alone. The timer's service is started by hand
     (the interval is 24 h): what the timer would do at its next elapse."""
     _, workdir = cluster
@@ -262,7 +262,7 @@ def train(workdir: Path, *args: str, env: dict | None = None, timeout: float = 6
 def test_train_runs_ddp_across_nodes_then_names_a_slow_node_against_the_kept_floor(
     cluster, tmp_path
 ):
-    """Issue 26: srun -> torchrun on every node -> DDP (gloo on CPU, the declared stand-in for
+    """srun -> torchrun on every node -> DDP (gloo on CPU, the declared stand-in for
     the GPU container): a 1-node reference, then 2 nodes; kept in the history, the first passing
     run is the floor of the next, where a node slowed by `slow-gpu` is named as the straggler."""
     _, workdir = cluster
@@ -292,7 +292,7 @@ def test_train_runs_ddp_across_nodes_then_names_a_slow_node_against_the_kept_flo
 
 
 def test_a_killed_slurmd_ends_validate_within_minutes_naming_the_node(cluster):
-    """Issue 15: a killed slurmd kept `validate --nccl --sandbox` running 37 min. Last in the
+    """A killed slurmd once kept `validate --nccl --sandbox` running 37 min. Last in the
     module: the node may be left DOWN (ReturnToService=2 brings it back once slurmd answers)."""
     _, workdir = cluster
     faults.inject(workdir, "gpu-pg0-000003", "kill-slurmd")
@@ -308,7 +308,7 @@ def test_a_killed_slurmd_ends_validate_within_minutes_naming_the_node(cluster):
 
 
 def test_a_node_killed_mid_training_ends_the_run_within_minutes_naming_it(cluster):
-    """Issue 26: a node crashing (its whole OS killed, as a VM's host fails) while the training
+    """A node crashing (its whole OS killed, as a VM's host fails) while the training
     runs ends `validate --train` with exit 1 naming it. Last: the node stays down."""
     _, workdir = cluster
     proc = subprocess.Popen(
