@@ -6,7 +6,7 @@ import pytest
 
 from clusterctl.plan import invokes
 from tests.conftest import plan_stack, resources
-from tests.unit.test_rules_input import assert_refused
+from tests.unit.spec.test_rules_input import assert_refused
 
 ENTRY = "aws:eks/accessEntry:AccessEntry"
 

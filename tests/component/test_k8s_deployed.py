@@ -132,7 +132,7 @@ def test_aks_mpirun_is_absolute_and_forwards_the_image_env(aks) -> None:
         assert forwarded(argv)[:2] == ["PATH", "LD_LIBRARY_PATH"]
 
 
-# -- item 3: every env name once (the CRD's list-map; tests/unit/test_crd_schemas.py too) -------
+# -- item 3: every env name once (the CRD's list-map; tests/unit/render/test_crd_schemas.py too) -------
 
 
 @pytest.mark.parametrize("stack", ["aks-h100", "aws-p5"])

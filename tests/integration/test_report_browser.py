@@ -18,7 +18,7 @@ import pytest
 
 from clusterctl.acceptance.page import Context, html
 from tests.conftest import need_tool
-from tests.unit.test_acceptance_report import outcome_of, sweep_outcome
+from tests.unit.acceptance.test_acceptance_report import outcome_of, sweep_outcome
 
 pytestmark = pytest.mark.integration
 
@@ -98,7 +98,7 @@ def parse(dom: str) -> Dom:
 @pytest.fixture
 def failing_report(tmp_path: Path) -> Path:
     outcome = sweep_outcome()
-    socket = outcome_of("derived_i27_azure_socket_fallback.txt")
+    socket = outcome_of("derived_azure_socket_fallback.txt")
     outcome.verdicts, outcome.runs = socket.verdicts, socket.runs
     ctx = Context(generated_at="2026-11-25T06:00:00+00:00", target="stack azure-h100")
     path = tmp_path / "report.html"

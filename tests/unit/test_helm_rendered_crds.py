@@ -229,7 +229,7 @@ def test_at_least_one_helm_rendered_object_was_validated() -> None:
 
 
 def test_the_crds_the_charts_install_are_the_vendored_ones() -> None:
-    """tests/unit/test_crd_schemas.py checks our own manifests against tests/data/crds/: those
+    """tests/unit/render/test_crd_schemas.py checks our own manifests against tests/data/crds/: those
     must be the very CRDs the charts install (NicClusterPolicy, NodeFeatureRule, Kueue's queues)."""
     compared = set()
     for case in CASES:

@@ -155,15 +155,15 @@ def test_needs_a_target_and_only_one(cli) -> None:
 @pytest.mark.parametrize(
     ("sample", "sku", "code", "first_reason"),
     [
-        ("derived_i27_azure_ib_gdr.txt", "Standard_ND96isr_H100_v5", 0, None),
+        ("derived_azure_ib_gdr.txt", "Standard_ND96isr_H100_v5", 0, None),
         (
-            "derived_i27_azure_socket_fallback.txt",
+            "derived_azure_socket_fallback.txt",
             "Standard_ND96isr_H100_v5",
             1,
             "NCCL fell back to NET/Socket",
         ),
-        ("derived_i27_aws_efa.txt", "p5.48xlarge", 0, None),
-        ("derived_i27_aws_ofi_tcp.txt", "p5.48xlarge", 1, "NCCL fell back to NET/AWS Libfabric"),
+        ("derived_aws_efa.txt", "p5.48xlarge", 0, None),
+        ("derived_aws_ofi_tcp.txt", "p5.48xlarge", 1, "NCCL fell back to NET/AWS Libfabric"),
     ],
 )
 def test_a_fallback_to_sockets_fails_as_such_not_as_below_floor(

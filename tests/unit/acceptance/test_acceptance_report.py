@@ -14,7 +14,7 @@ from clusterctl.validate.run import Options, validate_log
 from clusterctl.validate.sweep import SweepResult
 from clusterctl.validate.targets import LogTarget
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "nccl"
+DATA = Path(__file__).resolve().parents[2] / "data" / "nccl"
 H100 = "Standard_ND96isr_H100_v5"
 CTX = Context(generated_at="2026-11-25T06:00:00+00:00", target="log x.txt", invocation="clusterctl")
 
@@ -25,7 +25,7 @@ def outcome_of(sample: str, sku: str | None = H100, **opts):
 
 def sweep_outcome():
     """A passing group whose sweep found node-3 bad (drained) and cleared the rest."""
-    out = outcome_of("derived_i27_azure_ib_gdr.txt")
+    out = outcome_of("derived_azure_ib_gdr.txt")
     m = [
         PairResult(1, ("node-1", "node-2"), 452.0, True),
         PairResult(1, ("node-3", "node-4"), 61.5, False),
@@ -44,7 +44,7 @@ def body_text(page: str) -> str:
 
 
 def test_a_failing_run_shows_its_failure_first() -> None:
-    page = html(outcome_of("derived_i27_azure_socket_fallback.txt"), CTX)
+    page = html(outcome_of("derived_azure_socket_fallback.txt"), CTX)
     header = re.search(r'<header id="verdict"[^>]*>(.*?)</header>', page, re.S)
     assert header and page.index("<header") < page.index("<svg")
     assert 'data-status="fail"' in page
@@ -65,7 +65,7 @@ def test_the_page_is_self_contained() -> None:
 
 
 def test_plot_sizes_and_facts() -> None:
-    page = html(outcome_of("derived_i27_azure_ib_gdr.txt"), CTX)
+    page = html(outcome_of("derived_azure_ib_gdr.txt"), CTX)
     svg = page[page.index("<svg") : page.index("</svg>")]
     # the legend names every curve; the SKU's published curve only exists for one node
     for label in ("out-of-place", "in-place", "floor", "judged sizes"):
@@ -116,13 +116,13 @@ def test_this_run_against_the_first_accepted(tmp_path) -> None:
     from clusterctl.cli.report import outcome_json
 
     history = History(tmp_path / "h.sqlite")
-    good = outcome_of("derived_i27_azure_ib_gdr.txt")
+    good = outcome_of("derived_azure_ib_gdr.txt")
     first = history.record(
         "azure-h100", outcome_json(good), at="2026-10-01T09:00:00+00:00", source="run",
         sku=H100, nodes=2, network="IB/GDRDMA", nccl_version="2.26.2+cuda12.8",
     )  # fmt: skip
     ctx = Context(**{**CTX.__dict__, "stack": "azure-h100", "first_accepted": first})
-    page = html(outcome_of("derived_i27_azure_socket_fallback.txt"), ctx)
+    page = html(outcome_of("derived_azure_socket_fallback.txt"), ctx)
     section = re.search(r'<section id="comparison">(.*?)</section>', page, re.S).group(1)
     assert "Run #1 of stack azure-h100, 2026-10-01T09:00:00+00:00 (pass, run)" in section
     assert '<td class="n">469.10</td><td class="n">4.69</td><td class="n">-99.0%</td>' in section
@@ -131,7 +131,7 @@ def test_this_run_against_the_first_accepted(tmp_path) -> None:
 
 def test_no_accepted_run_yet_is_said() -> None:
     ctx = Context(**{**CTX.__dict__, "stack": "azure-h100"})
-    page = html(outcome_of("derived_i27_azure_ib_gdr.txt"), ctx)
+    page = html(outcome_of("derived_azure_ib_gdr.txt"), ctx)
     assert "has no accepted run before this one" in page and "this run is its first" in page
 
 
@@ -141,7 +141,7 @@ def test_the_page_is_the_same_for_the_same_outcome() -> None:
 
 @pytest.mark.parametrize("fmt", ["png", "svg"])
 def test_pictures_for_a_ticket(fmt) -> None:
-    data = picture(outcome_of("derived_i27_azure_socket_fallback.txt"), CTX, fmt)
+    data = picture(outcome_of("derived_azure_socket_fallback.txt"), CTX, fmt)
     if fmt == "svg":
         text = data.decode()
         assert text.lstrip().startswith("<?xml") and "<svg" in text

@@ -1,4 +1,4 @@
-"""Writes the derived_i27_*.txt samples (issue 27: which network NCCL used) from genuine logs.
+"""Writes the derived_*.txt samples (issue 27: which network NCCL used) from genuine logs.
 
 Each is a genuine all_reduce_perf log with NCCL INFO lines added where NCCL prints them (after
 the `NCCL version` line, before the result table), in the formats NCCL and aws-ofi-nccl print
@@ -90,13 +90,13 @@ def main() -> None:
         for h, ip, pid in zip(AZURE_HOSTS, ips, (29262, 26633), strict=True)
         for x in ib_lines(h, pid, ip)
     ]
-    (HERE / "derived_i27_azure_ib_gdr.txt").write_text(insert_after(azure, "NCCL version", ib))
+    (HERE / "derived_azure_ib_gdr.txt").write_text(insert_after(azure, "NCCL version", ib))
     sock = [
         x
         for h, ip, pid in zip(AZURE_HOSTS, ips, (29262, 26633), strict=True)
         for x in socket_lines(h, pid, ip)
     ]
-    (HERE / "derived_i27_azure_socket_fallback.txt").write_text(
+    (HERE / "derived_azure_socket_fallback.txt").write_text(
         slowed(insert_after(azure, "NCCL version", sock), 100.0)
     )
     aws = azure
@@ -109,7 +109,7 @@ def main() -> None:
             for x in ofi_lines(h, pid, provider)
         ]
         text = insert_after(aws, "NCCL version", lines)
-        (HERE / f"derived_i27_aws_{name}.txt").write_text(slowed(text, factor))
+        (HERE / f"derived_aws_{name}.txt").write_text(slowed(text, factor))
 
 
 if __name__ == "__main__":

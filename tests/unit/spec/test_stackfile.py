@@ -35,7 +35,7 @@ def test_committed_json_schema_is_current() -> None:
 
     from clusterctl.spec.schema import stack_schema
 
-    committed = json.loads((Path(__file__).parents[2] / "config/stack.schema.json").read_text())
+    committed = json.loads((Path(__file__).parents[3] / "config/stack.schema.json").read_text())
     assert committed == stack_schema(), (
         "run `clusterctl schema --out config/stack.schema.json` and commit it"
     )

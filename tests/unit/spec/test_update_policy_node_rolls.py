@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from clusterctl.spec.update_policy import diff, refusal
-from tests.unit.test_rules_kubernetes import load_stack_spec
+from tests.unit.spec.test_rules_kubernetes import load_stack_spec
 
 
 def _change(stack: str, edit: str):

@@ -21,10 +21,10 @@ from clusterctl.render.vendored import VendoredFileError, mpi_operator_manifest
 from clusterctl.spec.catalog import catalog, load_catalog
 from clusterctl.spec.kubernetes_addons import chart_pins
 from tests.crd_schema import crds
-from tests.unit.test_rules_kubernetes import load_stack_spec
+from tests.unit.spec.test_rules_kubernetes import load_stack_spec
 
-DATA = Path(__file__).resolve().parents[1] / "data"
-ROOT = Path(__file__).resolve().parents[2]
+DATA = Path(__file__).resolve().parents[2] / "data"
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def release_matrix() -> dict:

@@ -1,5 +1,5 @@
 """Issue 28: the review findings on the EKS (aws-p5) and AKS (aks-h100) stacks, under Pulumi's
-mock engine (the spec rules: tests/unit/test_issue28_rules.py)."""
+mock engine (the spec rules: tests/unit/spec/test_kubernetes_hardening_rules.py)."""
 
 from __future__ import annotations
 

@@ -19,7 +19,7 @@ from clusterctl.render.team import render_team_sync, team_files
 from clusterctl.spec.load import load_stack_spec
 from clusterctl.spec.stack_edit import add_user, remove_user
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 TEAM = "azure-team"
 
 

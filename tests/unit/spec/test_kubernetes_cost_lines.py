@@ -7,7 +7,7 @@ import pytest
 
 from clusterctl.spec.catalog import catalog
 from clusterctl.spec.cost import cost_per_hour, idle_cost_per_hour
-from tests.unit.test_rules_kubernetes import load_stack_spec
+from tests.unit.spec.test_rules_kubernetes import load_stack_spec
 
 
 @pytest.mark.parametrize(

@@ -74,7 +74,7 @@ def _fabricless(cat: Catalog, cloud: str) -> str | None:
 
 
 def plan_cli(config: Path, *args: str) -> subprocess.CompletedProcess:
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]
     env = {**os.environ, "GPU_CLUSTERS_CONFIG_DIR": str(config)}
     return subprocess.run(
         [*CLUSTERCTL, "plan", *args], capture_output=True, text=True, cwd=root, env=env, check=False

@@ -182,7 +182,7 @@ def test_each_vm_gets_every_power_module_its_entry_point_imports() -> None:
 
     from clusterctl.render.power_files import POWER_NODE_MODULES, POWER_SCHEDULER_MODULES
 
-    root = Path(__file__).resolve().parents[2] / "clusterctl" / "power"
+    root = Path(__file__).resolve().parents[3] / "clusterctl" / "power"
     for shipped in (POWER_SCHEDULER_MODULES, POWER_NODE_MODULES):
         for name in shipped:
             tree = ast.parse((root / name).read_text())

@@ -1,12 +1,12 @@
 """Issue 28: the review findings on the EKS (aws-p5) and AKS (aks-h100) stacks, as spec rules
-and `clusterctl plan` behaviour (the component side: tests/component/test_issue28_components.py)."""
+and `clusterctl plan` behaviour (the component side: tests/component/test_kubernetes_hardening.py)."""
 
 from __future__ import annotations
 
 import pytest
 
 from clusterctl.project import config_dir
-from tests.unit.test_rules_kubernetes import errors_of, load_stack_spec, plan_cli
+from tests.unit.spec.test_rules_kubernetes import errors_of, load_stack_spec, plan_cli
 
 STACKS = ("aws-p5", "aks-h100")
 

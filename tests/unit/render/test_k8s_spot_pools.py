@@ -15,7 +15,7 @@ from clusterctl.spec.kubernetes import (
     eks_node_template_tags,
     nccl_launcher,
 )
-from tests.unit.test_rules_kubernetes import load_stack_spec
+from tests.unit.spec.test_rules_kubernetes import load_stack_spec
 
 SPOT = {
     "key": "kubernetes.azure.com/scalesetpriority",

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from clusterctl.train.parse import parse
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "train"
+DATA = Path(__file__).resolve().parents[2] / "data" / "train"
 
 
 def _line(kind: str, body: dict) -> str:

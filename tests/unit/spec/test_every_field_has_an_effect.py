@@ -198,7 +198,7 @@ def test_the_configuration_reference_lists_every_field_with_its_meaning() -> Non
     field, and that row says what the field does: a field without a docstring has an empty one."""
     from pathlib import Path
 
-    page = Path(__file__).resolve().parents[2] / "docs" / "reference" / "configuration.md"
+    page = Path(__file__).resolve().parents[3] / "docs" / "reference" / "configuration.md"
     meanings = {}
     for line in page.read_text().splitlines():
         if line.startswith("| `"):

@@ -1,6 +1,6 @@
 """Rendered files are checked in as golden copies: any template change shows up as a text diff.
 
-After an intended change: `UPDATE_GOLDEN=1 python -m pytest tests/unit/test_golden.py`.
+After an intended change: `UPDATE_GOLDEN=1 python -m pytest tests/unit/render/test_golden.py`.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pytest
 from clusterctl.render.bundle import render_bundle
 from clusterctl.spec.load import load_stack_spec
 
-GOLDEN = Path(__file__).resolve().parent.parent / "golden"
+GOLDEN = Path(__file__).resolve().parents[2] / "golden"
 
 
 @pytest.mark.parametrize("stack", ["azure-h100", "azure-a100", "aws-p5", "aks-h100"])

@@ -13,7 +13,7 @@ import yaml
 from clusterctl.project import example_stacks, init_project
 from clusterctl.spec.schema import cluster_schema, stack_schema
 
-ROOT = Path(__file__).parents[2]
+ROOT = Path(__file__).parents[3]
 MODELINE = re.compile(r"^# yaml-language-server: \$schema=(\S+)$")
 
 

@@ -11,7 +11,7 @@ from clusterctl.validate.history import History
 from clusterctl.validate.run import Options, validate_log
 from clusterctl.validate.targets import LogTarget
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "nccl"
+DATA = Path(__file__).resolve().parents[2] / "data" / "nccl"
 H100 = "Standard_ND96isr_H100_v5"
 CTX = Context(generated_at="2026-11-28T06:00:00+00:00", target="log x.txt", invocation="clusterctl")
 
@@ -25,7 +25,7 @@ def text_of(page: str) -> str:
 
 
 def test_the_page_names_the_host_and_device_first_and_lists_each_hosts_fabric() -> None:
-    page = html(outcome("derived_i41_h100_7_of_8_ib.txt"), CTX)
+    page = html(outcome("derived_h100_7_of_8_ib.txt"), CTX)
     header = re.search(r'<header id="verdict"[^>]*>(.*?)</header>', page, re.S)
     assert header is not None
     first = re.search(r'<li class="(\w+)">([^<]*)</li>', header.group(1))
@@ -41,7 +41,7 @@ def test_the_page_names_the_host_and_device_first_and_lists_each_hosts_fabric() 
 def test_history_keeps_each_hosts_fabric_the_expected_figure_and_the_reasons(tmp_path) -> None:
     h = History(tmp_path / "h.sqlite")
     h.record_outcome(
-        "s", outcome("derived_i41_p5_31_nics.txt", "p5.48xlarge"), at="t", source="run"
+        "s", outcome("derived_p5_31_nics.txt", "p5.48xlarge"), at="t", source="run"
     )
     (run,) = h.runs("s")
     assert run.fabric == "ip-10-1-18-77 32 EFA GDR; ip-10-1-45-213 31 EFA GDR"

@@ -1,4 +1,4 @@
-"""Writes the derived_i15_*.txt samples (issue 15) from the genuine ones; run it from anywhere.
+"""Writes the derived_*.txt samples (issue 15) from the genuine ones; run it from anywhere.
 
 Each sample is a genuine log with one transformation, described in SOURCES.md. Rows are rewritten
 with the size/count relation and busbw factor nccl-tests uses for the collective being imitated
@@ -75,36 +75,36 @@ def main() -> None:
     n = 16
     # class 1: other collectives that name themselves nowhere
     write(
-        "derived_i15_reduce_scatter_unnamed.txt",
+        "derived_reduce_scatter_unnamed.txt",
         rewrite_rows(h309, per_rank=n, factor=15 / 16, min_size=1024),
     )
     write(
-        "derived_i15_all_gather_unnamed.txt",
+        "derived_all_gather_unnamed.txt",
         rewrite_rows(h309, redop="none", per_rank=n, factor=15 / 16, min_size=1024),
     )
-    write("derived_i15_broadcast_unnamed.txt", rewrite_rows(h309, redop="none", root=0, factor=1))
-    write("derived_i15_reduce_unnamed.txt", rewrite_rows(h309, root=0, factor=1))
-    write("derived_i15_sendrecv_unnamed.txt", rewrite_rows(h309, redop="none", factor=1))
+    write("derived_broadcast_unnamed.txt", rewrite_rows(h309, redop="none", root=0, factor=1))
+    write("derived_reduce_unnamed.txt", rewrite_rows(h309, root=0, factor=1))
+    write("derived_sendrecv_unnamed.txt", rewrite_rows(h309, redop="none", factor=1))
     write(
-        "derived_i15_reduce_scatter_no_ranks.txt",
+        "derived_reduce_scatter_no_ranks.txt",
         rewrite_rows(aks, per_rank=n, factor=15 / 16, min_size=2048),
     )
     rs = rewrite_rows(h309, per_rank=n, factor=15 / 16, min_size=1024)
     write(
-        "derived_i15_reduce_scatter_argv_all_reduce.txt",
+        "derived_reduce_scatter_argv_all_reduce.txt",
         "+ mpirun -np 16 -npernode 8 /opt/nccl-tests/build/all_reduce_perf -b 1K -e 16G -f 2\n"
         + rs,
     )
     ag = rewrite_rows(h309, redop="none", per_rank=n, factor=15 / 16, min_size=1024)
     write(
-        "derived_i15_all_gather_argv.txt",
+        "derived_all_gather_argv.txt",
         "srun --mpi=pmix /opt/nccl-tests/build/all_gather_perf -b 1K -e 16G -f 2 -g 1\n" + ag,
     )
     # the 2.18.3 sample with its starting line lost and a concluded line of another program
     small = (HERE / "nccl_issue2441_h100nvl_v2183_small.txt").read_text().splitlines()
     small = [line for line in small if "Collective test starting" not in line]
     write(
-        "derived_i15_concluded_other.txt",
+        "derived_concluded_other.txt",
         "\n".join(
             line.replace("concluded: all_reduce_perf", "concluded: alltoall_perf") for line in small
         )
@@ -113,24 +113,24 @@ def main() -> None:
 
     for coll in ("all_gather", "broadcast", "reduce", "reduce_scatter"):
         legacy = (HERE / f"wohlbier_dgx2_v100_{coll}.txt").read_text().splitlines()
-        write(f"derived_i15_legacy_{coll}_unnamed.txt", "\n".join(legacy[1:]) + "\n")
+        write(f"derived_legacy_{coll}_unnamed.txt", "\n".join(legacy[1:]) + "\n")
     lines = h309.splitlines()
     # class 2: launcher prefixes
-    write("derived_i15_hydra_prepend_rank.txt", "".join(f"[0] {line}\n" for line in lines))
+    write("derived_hydra_prepend_rank.txt", "".join(f"[0] {line}\n" for line in lines))
     both = []
     for i in range(0, len(lines), 3):  # two ranks' copies, interleaved in chunks of 3 lines
         both += [f"[0] {line}" for line in lines[i : i + 3]]
         both += [f"[1] {line}" for line in lines[i : i + 3]]
-    write("derived_i15_hydra_two_ranks.txt", "\n".join(both) + "\n")
+    write("derived_hydra_two_ranks.txt", "\n".join(both) + "\n")
     write(
-        "derived_i15_ompi_timestamp_tag.txt",
+        "derived_ompi_timestamp_tag.txt",
         "".join(
             f"Thu May 22 07:{36 + i // 60:02d}:{i % 60:02d} 2025[1,0]<stdout>:{line}\n"
             for i, line in enumerate(lines)
         ),
     )
     write(
-        "derived_i15_iso_host_pid.txt",
+        "derived_iso_host_pid.txt",
         "".join(
             f"2025-05-22T07:36:{i % 60:02d}.{i:09d}Z [bm-h100-01:29262] {line}\n"
             for i, line in enumerate(lines)
@@ -144,25 +144,25 @@ def main() -> None:
                 continue
             own[label].append(line.replace("Pid  29262 on bm-h100-01", f"Pid  {pid} on {host}"))
     write(
-        "derived_i15_separate_runs.txt",
+        "derived_separate_runs.txt",
         "".join(f"{k}: {line}\n" for pair in zip(*own, strict=True) for k, line in enumerate(pair)),
     )
     # class 3: rank count
     no15 = [line for line in lines if "#  Rank 15 " not in line]
-    write("derived_i15_missing_gpu.txt", rewrite_rows("\n".join(no15), factor=28 / 15))
-    write("derived_i15_missing_gpu_no_ranks.txt", rewrite_rows(aks, factor=28 / 15))
+    write("derived_missing_gpu.txt", rewrite_rows("\n".join(no15), factor=28 / 15))
+    write("derived_missing_gpu_no_ranks.txt", rewrite_rows(aks, factor=28 / 15))
     dup = []
     for line in lines:
         dup.append(line)
         if "#  Rank  5 " in line:
             dup.append(line)
-    write("derived_i15_rank_line_repeated.txt", "\n".join(dup) + "\n")
+    write("derived_rank_line_repeated.txt", "\n".join(dup) + "\n")
     # more of the same kind
     write(
-        "derived_i15_no_avg_line.txt",
+        "derived_no_avg_line.txt",
         "\n".join(line for line in lines if "Avg bus bandwidth" not in line) + "\n",
     )
-    write("derived_i15_mbps_units.txt", h309.replace("(GB/s)", "(MB/s)"))
+    write("derived_mbps_units.txt", h309.replace("(GB/s)", "(MB/s)"))
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ from clusterctl.spec.kubernetes import (
     kubernetes_version,
 )
 from clusterctl.spec.kubernetes_addons import cluster_autoscaler_image, helm_addons
-from tests.unit.test_rules_kubernetes import errors_of, load_stack_spec, plan_cli
+from tests.unit.spec.test_rules_kubernetes import errors_of, load_stack_spec, plan_cli
 
 STACKS = ("aws-p5", "aks-h100")
 RESERVED = [

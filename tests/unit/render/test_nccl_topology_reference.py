@@ -15,7 +15,7 @@ import pytest
 from clusterctl.render.kubernetes import nccl_topology_xml
 from clusterctl.spec.kubernetes import NCCL_TOPOLOGY
 
-REFERENCE = Path(__file__).resolve().parents[1] / "data" / "azhpc-topology"
+REFERENCE = Path(__file__).resolve().parents[2] / "data" / "azhpc-topology"
 SHA256 = {
     "ndv5": "c26ff47f1decf03d44ee6e90c4a8afd3bddeec334c5545008f33af2a297e2834",
     "ndv4": "c3583efb0b6e53f52410e32643b46bb6af99f5f34dcebc1868c47c233f84d2cf",

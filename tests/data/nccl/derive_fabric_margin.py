@@ -2,7 +2,7 @@
 
 `ib_log` and `efa_log` take the genuine 2 x 8 H100 run of NVIDIA/nccl-tests issue 309, rename its
 hosts, scale every row so the 16 GiB in-place busbw is the figure asked for (time x f, algbw and
-busbw / f, as derive_issue27.slowed does), and add each host's NCCL INFO lines in the formats
+busbw / f, as derive_transport.slowed does), and add each host's NCCL INFO lines in the formats
 NCCL 2.18-2.26 and aws-ofi-nccl print them:
 
 - `NET/IB : Using [0]mlx5_ib0:1/IB ... [RO]; OOB eth0:10.0.0.4<0>` (NVIDIA/nccl
@@ -17,7 +17,7 @@ NCCL 2.18-2.26 and aws-ofi-nccl print them:
 
 Every local rank (one process per GPU) prints its own lines, as NCCL does. Device names on Azure
 are Azure/azurehpc-health-checks' (`mlx5_ib0`..7); host names and addresses are made up.
-Run this file to rewrite the `derived_i41_*.txt` samples the CLI tests read.
+Run this file to rewrite the `derived_*.txt` samples the CLI tests read.
 """
 
 from __future__ import annotations
@@ -159,14 +159,14 @@ def efa_log(
 
 
 SAMPLES = {
-    "derived_i41_h100_healthy.txt": lambda: ib_log(381.4),
-    "derived_i41_h100_7_of_8_ib.txt": lambda: ib_log(
+    "derived_h100_healthy.txt": lambda: ib_log(381.4),
+    "derived_h100_7_of_8_ib.txt": lambda: ib_log(
         338.0, devices={"h100-1": [0, 1, 2, 3, 4, 6, 7]}
     ),
-    "derived_i41_h100_no_gdr.txt": lambda: ib_log(318.0, gdr={"h100-1": False}),
-    "derived_i41_h100_12pct_low.txt": lambda: ib_log(336.0),
-    "derived_i41_p5_healthy.txt": lambda: efa_log(368.5),
-    "derived_i41_p5_31_nics.txt": lambda: efa_log(360.0, nics={"ip-10-1-45-213": 31}),
+    "derived_h100_no_gdr.txt": lambda: ib_log(318.0, gdr={"h100-1": False}),
+    "derived_h100_12pct_low.txt": lambda: ib_log(336.0),
+    "derived_p5_healthy.txt": lambda: efa_log(368.5),
+    "derived_p5_31_nics.txt": lambda: efa_log(360.0, nics={"ip-10-1-45-213": 31}),
 }
 
 
