@@ -81,7 +81,7 @@ MPIRUN = {
 IMAGE_ENV_TO_FORWARD = {
     # Ranks that mpirun starts through the workers' sshd get none of the image's ENV: forward what
     # the image sets with -x (awsome's MPIJob passes `-x PATH -x LD_LIBRARY_PATH`; the AWS
-    # nccl-tests image also sets LD_PRELOAD). Issue 14 item 2.
+    # nccl-tests image also sets LD_PRELOAD).
     "aws": ("PATH", "LD_LIBRARY_PATH", "LD_PRELOAD"),
     "azure": ("PATH", "LD_LIBRARY_PATH"),
 }
@@ -114,8 +114,9 @@ class VmTopology:
 
 # The PCI layout of the ND VMs as NCCL needs it (which GPU and HCA share a PCIe switch, under which
 # NUMA node), facts read from Azure/azhpc-images topology/ndv5-topo.xml and ndv4-topo.xml (the files
-# the HPC image installs under /opt/microsoft; tests/unit/render/test_nccl_topology_reference.py checks
-# them against copies in tests/data/azhpc-topology). nccl_topology_xml() writes NCCL's topology XML
+# the HPC image installs under /opt/microsoft;
+# tests/unit/render/test_nccl_topology_reference.py checks them against copies in
+# tests/data/azhpc-topology). nccl_topology_xml() writes NCCL's topology XML
 # from it for the ConfigMap the AKS workers mount. GPUs are PCI class 0x0302, HCAs 0x0207 (the VFs
 # 15b3:101e on ND H100 v5, 15b3:101c on ND A100 v4).
 NCCL_TOPOLOGY: dict[str, VmTopology] = {

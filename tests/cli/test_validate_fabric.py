@@ -1,4 +1,4 @@
-"""`validate --nccl` as a person reads it (issue 41): each host's fabric, expected vs measured and
+"""`validate --nccl` as a person reads it: each host's fabric, expected vs measured and
 the reason, on the terminal, in --json, --junit and `validate history`."""
 
 from __future__ import annotations

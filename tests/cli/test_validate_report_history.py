@@ -1,4 +1,4 @@
-"""`validate --nccl --report PATH`, `--record STACK` and `validate history -s STACK` (issue 27)."""
+"""`validate --nccl --report PATH`, `--record STACK` and `validate history -s STACK`."""
 
 from __future__ import annotations
 

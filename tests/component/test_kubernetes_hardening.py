@@ -1,5 +1,7 @@
-"""Issue 28: the review findings on the EKS (aws-p5) and AKS (aks-h100) stacks, under Pulumi's
-mock engine (the spec rules: tests/unit/spec/test_kubernetes_hardening_rules.py)."""
+"""The EKS (aws-p5) and AKS (aks-h100) stacks hardened: the API server reachable only from the
+listed ranges, sign-in through the cloud's identity, the node role out of pods' reach, upgrades on
+a stated policy; under Pulumi's mock engine (the spec rules:
+tests/unit/spec/test_kubernetes_hardening_rules.py)."""
 
 from __future__ import annotations
 
@@ -24,14 +26,14 @@ def h100():
     return plan_stack("aks-h100")
 
 
-def test_finding1_eks_api_endpoint_is_limited_to_the_listed_ranges(p5) -> None:
+def test_eks_api_endpoint_is_limited_to_the_listed_ranges(p5) -> None:
     (cluster,) = resources(p5, EKS)
     vpc = cluster.inputs["vpcConfig"]
     assert vpc["publicAccessCidrs"] == ["203.0.113.0/24"]
     assert vpc["endpointPrivateAccess"] is True
 
 
-def test_finding1_aks_api_server_is_limited_to_the_listed_ranges(h100) -> None:
+def test_aks_api_server_is_limited_to_the_listed_ranges(h100) -> None:
     (cluster,) = resources(h100, AKS)
     access = cluster.inputs["apiServerAccessProfile"]
     assert access["authorizedIPRanges"] == ["203.0.113.0/24"]
@@ -63,18 +65,18 @@ def _trusted(plan, service: str) -> list:
     ]
 
 
-def test_finding3_imds_hop_limit_1_on_every_node(p5) -> None:
+def test_imds_hop_limit_1_on_every_node(p5) -> None:
     for template in resources(p5, LT, at_least=2):
         meta = template.inputs["metadataOptions"]
         assert (meta["httpTokens"], meta["httpPutResponseHopLimit"]) == ("required", 1)
 
 
-def test_finding3_the_vpc_cni_policy_is_not_on_the_node_role(p5) -> None:
+def test_the_vpc_cni_policy_is_not_on_the_node_role(p5) -> None:
     (node_role,) = _trusted(p5, "ec2.amazonaws.com")
     assert "AmazonEKS_CNI_Policy" not in _role_policies(p5)[node_role.name]
 
 
-def test_finding3_the_vpc_cni_gets_its_policy_through_pod_identity(p5) -> None:
+def test_the_vpc_cni_gets_its_policy_through_pod_identity(p5) -> None:
     addons = {a.inputs["addonName"]: a for a in resources(p5, ADDON, at_least=2)}
     assert "eks-pod-identity-agent" in addons
     (assoc,) = addons["vpc-cni"].inputs["podIdentityAssociations"]
@@ -91,7 +93,7 @@ def test_finding3_the_vpc_cni_gets_its_policy_through_pod_identity(p5) -> None:
 ASSIGN = "azure-native:authorization:RoleAssignment"
 
 
-def test_finding2_aks_signs_in_with_entra_id_and_azure_rbac(h100) -> None:
+def test_aks_signs_in_with_entra_id_and_azure_rbac(h100) -> None:
     (cluster,) = resources(h100, AKS)
     assert cluster.inputs["disableLocalAccounts"] is True
     aad = cluster.inputs["aadProfile"]
@@ -99,7 +101,7 @@ def test_finding2_aks_signs_in_with_entra_id_and_azure_rbac(h100) -> None:
     assert aad["tenantID"] == "33333333-3333-3333-3333-333333333333"  # the plan's tenant
 
 
-def test_finding2_the_deployer_gets_cluster_admin_on_this_cluster_only(h100) -> None:
+def test_the_deployer_gets_cluster_admin_on_this_cluster_only(h100) -> None:
     (assignment,) = resources(h100, ASSIGN)
     assert assignment.inputs["roleDefinitionId"].endswith(
         "/roleDefinitions/b1ff04bb-8a4e-4dc4-8eb5-8693973ce19b"  # AKS RBAC Cluster Admin
@@ -114,7 +116,7 @@ def test_finding2_the_deployer_gets_cluster_admin_on_this_cluster_only(h100) -> 
     assert assignment.name in provider.depends_on  # the Helm releases run as the deployer
 
 
-def test_finding2_the_kubeconfig_is_the_users_own_login(h100) -> None:
+def test_the_kubeconfig_is_the_users_own_login(h100) -> None:
     kubeconfig = yaml.safe_load(h100.run.outputs["kubeconfig"])
     (user,) = kubeconfig["users"]
     exec_ = user["user"]["exec"]
@@ -126,7 +128,7 @@ def test_finding2_the_kubeconfig_is_the_users_own_login(h100) -> None:
     assert cluster["cluster"]["certificate-authority-data"]
 
 
-def test_finding2_a_service_principal_deployer_is_assigned_as_one(monkeypatch) -> None:
+def test_a_service_principal_deployer_is_assigned_as_one(monkeypatch) -> None:
     monkeypatch.setenv("ARM_CLIENT_ID", "44444444-4444-4444-4444-444444444444")
     (assignment,) = resources(plan_stack("aks-h100"), ASSIGN)
     assert assignment.inputs["principalType"] == "ServicePrincipal"
@@ -135,13 +137,13 @@ def test_finding2_a_service_principal_deployer_is_assigned_as_one(monkeypatch) -
 MAINT = "azure-native:containerservice:MaintenanceConfiguration"
 
 
-def test_finding4_eks_135_on_standard_support_only(p5) -> None:
+def test_eks_135_on_standard_support_only(p5) -> None:
     (cluster,) = resources(p5, EKS)
     assert cluster.inputs["version"] == "1.35"
     assert cluster.inputs["upgradePolicy"] == {"supportType": "STANDARD"}
 
 
-def test_finding4_aks_upgrades_and_reimages_only_in_a_weekly_window(h100) -> None:
+def test_aks_upgrades_and_reimages_only_in_a_weekly_window(h100) -> None:
     (cluster,) = resources(h100, AKS)
     assert cluster.inputs["autoUpgradeProfile"] == {
         "upgradeChannel": "patch",
@@ -156,7 +158,7 @@ def test_finding4_aks_upgrades_and_reimages_only_in_a_weekly_window(h100) -> Non
         assert (window["startTime"], window["utcOffset"]) == ("00:00", "+00:00")
 
 
-def test_finding4_no_driver_upgrade_drains_gpu_nodes_by_itself(h100) -> None:
+def test_no_driver_upgrade_drains_gpu_nodes_by_itself(h100) -> None:
     (policy,) = resources(h100, "kubernetes:mellanox.com/v1alpha1:NicClusterPolicy")
     assert policy.inputs["spec"]["ofedDriver"]["upgradePolicy"] == {"autoUpgrade": False}
     assert '"force": true' not in json.dumps(policy.inputs).lower()

@@ -1,4 +1,4 @@
-"""Live runs always carry the fabric proof (issue 41): the Slurm job and the MPIJob run NCCL with
+"""Live runs always carry the fabric proof: the Slurm job and the MPIJob run NCCL with
 the INFO subsystems the judge reads, whatever the SKU profile or the user's environment says, and
 the Kubernetes jobs' logs go through the same per-host judge as a Slurm run's."""
 

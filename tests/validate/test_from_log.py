@@ -115,10 +115,10 @@ def test_single_node_uses_the_nvlink_baseline(cli) -> None:
     data = json.loads(res.stdout)
     assert data["groups"][0]["thresholds"]["fail_below_gbps"] == 460.0
     # stopped at 8 GiB, short of 16 GiB, but 123 is 73% under the floor the baseline's curve
-    # gives at 8 GiB: clearly slow at the sizes measured, fail (issue 30 item 2)...
+    # gives at 8 GiB: clearly slow at the sizes measured, fail...
     bandwidth = [f for f in data["groups"][0]["findings"] if f["kind"] == "bandwidth"]
     assert [f["level"] for f in bandwidth] == ["fail"]
-    # ...and 12 ranks on one node of an 8-GPU SKU is not that SKU: fail (issue 15)
+    # ...and 12 ranks on one node of an 8-GPU SKU is not that SKU: fail
     assert res.exit_code == 1 and data["status"] == "fail"
     assert any("12 ranks on a 8-GPU node" in f["message"] for f in data["groups"][0]["findings"])
 

@@ -1,4 +1,4 @@
-"""Issue 15, "NCCL logs judged wrong": `validate --nccl --from-log` on logs that are not what a
+"""NCCL logs that used to be judged wrong: `validate --nccl --from-log` on logs that are not what a
 plain all_reduce_perf table looks like. Each class must be judged right or refused with one line
 (exit 2), never passed by mistake. Samples: tests/data/nccl/SOURCES.md (derive_odd_logs.py makes
 the derived_* ones)."""

@@ -1,4 +1,5 @@
-"""Two-node logs for issue 41 (acceptance at the margin), built from a genuine all_reduce_perf log.
+"""Two-node logs for acceptance at the margin (each host's fabric), built from a genuine
+all_reduce_perf log.
 
 `ib_log` and `efa_log` take the genuine 2 x 8 H100 run of NVIDIA/nccl-tests issue 309, rename its
 hosts, scale every row so the 16 GiB in-place busbw is the figure asked for (time x f, algbw and
@@ -160,9 +161,7 @@ def efa_log(
 
 SAMPLES = {
     "derived_h100_healthy.txt": lambda: ib_log(381.4),
-    "derived_h100_7_of_8_ib.txt": lambda: ib_log(
-        338.0, devices={"h100-1": [0, 1, 2, 3, 4, 6, 7]}
-    ),
+    "derived_h100_7_of_8_ib.txt": lambda: ib_log(338.0, devices={"h100-1": [0, 1, 2, 3, 4, 6, 7]}),
     "derived_h100_no_gdr.txt": lambda: ib_log(318.0, gdr={"h100-1": False}),
     "derived_h100_12pct_low.txt": lambda: ib_log(336.0),
     "derived_p5_healthy.txt": lambda: efa_log(368.5),

@@ -1,4 +1,4 @@
-"""Writes the derived_*.txt samples (issue 15) from the genuine ones; run it from anywhere.
+"""Writes the derived_*.txt samples from the genuine ones; run it from anywhere.
 
 Each sample is a genuine log with one transformation, described in SOURCES.md. Rows are rewritten
 with the size/count relation and busbw factor nccl-tests uses for the collective being imitated

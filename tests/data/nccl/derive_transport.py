@@ -1,4 +1,4 @@
-"""Writes the derived_*.txt samples (issue 27: which network NCCL used) from genuine logs.
+"""Writes the derived_*.txt samples (which network NCCL used) from genuine logs.
 
 Each is a genuine all_reduce_perf log with NCCL INFO lines added where NCCL prints them (after
 the `NCCL version` line, before the result table), in the formats NCCL and aws-ofi-nccl print

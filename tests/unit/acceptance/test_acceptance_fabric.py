@@ -1,5 +1,5 @@
 """The acceptance report, the history and the terminal show each host's fabric and the expected
-figure (issue 41), for logs judged through `validate --nccl --from-log`."""
+figure, for logs judged through `validate --nccl --from-log`."""
 
 from __future__ import annotations
 
@@ -40,9 +40,7 @@ def test_the_page_names_the_host_and_device_first_and_lists_each_hosts_fabric() 
 
 def test_history_keeps_each_hosts_fabric_the_expected_figure_and_the_reasons(tmp_path) -> None:
     h = History(tmp_path / "h.sqlite")
-    h.record_outcome(
-        "s", outcome("derived_p5_31_nics.txt", "p5.48xlarge"), at="t", source="run"
-    )
+    h.record_outcome("s", outcome("derived_p5_31_nics.txt", "p5.48xlarge"), at="t", source="run")
     (run,) = h.runs("s")
     assert run.fabric == "ip-10-1-18-77 32 EFA GDR; ip-10-1-45-213 31 EFA GDR"
     assert run.expected_gbps == 366.0

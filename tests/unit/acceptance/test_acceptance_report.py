@@ -1,4 +1,4 @@
-"""The acceptance report (issue 27): pure rendering of an outcome as HTML, PNG and SVG."""
+"""The acceptance report: pure rendering of an outcome as HTML, PNG and SVG."""
 
 from __future__ import annotations
 

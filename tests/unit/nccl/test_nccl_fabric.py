@@ -1,4 +1,4 @@
-"""Which network NCCL chose, from its INFO lines (issue 27: a fallback to sockets fails as such)."""
+"""Which network NCCL chose, from its INFO lines (a fallback to sockets fails as such)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Acceptance at the margin (issue 41): each host's fabric as NCCL saw it, against the SKU's.
+"""Acceptance at the margin: each host's fabric as NCCL saw it, against the SKU's.
 
 The logs are a genuine 2-node all_reduce_perf run with each host's NCCL INFO lines added in the
 formats NCCL and aws-ofi-nccl print (tests/data/nccl/derive_fabric_margin.py says which).

@@ -1,4 +1,4 @@
-"""Issue 29 item 5: the Microsoft apt key travels in the user-data as the published key file,
+"""The Microsoft apt key travels in the user-data as the published key file,
 its fingerprint checked at every render, instead of a keyserver lookup by key id at boot."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The deep health tier's two rendered scripts, run by bash against stand-in Slurm commands and a
-stand-in azurehpc-health-checks runner (issue 12): the scheduler's round submits an exclusive
+stand-in azurehpc-health-checks runner: the scheduler's round submits an exclusive
 job to idle nodes only; the node's job drains with its own prefix on a failure, never touches
 someone else's drain, and the fast tier's prefix never matches it."""
 

@@ -1,4 +1,4 @@
-"""Issue 29 item 8: a GPU node whose first boot reaches the NFS mounts before the scheduler
+"""A GPU node whose first boot reaches the NFS mounts before the scheduler
 exports them waits for the exports (bounded, saying what is missing) instead of ending its setup
 at `mount -a` under set -e. The rendered script runs under bash with stand-ins for mount and
 mountpoint that fail the first tries."""

@@ -1,4 +1,4 @@
-"""Issue 25: the power identity out of reach. The scheduler's managed identity may start,
+"""The power identity out of reach. The scheduler's managed identity may start,
 deallocate, reimage and delete every GPU VM, and Azure IMDS hands its token to any local process
 that asks; users log in on the scheduler. The user-data installs a unit that lets only root and
 the slurm user (the power program's) reach IMDS, on every boot before logins and SSH."""

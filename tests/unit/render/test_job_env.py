@@ -1,4 +1,4 @@
-"""Issue 29 item 7: /etc/nccl.conf holds only what NCCL reads from it. NCCL setenv()s that file's
+"""/etc/nccl.conf holds only what NCCL reads from it. NCCL setenv()s that file's
 lines when it initializes (NVIDIA/nccl src/misc/param.cc setEnvFile), after CUDA has read
 CUDA_DEVICE_ORDER and MPI_Init has read UCX_* and OMPI_MCA_*; those go to the job environment,
 exported by Slurm's TaskProlog into each task the job has not set them for."""

@@ -1,4 +1,4 @@
-"""Issue 28 finding 5: the add-on pins the cluster takes from config/versions.yaml, checked against
+"""The add-on pins the cluster takes from config/versions.yaml, checked against
 their sources: the DOCA driver and SR-IOV device plugin against the pinned Network Operator's own
 release matrix, the MPI operator manifest against its sha256 (applied from config/, never
 fetched at deploy time)."""

@@ -1,5 +1,5 @@
-"""Issue 29 item 10: every Slurm and gpu-clusters log on the scheduler (30 GiB OS disk) and the
-GPU nodes is rotated, as the owner of its folder on that role (issue 39), with Slurm's daemons
+"""Every Slurm and gpu-clusters log on the scheduler (30 GiB OS disk) and the
+GPU nodes is rotated, as the owner of its folder on that role, with Slurm's daemons
 told to reopen theirs (login nodes run no Slurm daemon that writes a log file); MariaDB for slurmdbd
 gets the settings Slurm's accounting guide names."""
 

@@ -1,4 +1,4 @@
-"""Monitoring of Slurm clusters (issue 27): the scheduler's Slurm exporter (clusterctl/monitor,
+"""Monitoring of Slurm clusters: the scheduler's Slurm exporter (clusterctl/monitor,
 pure parsing and rendering), and the contract between the dashboards, the alert rules, the DCGM
 exporter's counters file and what the exporters write. The VM sandbox runs it all for real
 (tests/e2e/vm/test_vm_boot.py)."""

@@ -1,4 +1,4 @@
-"""Monitoring of Kubernetes clusters (issue 27): the pinned Prometheus chart collects the DCGM
+"""Monitoring of Kubernetes clusters: the pinned Prometheus chart collects the DCGM
 exporter that already runs (GPU Operator or dcgm-exporter chart), node_exporter on every node and
 kube-state-metrics, with our counters and alert rules. Checked here on what `helm template`
 renders from the vendored charts with our values; a real Prometheus runs the rendered config

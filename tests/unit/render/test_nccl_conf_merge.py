@@ -1,4 +1,4 @@
-"""Our NCCL settings survive the HPC image's boot-time rewrite of /etc/nccl.conf (issue 12): the
+"""Our NCCL settings survive the HPC image's boot-time rewrite of /etc/nccl.conf: the
 rendered merge script, run by bash, replaces our keys and keeps the image's other lines."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The AKS NCCL topology ConfigMap against Azure/azhpc-images' own files (issue 28 finding 5).
+"""The AKS NCCL topology ConfigMap against Azure/azhpc-images' own files.
 
 The reference copies (tests/data/azhpc-topology, SOURCES.md there) are Azure's, not ours: a
 golden copy of our own output once locked in NUMA affinity masks Azure had already corrected.

@@ -1,4 +1,4 @@
-"""node-name.sh (issue 23, item 3): a GPU node takes its Slurm name from the scheduler's name map,
+"""node-name.sh: a GPU node takes its Slurm name from the scheduler's name map,
 not from its instance id (never reused: after 4 -> 2 -> 4 nodes the ids are 0, 1, 4, 5). The
 rendered script runs under bash with a fake IMDS (a file:// URL curl reads)."""
 

@@ -1,4 +1,4 @@
-"""Issue 13: Slurm's power saving drives the GPU nodes (slurm.conf), configless nodes, the power
+"""Slurm's power saving drives the GPU nodes (slurm.conf), configless nodes, the power
 program installed on the scheduler, and a resize that leaves the nodes' user-data alone."""
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
-"""Issue 29 item 13: slurmctld, slurmdbd, munge and slurmd come back after a crash or a SIGKILL.
+"""slurmctld, slurmdbd, munge and slurmd come back after a crash or a SIGKILL.
 Slurm's upstream units have no Restart=; a sandbox fault run (SIGKILL of slurmctld) showed nothing
 bring it back. A daemon that needs no other host gets a bounded on-failure drop-in; one that waits
 for another host before it is ready (slurmd and sackd for slurmctld, slurmctld for slurmdbd) is
-never given up on (issue 39)."""
+never given up on."""
 
 from __future__ import annotations
 
@@ -64,7 +64,7 @@ def test_a_daemon_that_waits_for_another_host_never_gives_up(
 ) -> None:
     """slurmd (configless) loops on its config fetch before READY while slurmctld is away, and
     slurmctld on slurmdbd: a start timeout kills the wait and a start limit ends the retries, so a
-    node booted while the scheduler is down stayed failed (issue 39)."""
+    node booted while the scheduler is down stayed failed."""
     conf = _restart_dropin(_user_data(stack, role), unit)
     assert conf.get("Service", "Restart") == restart
     assert 1 <= int(conf.get("Service", "RestartSec")) <= 60

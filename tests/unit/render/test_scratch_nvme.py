@@ -1,4 +1,4 @@
-"""Local NVMe detection in gpucl-scratch.sh (issue 29 item 9), run on lsblk listings.
+"""Local NVMe detection in gpucl-scratch.sh, run on lsblk listings.
 
 The listings below are written from the model strings Azure documents (azure-vm-utils' udev rules:
 "Microsoft NVMe Direct Disk", "Microsoft NVMe Direct Disk v2" for local disks, "MSFT NVMe

@@ -1,4 +1,4 @@
-"""One Slurm package channel and one release on every role (issue 12): the scheduler and the GPU
+"""One Slurm package channel and one release on every role: the scheduler and the GPU
 nodes name the same apt source (replacing the HPC image's slurm.list), pin the same version and
 hold it."""
 

@@ -1,4 +1,4 @@
-"""The team (issue 25) before anything boots: bad input refused with one line naming the field; the
+"""The team before anything boots: bad input refused with one line naming the field; the
 files the nodes read; the Run Command's script; slurm.conf's enforcement and fair share; stack
 edits that keep the file's comments and never write a refused team."""
 

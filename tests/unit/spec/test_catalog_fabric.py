@@ -1,4 +1,4 @@
-"""The catalog's fabric proof and multi-node expectations (issue 41): for every SKU shipped, the
+"""The catalog's fabric proof and multi-node expectations: for every SKU shipped, the
 devices NCCL should list per host, whether GPUDirect RDMA is expected, and an expected figure with
 its source or derivation; bad entries are refused with one line naming the field."""
 

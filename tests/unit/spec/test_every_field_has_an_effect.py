@@ -1,6 +1,6 @@
 """Every setting the spec accepts does what it says: flipping it changes the plan (resources,
 inputs, outputs, cost, findings), the rendered files, or what `clusterctl validate` does. A field
-that only another consumer reads names that consumer's test (issue 15).
+that only another consumer reads names that consumer's test.
 
 A new spec field with no row here fails test_every_field_is_listed.
 """

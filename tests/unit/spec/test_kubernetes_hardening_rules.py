@@ -1,5 +1,7 @@
-"""Issue 28: the review findings on the EKS (aws-p5) and AKS (aks-h100) stacks, as spec rules
-and `clusterctl plan` behaviour (the component side: tests/component/test_kubernetes_hardening.py)."""
+"""The EKS (aws-p5) and AKS (aks-h100) stacks hardened: the API server reachable only from the
+listed ranges, sign-in through the cloud's identity, the node role out of pods' reach, upgrades on
+a stated policy; as spec rules and `clusterctl plan` behaviour (the component side:
+tests/component/test_kubernetes_hardening.py)."""
 
 from __future__ import annotations
 
@@ -12,14 +14,14 @@ STACKS = ("aws-p5", "aks-h100")
 
 
 @pytest.mark.parametrize(("stack", "api"), [("aws-p5", "EKS"), ("aks-h100", "AKS")])
-def test_finding1_empty_api_server_cidrs_are_refused(stack: str, api: str) -> None:
+def test_empty_api_server_cidrs_are_refused(stack: str, api: str) -> None:
     (line,) = errors_of(stack, "ssh.allowedCidrs=[]")
     assert line.startswith("gpu-clusters:cluster.ssh.allowedCidrs: ")
     assert f"the {api} API server" in line and "whole internet" in line
 
 
 @pytest.mark.parametrize("stack", STACKS)
-def test_finding1_plan_exits_2_with_one_line(stack: str) -> None:
+def test_plan_refuses_no_ssh_ranges_in_one_line_exit_2(stack: str) -> None:
     proc = plan_cli(config_dir(), "-s", stack, "--set", "ssh.allowedCidrs=[]")
     assert proc.returncode == 2, proc.stdout + proc.stderr
     (line,) = [x for x in proc.stderr.splitlines() if x.strip()]
@@ -28,7 +30,7 @@ def test_finding1_plan_exits_2_with_one_line(stack: str) -> None:
 
 
 @pytest.mark.parametrize("stack", STACKS)
-def test_finding1_world_open_needs_the_explicit_flag(stack: str) -> None:
+def test_world_open_needs_the_explicit_flag(stack: str) -> None:
     (line,) = errors_of(stack, "ssh.allowedCidrs=[0.0.0.0/0]")
     assert line.startswith("gpu-clusters:cluster.ssh.allowedCidrs[0]: ")
     _, findings = load_stack_spec(
@@ -37,7 +39,7 @@ def test_finding1_world_open_needs_the_explicit_flag(stack: str) -> None:
     assert not [f for f in findings if f.level == "error"]
 
 
-def test_finding2_admin_principals_on_aks_point_at_azure_rbac() -> None:
+def test_admin_principals_on_aks_point_at_azure_rbac() -> None:
     arn = "arn:aws:iam::123456789012:role/x"
     (line,) = errors_of("aks-h100", f"kubernetes.adminPrincipalArns=[{arn}]")
     assert line.startswith("gpu-clusters:cluster.kubernetes.adminPrincipalArns: ")
@@ -45,14 +47,14 @@ def test_finding2_admin_principals_on_aks_point_at_azure_rbac() -> None:
     assert "Azure Kubernetes Service RBAC Cluster Admin" in line
 
 
-def test_finding2_plan_says_aks_needs_kubelogin() -> None:
+def test_plan_says_aks_needs_kubelogin() -> None:
     _, findings = load_stack_spec("aks-h100", [])
     assert any(f.level == "info" and "kubelogin" in f.message for f in findings)
     _, eks = load_stack_spec("aws-p5", [])
     assert not any("kubelogin" in f.message for f in eks)
 
 
-def test_finding4_plan_states_each_clouds_upgrade_policy() -> None:
+def test_plan_states_each_clouds_upgrade_policy() -> None:
     _, eks = load_stack_spec("aws-p5", [])
     (line,) = [f.message for f in eks if "supportType" in f.message]
     assert "EKS 1.35 with supportType STANDARD (standard support until 2027-03-27)" in line

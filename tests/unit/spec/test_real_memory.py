@@ -1,4 +1,4 @@
-"""RealMemory per SKU comes from the memory the guest sees, never above it (issue 12).
+"""RealMemory per SKU comes from the memory the guest sees, never above it.
 
 0.95 x the advertised 1900 GiB of an ND96amsr_A100_v4 (1,848,320 MiB) is more than its guest sees
 (MemTotal 1,857,830,712 kB = 1,814,288 MiB): slurmctld would mark every such node INVAL.

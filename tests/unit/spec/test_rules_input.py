@@ -1,5 +1,5 @@
 """Values the cloud or Slurm would reject at deploy time are refused at plan time, each with the
-field as written and what to write instead (issue 15)."""
+field as written and what to write instead."""
 
 from __future__ import annotations
 

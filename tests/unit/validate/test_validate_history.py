@@ -1,4 +1,4 @@
-"""The validation history (issue 27): one SQLite file, every run kept per stack."""
+"""The validation history: one SQLite file, every run kept per stack."""
 
 from __future__ import annotations
 
