@@ -20,7 +20,7 @@ _.do_POST  # unused method (clusterctl/sandbox/vm/labserver.py:62)
 server_version  # unused variable (clusterctl/sandbox/vm/labserver.py:217)
 server_version  # unused variable (clusterctl/sandbox/vm/labserver.py:44)
 
-# Pulumi components: kept references to child resources; the cluster classes are looked up by name (components/program.py CLUSTERS)
+# Pulumi components: kept references to child resources; the cluster classes are looked up by name (clusterctl/clouds/<cloud>.py `clusters`)
 _.ingress  # unused attribute (components/aws/efa_security_group.py:27)
 _.egress  # unused attribute (components/aws/efa_security_group.py:36)
 _.dns_group  # unused attribute (components/azure/slurm/files_share.py:113)

@@ -6,9 +6,19 @@ import pulumi
 
 from clusterctl.errors import UserError
 from clusterctl.lifecycle.gate import SKIP_ENV, bare_run_refusal, skipped_reason
+from clusterctl.platform import scheduler_of
 from clusterctl.spec.load import load_spec
-from clusterctl.spec.model import CONFIG_NAMESPACE
+from clusterctl.spec.model import CONFIG_NAMESPACE, ClusterSpec
 from components.program import run
+
+
+def post_deploy(spec: ClusterSpec, stack: str, outputs: dict) -> None:
+    """validation.nccl.onDeploy's check, bound here rather than in the program: its code (and
+    the validation's) loads only when the hook fires, after the last scale set exists."""
+    from clusterctl.validate.hook import run_post_deploy
+
+    run_post_deploy(spec, stack, outputs)
+
 
 try:
     spec, findings = load_spec(pulumi.Config(CONFIG_NAMESPACE).require_object("cluster"))
@@ -25,4 +35,5 @@ if skipped_reason(os.environ):
 for finding in findings:
     if finding.level == "warning":
         pulumi.log.warn(finding.line())
-run(spec, pulumi.get_stack())
+hooked = spec.validation.nccl.on_deploy and scheduler_of(spec.scheduler).head_node
+run(spec, pulumi.get_stack(), post_deploy=post_deploy if hooked else None)

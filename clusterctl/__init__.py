@@ -14,12 +14,13 @@ Packages, top layer first (pyproject.toml's import contract keeps each to those 
   nccl        nccl-tests output: parse, judge, report, localise (stdlib)
   train       the training check: the program torchrun runs, its output parsed and judged
   project     where the user's project, stack files and state are
+  platform    a cloud times a scheduler: one object per scheduler, what a platform does not support
+  clouds      one module per cloud (azure, aws), each answering every per-cloud question
   errors      the one-line-per-problem UserError
   outputs     the stack outputs: the contract between the program and the commands
   power       the power program copied to the scheduler (gpucl-power)
   monitor     the Slurm exporter copied to the scheduler (gpucl-slurm-metrics)
   interrupt   Ctrl-C handling
-  platform    one object per cloud and scheduler, and what each does not support
   constants   values with one home (the drain prefix, the NCCL sweep's bounds, the exit codes)
   figures     money as the commands print it ("unknown" without a price), JSON without float noise
 """

@@ -3,6 +3,11 @@ at hand (a `--host` target, a launcher built in a test). Standard library only: 
 import it. clusterctl/power, copied to the nodes on its own, keeps a copy of DRAIN_PREFIX; a unit
 test holds the two equal."""
 
+STACK_TAG = "gpu-clusters:stack"
+CLUSTER_TAG = "gpu-clusters:cluster"
+"""The tags every cloud resource carries (clusterctl/spec/tags.py), so teardown can prove it left
+nothing: `down` asks each cloud for what still carries STACK_TAG."""
+
 DRAIN_PREFIX = "gpucl:"
 """The owner prefix of every drain reason the toolkit sets (healthChecks.drainPrefix)."""
 NCCL_MIN_BYTES = "8"

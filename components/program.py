@@ -13,25 +13,22 @@ from typing import Any
 import pulumi
 
 from clusterctl import outputs as out
+from clusterctl.clouds import cloud_of
 from clusterctl.spec.catalog import catalog
 from clusterctl.spec.cost import cost_per_hour
 from clusterctl.spec.model import ClusterSpec
 
-CLUSTERS = {
-    ("azure", "slurm"): ("components.azure.slurm.slurm_cluster", "AzureSlurmCluster"),
-    ("aws", "kubernetes"): ("components.aws.eks_cluster", "EksGpuCluster"),
-    ("azure", "kubernetes"): ("components.azure.aks.aks_cluster", "AksGpuCluster"),
-}
-"""(cloud, scheduler) -> the component that builds that cluster, imported only when chosen (a
-plan of one pays for no other provider). A platform clusterctl/platform.py lists and this table
-lacks is refused by the spec rules first (platform.UNSUPPORTED)."""
 
-
-def build(spec: ClusterSpec, stack: str) -> dict[str, Any]:
-    """Create the cluster's components; return the stack outputs (values or Outputs)."""
-    module, name = CLUSTERS[(spec.cloud, spec.scheduler)]
+def build(spec: ClusterSpec, stack: str, **bound: Any) -> dict[str, Any]:
+    """Create the cluster's components; return the stack outputs (values or Outputs). `bound`:
+    what the entry point hands a Slurm cluster (`plan`, the files rendered once for the run;
+    `post_deploy`, the onDeploy validation), passed on only when given."""
+    # Each cloud names the component that builds its cluster for each scheduler, imported only
+    # when chosen (a plan of one pays for no other provider); a pair it lacks is refused by the
+    # spec rules first (rules.supported_combination).
+    module, name = cloud_of(spec.cloud).clusters[spec.scheduler]
     Cluster = getattr(importlib.import_module(module), name)
-    cluster = Cluster(spec.name, spec, stack)
+    cluster = Cluster(spec.name, spec, stack, **{k: v for k, v in bound.items() if v is not None})
     common: out.CommonOutputs = {
         out.STACK: stack,
         out.CLUSTER_NAME: spec.name,
@@ -43,8 +40,8 @@ def build(spec: ClusterSpec, stack: str) -> dict[str, Any]:
     return {**cluster.outputs, **common}
 
 
-def run(spec: ClusterSpec, stack: str) -> dict[str, Any]:
-    outputs = build(spec, stack)
+def run(spec: ClusterSpec, stack: str, **bound: Any) -> dict[str, Any]:
+    outputs = build(spec, stack, **bound)
     for key, value in outputs.items():
         pulumi.export(key, value)
     return outputs

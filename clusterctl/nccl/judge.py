@@ -237,7 +237,7 @@ def _ranks(run: NcclRun, gpus_per_host: int | None, nodes: int | None) -> list[O
                 )
             )
         return notes
-    by_host: dict[str, list] = {}
+    by_host: dict[str, list[RankInfo]] = {}
     for r in run.ranks:
         by_host.setdefault(r.host, []).append(r)
     for host, ranks in by_host.items():

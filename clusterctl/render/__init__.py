@@ -20,5 +20,6 @@ The only user of jinja2; pure functions, no Pulumi.
   apt_key      the Microsoft apt key carried in the user-data
   kubernetes   the Kubernetes objects: manifests, the NCCL MPIJob, Helm values
   vendored     files applied as shipped in config/ (the MPI operator manifest), sha256-checked
+  roles        a Slurm cluster's files rendered once per run (SlurmPlan), read by all three routes
   bundle       every file, as `{path: text}`: what `plan --out` writes
 """

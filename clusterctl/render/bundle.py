@@ -9,9 +9,9 @@ from clusterctl.platform import disk_backup
 from clusterctl.render.cloud_init import render_cloud_init
 from clusterctl.render.health import render_nhc_checks, render_nhc_conf, render_nhc_deep_conf
 from clusterctl.render.nccl_env import render_job_env, render_nccl_conf
-from clusterctl.render.scripts import MIG_SCRIPT, mig_instances, node_scripts
-from clusterctl.render.site import cloud_site
-from clusterctl.render.slurm_conf import partition_sku, render_config_sync, render_slurm
+from clusterctl.render.roles import SCHEDULER, SlurmPlan, plan_slurm
+from clusterctl.render.scripts import MIG_SCRIPT, mig_instances
+from clusterctl.render.slurm_conf import partition_sku
 from clusterctl.render.storage import FILES_ACCOUNT_PLACEHOLDER, render_restore_script
 from clusterctl.render.team import render_team_sync
 from clusterctl.spec.catalog import Catalog, catalog
@@ -22,19 +22,26 @@ MUNGE_PLACEHOLDER = base64.b64encode(b"munge key: a Pulumi secret made at deploy
 DB_PASSWORD_PLACEHOLDER = "a-Pulumi-secret-made-at-deploy-time"
 
 
-def render_bundle(spec: ClusterSpec, stack: str) -> dict[str, str]:
-    """Every file of the cluster, by the scheduler's own bundle, plus each partition's nccl.conf."""
+def render_bundle(spec: ClusterSpec, stack: str, plan: SlurmPlan | None = None) -> dict[str, str]:
+    """Every file of the cluster, by the scheduler's own bundle, plus each partition's nccl.conf;
+    `plan`: a Slurm cluster's files as this run's program rendered them (roles.py)."""
     cat = catalog()
-    files = BUNDLES[spec.scheduler](spec, stack, cat)
+    files = (
+        _slurm_bundle(spec, stack, cat, plan)
+        if plan is not None
+        else BUNDLES[spec.scheduler](spec, stack, cat)
+    )
     for part in spec.partitions:
         files[f"nodes/{part.name}/nccl.conf"] = render_nccl_conf(partition_sku(part, cat), cat)
     return files
 
 
-def _slurm_bundle(spec: ClusterSpec, stack: str, cat: Catalog) -> dict[str, str]:
+def _slurm_bundle(
+    spec: ClusterSpec, stack: str, cat: Catalog, plan: SlurmPlan | None = None
+) -> dict[str, str]:
+    plan = plan or plan_slurm(spec, stack, cat)
     files: dict[str, str] = {}
-    site = cloud_site(spec)
-    for rel, text in render_slurm(spec, site, stack, cat).items():
+    for rel, text in plan.slurm_files.items():
         files[f"slurm/{rel}"] = text
     files["cloud-init/scheduler.yaml"] = render_cloud_init(
         spec,
@@ -43,9 +50,10 @@ def _slurm_bundle(spec: ClusterSpec, stack: str, cat: Catalog) -> dict[str, str]
         cat=cat,
         db_password=DB_PASSWORD_PLACEHOLDER,
         files_account=FILES_ACCOUNT_PLACEHOLDER,
+        plan=plan,
     )
-    files.update({f"scripts/{n}": text for n, text in node_scripts(spec, site, None).items()})
-    files["scripts/slurm-config-sync.sh"] = render_config_sync(spec, stack, cat)
+    files.update({f"scripts/{n}": text for n, text in plan.role(SCHEDULER).scripts.items()})
+    files["scripts/slurm-config-sync.sh"] = plan.config_sync
     if disk_backup(spec.cloud, spec.scheduler) and spec.storage.backup.enabled:
         files["scripts/restore-shared.sh"] = render_restore_script(spec, stack)
     if login_count(spec):
@@ -56,6 +64,7 @@ def _slurm_bundle(spec: ClusterSpec, stack: str, cat: Catalog) -> dict[str, str]
             cat=cat,
             files_account=FILES_ACCOUNT_PLACEHOLDER,
             login_index=0,
+            plan=plan,
         )
     from clusterctl.render.monitoring import render_monitoring_bundle
 
@@ -72,6 +81,7 @@ def _slurm_bundle(spec: ClusterSpec, stack: str, cat: Catalog) -> dict[str, str]
             partition=part,
             cat=cat,
             files_account=FILES_ACCOUNT_PLACEHOLDER,
+            plan=plan,
         )
         files[f"nodes/{part.name}/nhc.conf"] = render_nhc_conf(
             spec, sku, cat, mig_instances=mig_instances(part, sku, cat)
@@ -79,7 +89,7 @@ def _slurm_bundle(spec: ClusterSpec, stack: str, cat: Catalog) -> dict[str, str]
         files[f"nodes/{part.name}/nhc-deep.conf"] = render_nhc_deep_conf(spec, sku, cat)
         files["nodes/gpucl.nhc"] = render_nhc_checks()
         files[f"nodes/{part.name}/job.env"] = render_job_env(sku, cat)
-        for name, text in node_scripts(spec, site, sku, part).items():
+        for name, text in plan.role(part.name).scripts.items():
             # the MIG layout is the partition's own; the other scripts are the same on all
             files[f"nodes/{part.name}/{name}" if name == MIG_SCRIPT else f"scripts/{name}"] = text
     return files

@@ -39,9 +39,10 @@ from clusterctl.render.power_files import (
     power_package,
     power_pins,
 )
-from clusterctl.render.scripts import mig_instances, node_scripts
+from clusterctl.render.roles import SCHEDULER, SlurmPlan, plan_slurm
+from clusterctl.render.scripts import mig_instances, mounts_script
 from clusterctl.render.site import cloud_site, scheduler_host
-from clusterctl.render.slurm_conf import partition_sku, render_slurm, render_slurmdbd_conf
+from clusterctl.render.slurm_conf import partition_sku, render_slurmdbd_conf
 from clusterctl.render.storage import (
     FILES_MOUNT_OPTIONS,
     NFSD_CONF,
@@ -52,7 +53,7 @@ from clusterctl.render.storage import (
 from clusterctl.render.team import team_context
 from clusterctl.render.templates import render_template
 from clusterctl.render.versions import node_versions, slurm_repo
-from clusterctl.spec.catalog import Catalog, catalog
+from clusterctl.spec.catalog import Catalog, Sku, catalog
 from clusterctl.spec.defaults import login_count, login_host
 from clusterctl.spec.model import ClusterSpec, PartitionSpec
 
@@ -112,24 +113,28 @@ def render_cloud_init(
     files_account: str | None = None,
     identity_client_id: str | None = None,
     login_index: int | None = None,
+    plan: SlurmPlan | None = None,
 ) -> str:
     """User-data for the scheduler (partition None) or a GPU node of `partition`;
     `files_account` is the storage account of /home's share (storage.kind azure-files-nfs);
     `identity_client_id` the scheduler's managed identity, for the power program;
-    `login_index`: the user-data of that login node instead."""
+    `login_index`: the user-data of that login node instead; `plan`: the cluster's files rendered
+    once for this run (clusterctl/render/roles.py), rendered here when not given."""
     from clusterctl.spec.addressing import subnet_plan
 
     cat = cat or catalog()
     site = cloud_site(spec)
     sku = partition_sku(partition, cat) if partition else None
+    plan = plan or plan_slurm(spec, stack, cat)
+    role = plan.role(partition.name if partition else SCHEDULER)
     ctx: dict[str, Any] = {
         "cluster": spec.name,
         "stack": stack,
         "v": node_versions(cat),
         "ms_apt_key": microsoft_apt_key(cat),
         "munge_key": munge_key_b64,
-        "slurm_files": render_slurm(spec, site, stack, cat),
-        "scripts": node_scripts(spec, site, sku, partition),
+        "slurm_files": plan.slurm_files,
+        "scripts": role.scripts,
         "etc_dir": site.etc_dir,
         "libexec": site.libexec_dir,
         "state_dir": site.state_dir,
@@ -159,6 +164,7 @@ def render_cloud_init(
     }
     if login_index is not None:
         ctx["scripts"] = {k: v for k, v in ctx["scripts"].items() if k in LOGIN_SCRIPTS}
+        ctx["scripts"] = dict(sorted((ctx["scripts"] | mounts_script()).items()))
         return render_template(
             "cloud-init/login.yaml.j2", **ctx, login_host=login_host(spec, login_index)
         )
@@ -203,7 +209,7 @@ def render_cloud_init(
     )
 
 
-def _topology_dir(sku, cat: Catalog) -> str | None:
+def _topology_dir(sku: Sku, cat: Catalog) -> str | None:
     """The folder of the SKU's NCCL topology file (the image's /opt/microsoft), which container
     jobs need mounted: its /etc/nccl.conf names a file there."""
     profile = cat.profile(sku)

@@ -192,10 +192,10 @@ def topology_configmap(files: list[str], namespace: str, labels: dict[str, str])
         "# NCCL topology of the ND VMs (which GPU shares a PCIe switch with which HCA), mounted\n"
         "# by the NCCL workers: AKS node images and the nccl-tests image carry no such file.\n"
     )
-    return header + yaml.dump(doc, Dumper=_BlockDumper, sort_keys=False, width=200)
+    return header + str(yaml.dump(doc, Dumper=_BlockDumper, sort_keys=False, width=200))
 
 
-class _BlockDumper(yaml.SafeDumper):
+class _BlockDumper(yaml.SafeDumper):  # type: ignore[misc]  # PyYAML ships no stubs
     """Multi-line strings as `|` blocks, so a reviewer reads the XML (or a counters file in Helm
     values) as it lands in the file."""
 
@@ -337,8 +337,8 @@ def values_file(addon: HelmAddon) -> str:
         f"#   helm upgrade --install {addon.release} {pin.chart}{repo} --version {pin.version} \\\n"
         f"#     -n {addon.namespace} --create-namespace -f {addon.release}.values.yaml\n"
     )
-    return header + yaml.dump(
-        addon.values, Dumper=_BlockDumper, sort_keys=True, default_flow_style=False
+    return header + str(
+        yaml.dump(addon.values, Dumper=_BlockDumper, sort_keys=True, default_flow_style=False)
     )
 
 
@@ -436,7 +436,7 @@ def train_mpijob_manifest(
         f"# mounted by the workers of the MPIJob below at {TRAIN_MOUNT}.\n"
     )
     return (
-        header + yaml.dump(configmap, Dumper=_BlockDumper, sort_keys=False, width=200)
+        header + str(yaml.dump(configmap, Dumper=_BlockDumper, sort_keys=False, width=200))
         + "---\n" + job
     )  # fmt: skip
 

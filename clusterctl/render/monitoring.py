@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from clusterctl.project import templates_dir
 from clusterctl.render.downloads import dcgm_reference
@@ -47,7 +48,7 @@ def _mon_dir() -> Path:
     return templates_dir() / "monitoring"
 
 
-def _ctx(spec: ClusterSpec, stack: str) -> dict:
+def _ctx(spec: ClusterSpec, stack: str) -> dict[str, Any]:
     return {
         "cluster": spec.name,
         "stack": stack,

@@ -54,7 +54,9 @@ ANNOTATION_JOBS = (
 )
 
 
-def _service_job(keep_regex: str, honor_labels: bool = False, port: str | None = None) -> dict:
+def _service_job(
+    keep_regex: str, honor_labels: bool = False, port: str | None = None
+) -> dict[str, Any]:
     """A job over the endpoints of the Services whose labels match keep_regex (matched against
     `app;app.kubernetes.io/name`), each target labelled with the node its pod runs on."""
     relabel: list[dict[str, Any]] = [

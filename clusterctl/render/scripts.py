@@ -109,6 +109,14 @@ def node_scripts(
     return dict(sorted(files.items()))
 
 
+def mounts_script() -> dict[str, str]:
+    """gpucl-mounts.sh alone: the login node's (a GPU node gets it with its other scripts)."""
+    text = render_template(
+        "scripts/gpucl-mounts.sh.j2", shared_mounts=SHARED_MOUNTS, mount_retry=MOUNT_RETRY
+    )
+    return {"gpucl-mounts.sh": text}
+
+
 def mig_context(partition: PartitionSpec, sku: Sku, cat: Catalog) -> dict[str, object]:
     """What gpucl-mig.sh creates on each GPU, and the `-lgi` rows it expects back."""
     assert partition.sharing is not None

@@ -4,6 +4,7 @@ slurmdbd.conf) and the config sync that brings a resize's files to the running s
 from __future__ import annotations
 
 import base64
+from collections.abc import Mapping
 from typing import Any
 
 from clusterctl.power.names import hostlist
@@ -226,21 +227,25 @@ def render_config_sync(
     *,
     drain_only: bool = False,
     drain_wait_seconds: int = DRAIN_WAIT_SECONDS,
+    slurm_files: Mapping[str, str] | None = None,
 ) -> str:
     """The script the Pulumi program runs on the scheduler to bring a resize to the running
     cluster: drain the nodes that leave and wait until they are idle, then write the
     node-count-dependent files and run `scontrol reconfigure`. `drain_only`: the first part alone,
-    run before any scale set shrinks."""
+    run before any scale set shrinks. `slurm_files`: render_slurm's, when the caller has them
+    (clusterctl/render/roles.py), so the cluster's Slurm files are rendered once."""
     site = cloud_site(spec)
-    files = render_slurm(spec, site, stack, cat or catalog())
-    blobs = {rel: _b64(as_written(files[rel])) for rel in SYNCED_SLURM_FILES}
+    blobs: dict[str, str] = {}
+    if not drain_only:
+        files = slurm_files or render_slurm(spec, site, stack, cat or catalog())
+        blobs = {rel: _b64(as_written(files[rel])) for rel in SYNCED_SLURM_FILES}
     keep = ",".join(ss.hostlist for sets in partition_scale_sets(spec).values() for ss in sets)
     return render_template(
         "scripts/slurm-config-sync.sh.j2",
         cluster=spec.name,
         stack=stack,
         etc_dir=site.etc_dir,
-        files={} if drain_only else blobs,
+        files=blobs,
         keep=keep,
         drain_prefix=spec.health_checks.drain_prefix,
         drain_wait_seconds=drain_wait_seconds,

@@ -9,7 +9,7 @@ import difflib
 import os
 from functools import cache
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import yaml
 from pydantic import (
@@ -22,8 +22,15 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
+from clusterctl.clouds import name_type
 from clusterctl.errors import UserError
 from clusterctl.project import config_dir
+
+if TYPE_CHECKING:
+    CloudName = str
+else:
+    # Built when this module is first imported, from the clouds registered then
+    CloudName = name_type()
 
 
 class _Entry(BaseModel):
@@ -224,7 +231,7 @@ ADVERTISED_MEMORY_HEADROOM = 0.95
 
 class Sku(_Entry):
     name: str
-    cloud: Literal["azure", "aws"]
+    cloud: CloudName
     family: str
     gpus: int = Field(ge=0)
     gpu_model: str | None = None

@@ -97,7 +97,7 @@ def cost_per_hour(spec: ClusterSpec, cat: Catalog) -> Cost:
     if nat_egress(spec.cloud, spec.scheduler):
         lines += [_service(cat, spec.cloud, key, spec.region) for key in ("natGateway", "publicIp")]
     if _backs_up_disk(spec):
-        lines.append(_disk_backup(cat, scheduler_disk_gib(spec), spec.region))
+        lines.append(_disk_backup(cat, spec.cloud, scheduler_disk_gib(spec), spec.region))
     fs = shared_filesystem(spec)
     if fs is not None:
         lines.append(
@@ -141,12 +141,12 @@ def _backs_up_disk(spec: ClusterSpec) -> bool:
     return disk_backup(spec.cloud, spec.scheduler) and spec.storage.backup.enabled
 
 
-def _disk_backup(cat: Catalog, disk_gib: int, region: str) -> CostLine:
+def _disk_backup(cat: Catalog, cloud: str, disk_gib: int, region: str) -> CostLine:
     """The data disk's backups: the first incremental snapshot holds what the disk holds (at
     most its size, which is what is priced); each later one only the day's changes, and Azure
     Backup's protected-instance fee is not in the catalog: both are left out, said in the note."""
     shape = f"{disk_gib} GiB disk"
-    price = cat.services.get("azure", {}).get("diskSnapshot")
+    price = cat.services.get(cloud, {}).get("diskSnapshot")
     if price is None or price.usd_per_gb_month is None:
         return CostLine("/shared backups", shape, 1, None, "", service=True)
     hourly = round(disk_gib * price.usd_per_gb_month / HOURS_PER_MONTH, 4)

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from clusterctl.platform import scheduler_of
+from clusterctl.platform import cloud_of, scheduler_of
 from clusterctl.spec.model import ClusterSpec
 
-DEFAULT_HEAD_SKU = {"azure": "Standard_D8s_v5", "aws": "m6i.2xlarge"}
 JUMP_HOST_SKU = "Standard_D4s_v5"
 
 
 def head_sku(spec: ClusterSpec) -> str:
-    return spec.head_node.sku or DEFAULT_HEAD_SKU[spec.cloud]
+    return spec.head_node.sku or cloud_of(spec.cloud).default_head_sku
 
 
 def login_count(spec: ClusterSpec) -> int:

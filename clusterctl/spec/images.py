@@ -7,24 +7,14 @@ the components build the VM's imageReference from it, `clusterctl images` prints
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
+from clusterctl.clouds.azure import AZURE_IMAGE_URN, GALLERY_IMAGE_ID
 from clusterctl.platform import cloud_of, scheduler_of
 from clusterctl.spec.catalog import Catalog
 from clusterctl.spec.defaults import login_count
 from clusterctl.spec.model import ClusterSpec, field_path
 
-AZURE_IMAGE_URN = re.compile(r"^[^:\s/]+:[^:\s]+:[^:\s]+:[^:\s]+$")
-GALLERY_IMAGE_ID = re.compile(
-    r"^/subscriptions/(?P<subscription>[0-9a-fA-F-]{36})/resourceGroups/[^/\s]+/providers/"
-    r"Microsoft\.Compute/galleries/(?P<gallery>[^/\s]+)/images/(?P<image>[^/\s]+)"
-    r"(/versions/(?P<version>[^/\s]+))?$",
-    re.IGNORECASE,
-)
-"""An image version in an Azure Compute Gallery (what Azure/azhpc-images' packer build writes:
-.../galleries/<g>/images/<image>/versions/<YYYY.MMDD.hhmmss>); without /versions/ Azure takes the
-gallery image's newest version when each VM is made."""
 PLACEHOLDER_SUBSCRIPTION = "00000000-0000-0000-0000-000000000000"
 
 

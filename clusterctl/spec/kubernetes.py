@@ -54,37 +54,12 @@ EFA_RESOURCE = "vpc.amazonaws.com/efa"
 AKS_INFINIBAND_FEATURE = ("Microsoft.ContainerService", "AKSInfinibandSupport")
 
 
-FALLBACK_NCCL_TESTS_IMAGE = {
-    "aws": "public.ecr.aws/hpc-cloud/nccl-tests:latest",
-    "azure": "ghcr.io/azure/aks-rdma-infiniband/nccl-tests:latest",
-}
-NCCL_TESTS_BINARY = {
-    # where each default image keeps all_reduce_perf (Azure/aks-rdma-infiniband tests/containers;
-    # awsome-distributed-training nccl-tests Dockerfile)
-    "aws": "/opt/nccl-tests/build/all_reduce_perf",
-    "azure": "/opt/nccl_tests/build/all_reduce_perf",
-}
 FALLBACK_SRIOV_DEVICE_PLUGIN = "network-operator-v26.4.1"
 FALLBACK_DOCA_DRIVER = "doca3.4.1-26.04-1.1.0.0-1"
 """Used only where config/versions.yaml has no helmCharts.networkOperator.components: the
 doca-driver and SR-IOV device plugin tags of network-operator v26.4.1 (its hack/release.yaml)."""
 PEERMEM_LOADER_IMAGE = "mcr.microsoft.com/mirror/docker/library/ubuntu:24.04"
 
-MPIRUN = {
-    # mpirun by its absolute path in each default image: awsome-distributed-training
-    # micro-benchmarks/nccl-tests/kubernetes/nccl-tests.yaml calls /opt/amazon/openmpi/bin/mpirun;
-    # Azure/aks-rdma-infiniband tests/containers/nccl-tests/Dockerfile installs Ubuntu's
-    # openmpi-bin.
-    "aws": "/opt/amazon/openmpi/bin/mpirun",
-    "azure": "/usr/bin/mpirun",
-}
-IMAGE_ENV_TO_FORWARD = {
-    # Ranks that mpirun starts through the workers' sshd get none of the image's ENV: forward what
-    # the image sets with -x (awsome's MPIJob passes `-x PATH -x LD_LIBRARY_PATH`; the AWS
-    # nccl-tests image also sets LD_PRELOAD).
-    "aws": ("PATH", "LD_LIBRARY_PATH", "LD_PRELOAD"),
-    "azure": ("PATH", "LD_LIBRARY_PATH"),
-}
 MPI_ROOT_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
 """The images run as root; Open MPI refuses that without these (set once, in the launcher env)."""
 TOPOLOGY_CONFIGMAP = "nccl-topology"
@@ -309,7 +284,7 @@ def nccl_image(spec: ClusterSpec, cat: Catalog) -> str:
 
 def default_nccl_image(cloud: str, cat: Catalog) -> str:
     images = cat.images.get("ncclTests") or {}
-    return images.get(cloud) or FALLBACK_NCCL_TESTS_IMAGE[cloud]
+    return images.get(cloud) or cloud_of(cloud).nccl_tests_image
 
 
 def nccl_env(sku: Sku, fabric: str, cat: Catalog) -> dict[str, str]:
@@ -380,9 +355,10 @@ def launcher_for(
         "slotsPerWorker": sku.gpus,
         "fabric": kind,
         "image": image or default_nccl_image(sku.cloud, cat),
-        out.ALL_REDUCE_PERF: NCCL_TESTS_BINARY[sku.cloud],
-        "mpirun": MPIRUN[sku.cloud],
-        "forwardEnv": list(IMAGE_ENV_TO_FORWARD[sku.cloud]),
+        out.ALL_REDUCE_PERF: cloud_of(sku.cloud).nccl_tests_binary,
+        "mpirun": cloud_of(sku.cloud).mpirun,
+        # Ranks that mpirun starts through the workers' sshd get none of the image's ENV
+        "forwardEnv": list(cloud_of(sku.cloud).forward_env),
         "nodeSelector": dict(node_selector or {}),
         "tolerations": gpu_tolerations(sku.cloud, spot),
         "resources": worker_resources(sku, kind),

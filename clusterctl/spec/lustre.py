@@ -14,7 +14,7 @@ and the clients' group the same from the file system's.
 Azure Managed Lustre (MicrosoftDocs azure-managed-lustre create-file-system-resource-manager.md,
 ms.date 2024-08-16; Microsoft.StorageCache amlFilesystems, api-version 2024-03-01): SKUs
 AMLFS-Durable-Premium-40/125/250/500 (MBps per TiB), minimum and increment 48/16/8/4 TiB, a
-subnet of its own of at least /24. Not built yet: see platform.UNSUPPORTED.
+subnet of its own of at least /24. Not built yet: see clusterctl/clouds/azure.py `unsupported`.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
@@ -22,9 +22,16 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
+from clusterctl.clouds import name_type
 from clusterctl.constants import DRAIN_PREFIX, NCCL_MAX_BYTES, NCCL_MIN_BYTES
 from clusterctl.nccl.judge import PEER_FLOOR
 from clusterctl.nccl.units import SIZE_PATTERN, SYNTAX, normalize_size
+
+if TYPE_CHECKING:
+    CloudName = str
+else:
+    # Built when this module is first imported, from the clouds registered then
+    CloudName = name_type()
 
 CONFIG_NAMESPACE = "gpu-clusters"
 CONFIG_KEY = f"{CONFIG_NAMESPACE}:cluster"
@@ -419,7 +426,7 @@ class UserSpec(Model):
 class ClusterSpec(Model):
     name: ClusterName
     """The cluster name, 3-24 of `a-z0-9-`."""
-    cloud: Literal["azure", "aws"]
+    cloud: CloudName
     """`azure` or `aws`."""
     region: Annotated[str, StringConstraints(pattern=r"^[a-z0-9-]{3,40}$")]
     """A region of that cloud (`config/regions.yaml`); the other cloud's regions are refused."""

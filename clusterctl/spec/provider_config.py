@@ -6,14 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from clusterctl.clouds import all_clouds
 from clusterctl.errors import Finding
 from clusterctl.spec.model import CONFIG_KEY, ClusterSpec
-
-# cloud -> (the provider's region setting, whether the program needs it set)
-REGION_KEYS: dict[str, tuple[str, bool]] = {
-    "aws": ("aws:region", True),
-    "azure": ("azure-native:location", False),
-}
 
 
 def provider_findings(config: dict[str, Any], spec: ClusterSpec) -> list[Finding]:
@@ -29,7 +24,8 @@ def provider_findings(config: dict[str, Any], spec: ClusterSpec) -> list[Finding
     )
     found: list[Finding] = []
     region_field = f"{CONFIG_KEY}.region"
-    for cloud, (key, required) in REGION_KEYS.items():
+    for each in all_clouds():
+        cloud, key, required = each.name, each.region_key, each.region_key_required
         value = config.get(key)
         if cloud != spec.cloud:
             if value is not None:

@@ -10,6 +10,7 @@ import difflib
 import ipaddress
 from collections.abc import Callable, Iterator
 
+from clusterctl.clouds import Feature
 from clusterctl.errors import Finding
 from clusterctl.nccl.units import parse_size
 from clusterctl.platform import cloud_of, only_on, scheduler_of, unsupported
@@ -28,7 +29,7 @@ DOC_RANGES = [
 
 
 def supported_combination(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
-    message = unsupported("clusters", spec.cloud, spec.scheduler)
+    message = unsupported(Feature.CLUSTERS, spec.cloud, spec.scheduler)
     if message:
         yield Finding("error", message, field_path("scheduler"))
 
@@ -42,11 +43,11 @@ def node_shape_fits(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
             continue
         where = field_path("partitions", i, "sku")
         if sku.node.cpu_arch == "arm64":
-            message = unsupported("arm64 GPU nodes", spec.cloud, spec.scheduler)
+            message = unsupported(Feature.ARM64_GPU_NODES, spec.cloud, spec.scheduler)
             if message:
                 yield Finding("error", message, where)
         if sku.nodes_per_nvlink_domain > 1:
-            message = unsupported("NVLink domains across nodes", spec.cloud, spec.scheduler)
+            message = unsupported(Feature.MULTI_NODE_NVLINK, spec.cloud, spec.scheduler)
             if message:
                 yield Finding("error", message, where)
         if not scheduler_of(spec.scheduler).head_node:
@@ -265,7 +266,7 @@ def aws_placement(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
                 field_path("partitions", i, "capacityReservationId"),
             )
     for i, part in enumerate(spec.partitions):
-        message = unsupported("zones and capacity reservations", spec.cloud, spec.scheduler)
+        message = unsupported(Feature.ZONES_AND_RESERVATIONS, spec.cloud, spec.scheduler)
         if message and (part.zones or part.capacity_reservation_id):
             yield Finding(
                 "error",

@@ -12,8 +12,9 @@ import difflib
 import ipaddress
 import re
 import struct
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
+from clusterctl.clouds import Cloud
 from clusterctl.errors import Finding
 from clusterctl.platform import cloud_of, only_on, scheduler_of
 from clusterctl.spec.addressing import subnet_plan
@@ -71,23 +72,10 @@ AZURE_FORBIDDEN_ADMIN_USERS = frozenset(
 # and performance targets").
 AZURE_DISK_MAX_GIB = 32767
 AZURE_FILES_MIN_GIB, AZURE_FILES_MAX_GIB = 100, 102400
-# Tag limits: Azure ("Use tags to organize your Azure resources": name 512, value 256, none of
-# < > % & \ ? /, prefixes azure, microsoft, windows reserved); AWS ("Tagging best practices":
-# key 128, value 256, letters, digits, spaces and _ . : / = + - @, prefix aws: reserved).
-TAG_LIMITS = {"azure": (512, 256), "aws": (128, 256)}
-AZURE_TAG_BAD_CHARS = set("<>%&\\?/")
-AZURE_TAG_RESERVED = ("azure", "microsoft", "windows")
-AWS_TAG_CHARS = re.compile(r"^[\w .:/=+\-@]*$")
 OWN_TAG_PREFIX = CLUSTER_TAG.split(":", 1)[0] + ":"
 SLURM_RESERVED_PARTITIONS = frozenset({"default"})  # PartitionName=DEFAULT sets defaults
 AWS_RESERVATION_ID = re.compile(r"^cr-[0-9a-f]{8}([0-9a-f]{9})?$")
-AWS_IMAGE_ID = re.compile(r"^ami-[0-9a-f]{8}([0-9a-f]{9})?$")
-IMAGE_FORM: dict[str, Callable[[str], object]] = {
-    "azure": parse_azure_image,
-    "aws": AWS_IMAGE_ID.match,
-}
 SSH_KEY_TYPES = ("ssh-rsa", "ssh-ed25519")  # what Azure accepts for Linux VMs
-CLOUD = {"azure": "Azure", "aws": "AWS"}
 AZURE_SUBNET_RESERVED = 5  # Azure keeps 5 addresses of every subnet
 
 
@@ -99,12 +87,11 @@ def region_exists(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
         (c for c, r in cat.regions.items() if c != spec.cloud and spec.region in r.regions), None
     )
     if other:
-        msg = (
-            f"'{spec.region}' is an {CLOUD[other]} region, but the cluster's cloud is {spec.cloud}"
-        )
+        title = cloud_of(other).title
+        msg = f"'{spec.region}' is an {title} region, but the cluster's cloud is {spec.cloud}"
     else:
         close = difflib.get_close_matches(spec.region, known.regions, 1)
-        msg = f"'{spec.region}' is not an {CLOUD[spec.cloud]} region" + (
+        msg = f"'{spec.region}' is not an {cloud_of(spec.cloud).title} region" + (
             f"; did you mean '{close[0]}'?" if close else " (config/regions.yaml lists them)"
         )
     yield Finding("error", msg, field_path("region"))
@@ -125,7 +112,7 @@ def zones_belong_to_region(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]
 @only_on(scheduler="slurm")
 def storage_kind_built(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
     """scheduler-nfs and (on Azure) azure-files-nfs are built; `none` is refused, not ignored."""
-    if spec.storage.kind == "none":  # (Slurm runs on Azure only: platform.UNSUPPORTED)
+    if spec.storage.kind == "none":  # (Slurm runs on Azure only: clouds/aws.py `unsupported`)
         yield Finding(
             "error",
             "storage.kind none: Slurm needs /home and /sched shared by every node; use "
@@ -155,43 +142,21 @@ def disk_sizes(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
 
 
 def tag_limits(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
-    key_max, value_max = TAG_LIMITS[spec.cloud]
     for key, value in spec.tags.items():
         where = field_path("tags", key)
-        problem = _tag_problem(spec.cloud, key, value, key_max, value_max)
+        problem = _tag_problem(cloud_of(spec.cloud), key, value)
         if problem:
             yield Finding("error", problem, where)
 
 
-def _tag_problem(cloud: str, key: str, value: str, key_max: int, value_max: int) -> str | None:
+def _tag_problem(cloud: Cloud, key: str, value: str) -> str | None:
     if key.lower().startswith(OWN_TAG_PREFIX):
         return f"tags starting with '{OWN_TAG_PREFIX}' are the project's own; rename '{key}'"
-    if not key or len(key) > key_max:
-        return f"a tag key on {cloud} has 1 to {key_max} characters"
-    if len(str(value)) > value_max:
-        return f"a tag value on {cloud} has at most {value_max} characters"
-    return TAG_RULES[cloud](key, str(value))
-
-
-def _azure_tag_problem(key: str, value: str) -> str | None:
-    bad = sorted(set(key) & AZURE_TAG_BAD_CHARS)
-    if bad:
-        return f"Azure tag names may not contain {' '.join(bad)}"
-    if key.lower().startswith(AZURE_TAG_RESERVED):
-        return f"Azure reserves tag names starting with {', '.join(AZURE_TAG_RESERVED)}"
-    return None
-
-
-def _aws_tag_problem(key: str, value: str) -> str | None:
-    if key.lower().startswith("aws:"):
-        return "AWS reserves tag keys starting with 'aws:'"
-    if not AWS_TAG_CHARS.match(key) or not AWS_TAG_CHARS.match(value):
-        return "AWS tags use letters, digits, spaces and _ . : / = + - @ only"
-    return None
-
-
-TAG_RULES = {"azure": _azure_tag_problem, "aws": _aws_tag_problem}
-"""Each cloud's own tag rules, past the lengths every cloud has (TAG_LIMITS)."""
+    if not key or len(key) > cloud.tag_key_max:
+        return f"a tag key on {cloud.name} has 1 to {cloud.tag_key_max} characters"
+    if len(str(value)) > cloud.tag_value_max:
+        return f"a tag value on {cloud.name} has at most {cloud.tag_value_max} characters"
+    return cloud.tag_problem(key, str(value))
 
 
 @only_on(cloud="azure")
@@ -233,7 +198,7 @@ def image_ids(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
     for i, part in enumerate(spec.partitions):
         if part.image:
             cloud = cloud_of(spec.cloud)
-            if not IMAGE_FORM[cloud.name](part.image):
+            if not cloud.image_form_ok(part.image):
                 yield Finding(
                     "error",
                     f"'{part.image}' is not an image {cloud.image_word} ({cloud.image_example})",
@@ -254,7 +219,7 @@ def head_image(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
             f"it ({cloud.kubernetes_node_image} boots the system nodes)",
             where,
         )
-    elif not IMAGE_FORM[cloud.name](image):
+    elif not cloud.image_form_ok(image):
         yield Finding(
             "error", f"'{image}' is not an image {cloud.image_word} ({cloud.image_example})", where
         )

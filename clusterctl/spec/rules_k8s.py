@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from clusterctl.clouds import Feature
 from clusterctl.errors import Finding
 from clusterctl.platform import cloud_of, only_on, scheduler_of, unsupported
 from clusterctl.spec.catalog import Catalog
@@ -16,7 +17,6 @@ from clusterctl.spec.kubernetes import (
     AKS_INFINIBAND_FEATURE,
     AKS_NODE_OS_UPGRADE_CHANNEL,
     AKS_UPGRADE_CHANNEL,
-    FALLBACK_NCCL_TESTS_IMAGE,
     MAINTENANCE_WINDOW,
     eks_support_type,
     kubernetes_version,
@@ -313,7 +313,7 @@ def nccl_image_pinned(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
     if spec.validation.nccl.container_image:
         return
     image = nccl_image(spec, cat)
-    if image == FALLBACK_NCCL_TESTS_IMAGE[spec.cloud] or image.endswith(":latest"):
+    if image == cloud_of(spec.cloud).nccl_tests_image or image.endswith(":latest"):
         yield Finding(
             "info",
             f"the NCCL test MPIJob runs {image}, a moving tag; pin an image with nccl-tests "
@@ -392,7 +392,7 @@ def shared_filesystem(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
     if fs is None:
         return
     where = ("kubernetes", "sharedFilesystem")
-    message = unsupported("shared Lustre file systems", spec.cloud, spec.scheduler)
+    message = unsupported(Feature.SHARED_LUSTRE, spec.cloud, spec.scheduler)
     if message:
         yield Finding("error", message, field_path(*where))
         return

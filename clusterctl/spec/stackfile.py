@@ -10,6 +10,7 @@ from typing import Any
 
 import yaml
 
+from clusterctl.clouds import all_clouds
 from clusterctl.errors import UserError
 from clusterctl.project import find_project, stack_names
 from clusterctl.spec.model import CONFIG_KEY, CONFIG_NAMESPACE
@@ -45,7 +46,10 @@ def load_yaml(text: str) -> Any:
     return yaml.load(text, Loader=_UniqueKeyLoader)
 
 
-PROVIDER_NAMESPACES = ("azure-native", "aws", "kubernetes", "pulumi", "random", "tls")
+PROVIDER_NAMESPACES = (
+    *(n for cloud in all_clouds() for n in cloud.provider_namespaces),
+    *("kubernetes", "pulumi", "random", "tls"),
+)
 _TOKEN = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*)|\[(\d+)\]")
 
 

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
+from clusterctl.constants import CLUSTER_TAG, STACK_TAG
 from clusterctl.spec.model import ClusterSpec
 
-STACK_TAG = "gpu-clusters:stack"
-CLUSTER_TAG = "gpu-clusters:cluster"
 # Kubernetes label keys cannot hold ':'; the same two facts as labels.
 STACK_LABEL = "gpu-clusters/stack"
 CLUSTER_LABEL = "gpu-clusters/cluster"

@@ -2,7 +2,8 @@
 once its compute nodes exist and either fails the update or warns (`onFailure`).
 
 `post_deploy_check` is the function (tested directly: Pulumi hooks never fire under mocks);
-`nccl_hook_binding` wires it as an after_create ResourceHook on the compute resource. The verdict
+`run_post_deploy` is the after_create hook's body, which the entry point that runs the program
+(__main__.py, `clusterctl plan`) hands to the cluster component. The verdict
 cannot be a stack output (the outputs are decided before the hook runs): the hook logs it as one
 `ncclValidation {...}` line, which `clusterctl up` reads from the engine events (see
 clusterctl/outputs.py).
@@ -116,32 +117,19 @@ def keep_in_history(stack: str) -> Callable[[Any], None]:
     return keep
 
 
-def nccl_hook_binding(spec: ClusterSpec, stack: str, outputs: Callable[[], Mapping[str, Any]]):
-    """ResourceHookBinding(after_create=[hook]) for the last compute resource, or None when off.
-
-    `outputs` returns the stack outputs once resolved (the hook runs after the resource exists).
-    A raising hook fails the update unless ResourceHookOptions(ignore_errors=True), which is
-    what onFailure: warn selects.
-    """
-    nccl = spec.validation.nccl
-    if not nccl.on_deploy:
-        return None
+def run_post_deploy(spec: ClusterSpec, stack: str, outputs: Mapping[str, Any]) -> None:
+    """The after_create hook's body: validate the fresh cluster, log the verdict as one
+    `ncclValidation {...}` line and raise when it must fail the update. The cluster component
+    binds it to its last compute resource (components/azure/slurm/slurm_cluster.py) with
+    ResourceHookOptions(ignore_errors=True) for onFailure: warn; `outputs` are the stack
+    outputs, resolved by the time the hook runs."""
     import pulumi
 
-    validator = validate_stack_outputs(spec, stack)
-
-    def after_create(args: pulumi.ResourceHookArgs) -> None:
-        result = post_deploy_check(outputs(), nccl, validator, keep_in_history(stack))
-        log = {"pass": pulumi.log.info, "skipped": pulumi.log.info}.get(
-            result.verdict, pulumi.log.warn
-        )
-        log(validation_line(result.as_result()))
-        if result.fail_update:
-            raise RuntimeError(result.message)
-
-    hook = pulumi.ResourceHook(
-        f"{spec.name}-nccl-validation",
-        after_create,
-        opts=pulumi.ResourceHookOptions(ignore_errors=nccl.on_failure == "warn"),
+    nccl = spec.validation.nccl
+    result = post_deploy_check(
+        outputs, nccl, validate_stack_outputs(spec, stack), keep_in_history(stack)
     )
-    return pulumi.ResourceHookBinding(after_create=[hook])
+    log = {"pass": pulumi.log.info, "skipped": pulumi.log.info}.get(result.verdict, pulumi.log.warn)
+    log(validation_line(result.as_result()))
+    if result.fail_update:
+        raise RuntimeError(result.message)

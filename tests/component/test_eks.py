@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from clusterctl.plan.invokes import _aws_session_context
+from clusterctl.clouds.aws import session_context as _aws_session_context
 from clusterctl.spec.catalog import catalog
 from clusterctl.spec.kubernetes import MPI_ROOT_ENV
 from clusterctl.spec.kubernetes_addons import FALLBACK_CHARTS, chart_pins

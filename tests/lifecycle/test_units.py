@@ -7,11 +7,13 @@ from datetime import UTC, datetime
 
 import pytest
 
+from clusterctl.clouds.aws import AwsTagFinder
+from clusterctl.clouds.azure import AzureTagFinder
 from clusterctl.errors import UserError
 from clusterctl.lifecycle.down import plan_down
 from clusterctl.lifecycle.retry import Backoff, GaveUp, transient_cause
 from clusterctl.lifecycle.stack_export import parse_time, resources_of
-from clusterctl.lifecycle.survivors import AwsTagFinder, AzureTagFinder, CloudResource, survivors
+from clusterctl.lifecycle.survivors import CloudResource, survivors
 from clusterctl.lifecycle.workspace import find_project, preflight
 from tests.lifecycle.conftest import load_fake_module
 

@@ -142,8 +142,9 @@ print(" ".join(sorted(m for m in sys.modules if m.startswith("clusterctl."))))
 
 @pytest.mark.parametrize("stack", ["azure-h100", "aws-p5", "aks-h100"])
 def test_the_pulumi_program_imports_no_validate_or_lifecycle_code(stack: str) -> None:
-    """`pulumi up` loads what builds resources: the NCCL hook's code (clusterctl.validate) only
-    when the stack asks for it (validation.nccl.onDeploy), lifecycle's never."""
+    """`pulumi up` loads what builds resources: the program never loads the NCCL hook's code
+    (clusterctl.validate), not even when the stack asks for the hook (validation.nccl.onDeploy;
+    the entry point binds it), nor lifecycle's."""
 
     def loaded(*overrides: str) -> set[str]:
         proc = subprocess.run(
@@ -153,11 +154,42 @@ def test_the_pulumi_program_imports_no_validate_or_lifecycle_code(stack: str) ->
         assert proc.returncode == 0, proc.stderr[-2000:]
         return set(proc.stdout.split())
 
-    plain = loaded()
-    assert "clusterctl.spec.model" in plain  # the check saw the program's imports
-    assert {
-        m for m in plain if m.startswith(("clusterctl.validate", "clusterctl.lifecycle"))
-    } == set()
-    if stack == "azure-h100":
-        hooked = loaded("validation.nccl.onDeploy=true")
-        assert "clusterctl.validate.hook" in hooked
+    for overrides in ([], ["validation.nccl.onDeploy=true"]):
+        modules = loaded(*overrides)
+        assert "clusterctl.spec.model" in modules  # the check saw the program's imports
+        assert {
+            m for m in modules if m.startswith(("clusterctl.validate", "clusterctl.lifecycle"))
+        } == set()
+
+
+ENTRY_POINT = """
+import json, os, runpy, sys
+import yaml
+from clusterctl.plan.invokes import MOCK_INVOKES
+from clusterctl.plan.mockengine import run_program
+
+stack = sys.argv[1]
+cluster = yaml.safe_load(open(f"stacks/Pulumi.{stack}.yaml"))["config"]["gpu-clusters:cluster"]
+cluster.setdefault("validation", {}).setdefault("nccl", {})["onDeploy"] = True
+os.environ["PULUMI_CONFIG"] = json.dumps({"gpu-clusters:cluster": json.dumps(cluster)})
+os.environ["GPUCL_SKIP_PREFLIGHT"] = "a test of the program's imports"
+run = run_program(lambda: runpy.run_path("__main__.py") and {}, project="gpu-clusters",
+                  stack=stack, invokes=MOCK_INVOKES)
+print(json.dumps({
+    "hooks": sorted(h for r in run.resources for h in r.after_create_hooks),
+    "validate": sorted(m for m in sys.modules if m.startswith("clusterctl.validate")),
+}))
+"""
+
+
+def test_the_program_entry_point_binds_the_nccl_hook_without_loading_validate() -> None:
+    """`pulumi up` runs __main__.py: with validation.nccl.onDeploy the hook is bound to the last
+    scale set, and the validation's code (clusterctl.validate) loads only when the hook fires."""
+    proc = subprocess.run(
+        [sys.executable, "-c", ENTRY_POINT, "azure-h100"],
+        capture_output=True, text=True, timeout=300, cwd=ROOT,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    seen = json.loads(proc.stdout.splitlines()[-1])
+    assert seen["hooks"] == ["h100-nccl-validation"]
+    assert seen["validate"] == []

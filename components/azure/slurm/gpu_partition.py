@@ -34,6 +34,7 @@ import pulumi
 import pulumi_azure_native as azure
 
 from clusterctl.render.cloud_init import azure_custom_data, render_cloud_init
+from clusterctl.render.roles import SlurmPlan
 from clusterctl.spec.catalog import catalog
 from clusterctl.spec.model import ClusterSpec, PartitionSpec
 from clusterctl.spec.tags import cloud_tags
@@ -73,20 +74,27 @@ class GpuPartition(pulumi.ComponentResource):
         network: AzureNetwork,
         secrets: ClusterSecrets,
         files_account: pulumi.Input[str] | None = None,
+        plan: SlurmPlan | None = None,
         hooks: pulumi.ResourceHookBinding | None = None,
         after: list[pulumi.Resource] | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ):
         """`hooks` bind to the partition's last scale set (the post-deploy validation);
         `files_account` names /home's Azure Files share, if it has one; every scale set waits
-        for `after` (the resize drain: a capacity decrease deletes VMs)."""
+        for `after` (the resize drain: a capacity decrease deletes VMs); `plan`: the cluster's
+        files rendered once for this run (clusterctl/render/roles.py)."""
         super().__init__("gpu-clusters:azure:GpuPartition", name, None, opts)
         sku = catalog().get(partition.sku, "azure")
         assert sku is not None  # the spec rules refuse unknown SKUs before any component runs
         custom_data = pulumi.Output.all(secrets.munge_key_b64, files_account).apply(
             lambda v: azure_custom_data(
                 render_cloud_init(
-                    spec, stack, munge_key_b64=v[0], partition=partition, files_account=v[1]
+                    spec,
+                    stack,
+                    munge_key_b64=v[0],
+                    partition=partition,
+                    files_account=v[1],
+                    plan=plan,
                 )
             )
         )

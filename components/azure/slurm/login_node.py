@@ -9,6 +9,7 @@ import pulumi
 import pulumi_azure_native as azure
 
 from clusterctl.render.cloud_init import azure_custom_data, render_cloud_init
+from clusterctl.render.roles import SlurmPlan
 from clusterctl.spec.defaults import login_host, login_sku
 from clusterctl.spec.model import ClusterSpec
 from clusterctl.spec.tags import cloud_tags
@@ -34,8 +35,10 @@ class LoginNode(pulumi.ComponentResource):
         network: AzureNetwork,
         secrets: ClusterSecrets,
         files_account: pulumi.Input[str] | None = None,
+        plan: SlurmPlan | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ):
+        """`plan`: the cluster's files rendered once for this run (clusterctl/render/roles.py)."""
         super().__init__("gpu-clusters:azure:LoginNode", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         tags = cloud_tags(spec, stack, **{"gpu-clusters:role": "login"})
@@ -60,7 +63,12 @@ class LoginNode(pulumi.ComponentResource):
         custom_data = pulumi.Output.all(secrets.munge_key_b64, files_account).apply(
             lambda v: azure_custom_data(
                 render_cloud_init(
-                    spec, stack, munge_key_b64=v[0], files_account=v[1], login_index=index
+                    spec,
+                    stack,
+                    munge_key_b64=v[0],
+                    files_account=v[1],
+                    login_index=index,
+                    plan=plan,
                 )
             )
         )

@@ -11,6 +11,7 @@ import pulumi
 import pulumi_azure_native as azure
 
 from clusterctl.render.cloud_init import azure_custom_data, render_cloud_init
+from clusterctl.render.roles import SlurmPlan
 from clusterctl.render.site import scheduler_host
 from clusterctl.render.storage import scheduler_disk_gib
 from clusterctl.spec.defaults import head_sku
@@ -35,9 +36,11 @@ class SchedulerNode(pulumi.ComponentResource):
         network: AzureNetwork,
         secrets: ClusterSecrets,
         files_account: pulumi.Input[str] | None = None,
+        plan: SlurmPlan | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ):
-        """`files_account`: the storage account of /home's Azure Files share, if it has one."""
+        """`files_account`: the storage account of /home's Azure Files share, if it has one;
+        `plan`: the cluster's files rendered once for this run (clusterctl/render/roles.py)."""
         super().__init__("gpu-clusters:azure:SchedulerNode", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         tags = cloud_tags(spec, stack, **{"gpu-clusters:role": "scheduler"})
@@ -51,7 +54,7 @@ class SchedulerNode(pulumi.ComponentResource):
         )
         self._nic(name, spec, network, rg, tags, child)
         self._data_disk(name, spec, stack, rg)
-        self._vm(name, spec, stack, secrets, files_account, rg, tags)
+        self._vm(name, spec, stack, secrets, files_account, rg, tags, plan)
         self.private_ip = self.nic.ip_configurations.apply(
             lambda cfgs: (
                 (cfgs or [{}])[0].get("private_ip_address")
@@ -97,12 +100,19 @@ class SchedulerNode(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, protect=spec.storage.keep_on_destroy),
         )
 
-    def _vm(self, name, spec, stack, secrets, files_account, rg, tags) -> None:
+    def _vm(self, name, spec, stack, secrets, files_account, rg, tags, plan) -> None:
         custom_data = pulumi.Output.all(
             secrets.scheduler_inputs(), files_account, self.identity.identity.client_id
         ).apply(
             lambda v: azure_custom_data(
-                render_cloud_init(spec, stack, **v[0], files_account=v[1], identity_client_id=v[2])
+                render_cloud_init(
+                    spec,
+                    stack,
+                    **v[0],
+                    files_account=v[1],
+                    identity_client_id=v[2],
+                    plan=plan,
+                )
             )
         )
         self.vm = azure.compute.VirtualMachine(

@@ -3,22 +3,27 @@
 Network -> secrets -> (the Azure Files share for /home, storage.kind azure-files-nfs) -> scheduler
 node -> one GpuPartition per spec partition. Outputs carry what
 `clusterctl validate` and `clusterctl status` need (SlurmClusterOutputs in clusterctl/outputs.py);
-with validation.nccl.onDeploy the NCCL validation runs as a hook on the last scale set
-(clusterctl/validate/hook.py).
+with validation.nccl.onDeploy the NCCL validation runs as a hook on the last scale set, bound by
+the entry point that runs the program (`post_deploy`: __main__.py, `clusterctl plan`), so the
+program itself imports no validation code.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import pulumi
 
 from clusterctl import outputs as out
+from clusterctl.render.roles import SlurmPlan, plan_slurm
 from clusterctl.render.site import scheduler_host
 from clusterctl.render.storage import uses_files_share
+from clusterctl.render.team import render_team_sync
 from clusterctl.spec.catalog import Catalog, catalog
 from clusterctl.spec.defaults import login_count
 from clusterctl.spec.model import ClusterSpec
+from clusterctl.spec.tags import cloud_tags
 from components.azure.slurm.cluster_secrets import ClusterSecrets
 from components.azure.slurm.disk_backup import SharedDiskBackup
 from components.azure.slurm.files_share import AzureFilesShare
@@ -29,18 +34,33 @@ from components.azure.slurm.network import AzureNetwork
 from components.azure.slurm.power_role import PowerRole
 from components.azure.slurm.scheduler_node import SchedulerNode
 from components.azure.slurm.slurm_config_sync import (
+    RunCommandProps,
     SlurmConfigSync,
     SlurmResizeDrain,
     SlurmTeamSync,
 )
 
+PostDeploy = Callable[[ClusterSpec, str, Mapping[str, Any]], None]
+"""The post-deploy NCCL validation (clusterctl/validate/hook.py: run_post_deploy): given the spec,
+the stack and the resolved stack outputs, it logs the verdict and raises to fail the update."""
+
 
 class AzureSlurmCluster(pulumi.ComponentResource):
     def __init__(
-        self, name: str, spec: ClusterSpec, stack: str, opts: pulumi.ResourceOptions | None = None
+        self,
+        name: str,
+        spec: ClusterSpec,
+        stack: str,
+        opts: pulumi.ResourceOptions | None = None,
+        *,
+        plan: SlurmPlan | None = None,
+        post_deploy: PostDeploy | None = None,
     ):
+        """`plan`: the files rendered once for this run (made here when not given);
+        `post_deploy`: what binds validation.nccl.onDeploy (no hook without it)."""
         super().__init__("gpu-clusters:azure:SlurmCluster", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
+        self.plan = plan = plan or plan_slurm(spec, stack)
         self.network = AzureNetwork(f"{name}-net", spec, stack, child)
         self.secrets = ClusterSecrets(f"{name}-secrets", spec, child)
         self.files = (
@@ -56,6 +76,7 @@ class AzureSlurmCluster(pulumi.ComponentResource):
             network=self.network,
             secrets=self.secrets,
             files_account=files_account,
+            plan=plan,
             # the share, its private endpoint and DNS record exist before a node mounts /home
             opts=pulumi.ResourceOptions(parent=self, depends_on=[self.files] if self.files else []),
         )
@@ -80,6 +101,7 @@ class AzureSlurmCluster(pulumi.ComponentResource):
                 network=self.network,
                 secrets=self.secrets,
                 files_account=files_account,
+                plan=plan,
                 opts=child,
             )
             for i in range(login_count(spec))
@@ -102,14 +124,15 @@ class AzureSlurmCluster(pulumi.ComponentResource):
             if self.scheduler.public_ip is not None
             else self.scheduler.private_ip
         )
-        hooks = self._validation_hook(spec, stack, address)
-        self.resize_drain = SlurmResizeDrain(
-            f"{name}-slurm-drain",
-            spec,
-            stack,
+        hooks = self._validation_hook(spec, stack, address, post_deploy)
+        on_scheduler = RunCommandProps(
+            location=spec.region,
+            tags=cloud_tags(spec, stack, **{"gpu-clusters:role": "scheduler"}),
             vm=self.scheduler.vm,
             resource_group_name=self.network.resource_group.name,
-            opts=child,
+        )
+        self.resize_drain = SlurmResizeDrain(
+            f"{name}-slurm-drain", plan.resize_drain, on_scheduler, opts=child
         )
         last = spec.partitions[-1].name
         self.partitions = [
@@ -121,6 +144,7 @@ class AzureSlurmCluster(pulumi.ComponentResource):
                 network=self.network,
                 secrets=self.secrets,
                 files_account=files_account,
+                plan=plan,
                 hooks=hooks if part.name == last else None,
                 after=[self.resize_drain.command],
                 opts=pulumi.ResourceOptions(parent=self, depends_on=[self.scheduler.vm]),
@@ -138,21 +162,14 @@ class AzureSlurmCluster(pulumi.ComponentResource):
         )
         self.config_sync = SlurmConfigSync(
             f"{name}-slurm-config",
-            spec,
-            stack,
-            vm=self.scheduler.vm,
-            resource_group_name=self.network.resource_group.name,
+            plan.config_sync,
+            on_scheduler,
             after=[v for gp in self.partitions for _, v in gp.scale_sets],
             opts=child,
         )
         if spec.head_node.accounting:  # the team is a set of Slurm associations
             self.team_sync = SlurmTeamSync(
-                f"{name}-slurm-team",
-                spec,
-                stack,
-                vm=self.scheduler.vm,
-                resource_group_name=self.network.resource_group.name,
-                opts=child,
+                f"{name}-slurm-team", render_team_sync(spec, stack), on_scheduler, opts=child
             )
         scale_sets = {
             p.name: [g.vm_set_name(spec.name) for g, _ in gp.scale_sets]
@@ -196,17 +213,27 @@ class AzureSlurmCluster(pulumi.ComponentResource):
         }
 
     def _validation_hook(
-        self, spec: ClusterSpec, stack: str, address: pulumi.Output[str]
+        self,
+        spec: ClusterSpec,
+        stack: str,
+        address: pulumi.Output[str],
+        post_deploy: PostDeploy | None,
     ) -> pulumi.ResourceHookBinding | None:
         """Post-deploy NCCL validation (validation.nccl.onDeploy): runs after the last scale set
         is created; hooks never fire under mocks, so clusterctl/validate/hook.py is tested apart."""
-        if not spec.validation.nccl.on_deploy:
+        if not spec.validation.nccl.on_deploy or post_deploy is None:
             return None
-        from clusterctl.validate.hook import nccl_hook_binding
-
         known = self.post_deploy_validation_outputs(spec)
         address.apply(lambda value: known.__setitem__(out.SCHEDULER_ADDRESS, value))
-        return nccl_hook_binding(spec, stack, lambda: dict(known))
+        hook = pulumi.ResourceHook(
+            f"{spec.name}-nccl-validation",
+            lambda _args: post_deploy(spec, stack, dict(known)),
+            # a raising hook fails the update unless its errors are ignored: onFailure warn
+            opts=pulumi.ResourceHookOptions(
+                ignore_errors=spec.validation.nccl.on_failure == "warn"
+            ),
+        )
+        return pulumi.ResourceHookBinding(after_create=[hook])
 
 
 def partition_outputs(

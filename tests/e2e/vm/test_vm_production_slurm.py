@@ -192,10 +192,12 @@ def test_a_gpu_node_booted_while_slurmctld_is_away_waits_and_joins_when_it_retur
     never restarted toward a start limit), and register within a minute of slurmctld's return.
     The scheduler's NFS server is away too (a scheduler re-created): the boot's nofail mounts of
     /home and /sched fail, slurmd's start mounts them once they are exported again and runs
-    nothing before. Last in the module: it stops slurmctld and nfs-server for two and a half
-    minutes."""
+    nothing before. The login node, rebooted then too, mounts them once they are back, and its
+    users' timer fires again. Last in the module: it stops slurmctld and nfs-server for two and
+    a half minutes."""
     workdir, sched = cluster
     node = gpu_nodes(cluster)[-1]
+    login = login_node(cluster)
     name = on_node(cluster, node, "hostname").stdout.strip()
     spool = on_node(cluster, node, "scontrol show config | sed -n 's/^SlurmdSpoolDir *= *//p'")
     assert spool.stdout.strip().startswith("/"), spool
@@ -207,6 +209,9 @@ def test_a_gpu_node_booted_while_slurmctld_is_away_waits_and_joins_when_it_retur
         # rebooted one would start slurmd from slurmd's conf-cache without the controller
         on_node(cluster, node, f"rm -rf {spool.stdout.strip()}/conf-cache")
         boot.reboot(workdir, node, timeout=5, log=lambda _m: None)  # its boot waits on slurmd
+        # the login node too: its nofail mounts fail at this boot, and its users' timer fires
+        # (a minute after boot) into a /sched that is not there
+        boot.reboot(workdir, login, timeout=5, log=lambda _m: None)  # its boot waits on sackd
         deadline = time.monotonic() + 120  # well past the 90 s a start may take by default
         ticks = "systemctl start gpucl-names.service gpucl-power-return.service"
         while time.monotonic() < deadline:
@@ -228,8 +233,22 @@ def test_a_gpu_node_booted_while_slurmctld_is_away_waits_and_joins_when_it_retur
         assert sorted(show.stdout.split()) == ["ActiveState=activating", "SubState=start-pre"], show
         bare = on_node(cluster, node, "mountpoint -q /home || mountpoint -q /sched")
         assert bare.returncode != 0, "a shared file system mounted while its server was away"
+        # the login node's wait runs without holding its boot: an empty /home for now
+        waiting = on_node(cluster, login, "systemctl is-active gpucl-mounts.service; "
+                          "mountpoint -q /home || echo bare")  # fmt: skip
+        assert waiting.stdout.split() == ["active", "bare"], waiting
+        users_ran = "systemctl show gpucl-users.service -p ExecMainStartTimestampMonotonic --value"
+        before = int(on_node(cluster, login, users_ran).stdout.strip() or 0)
     finally:
         assert on_node(cluster, sched, "systemctl start nfs-server slurmctld").returncode == 0
+    wait_for(f"/home and /sched on {login}", lambda: on_node(
+        cluster, login, "mountpoint -q /home && mountpoint -q /sched").returncode == 0,
+        60)  # fmt: skip
+    # and the team's users timer still fires once they are back, succeeding
+    wait_for(f"gpucl-users.service run again on {login}", lambda: int(on_node(
+        cluster, login, users_ran).stdout.strip() or 0) > before and on_node(
+        cluster, login, "systemctl show gpucl-users.service -p Result --value").stdout.strip()
+        == "success", 150)  # fmt: skip
     wait_for(f"slurmd on {name} ready", lambda: on_node(
         cluster, node, "systemctl is-active slurmd").stdout.strip() == "active", 60)  # fmt: skip
     mounted = on_node(cluster, node, "mountpoint -q /home && mountpoint -q /sched")

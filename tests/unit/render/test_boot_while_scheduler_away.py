@@ -95,3 +95,40 @@ def test_slurmd_starts_only_once_its_start_has_mounted_the_shared_file_systems()
         assert path not in _values(unit, "RequiresMountsFor"), unit
     # the scratch is local (gpucl-scratch.service): its mount may keep slurmd from starting
     assert _values(unit, "RequiresMountsFor") == [SCRATCH], unit
+
+
+def _login_user_data() -> dict:
+    import yaml
+
+    from clusterctl.render.bundle import MUNGE_PLACEHOLDER
+    from clusterctl.render.cloud_init import render_cloud_init
+    from clusterctl.spec.load import load_stack_spec
+
+    spec, _ = load_stack_spec("azure-team")
+    return yaml.safe_load(
+        render_cloud_init(spec, "azure-team", munge_key_b64=MUNGE_PLACEHOLDER, login_index=0)
+    )
+
+
+def test_a_login_node_rebooted_while_the_scheduler_is_away_mounts_home_when_it_returns():
+    """The login node's fstab entries are nofail too: before, only its first boot tried them (a
+    cloud-init loop), and a later boot while the scheduler was away left /home unmounted for good.
+    A service runs the GPU nodes' wait at every boot, without holding the boot up."""
+    ud = _login_user_data()
+    files = {f["path"]: f["content"] for f in ud["write_files"]}
+    unit = files.get("/etc/systemd/system/gpucl-mounts.service")
+    assert unit, sorted(files)
+    assert _values(unit, "ExecStart") == [
+        "/usr/local/libexec/gpu-clusters/gpucl-mounts.sh",
+        "--wait",
+    ]
+    # a oneshot would keep multi-user.target (and `is-system-running`) waiting on the scheduler
+    assert _values(unit, "Type") == ["exec"] and _values(unit, "RemainAfterExit") == ["yes"]
+    assert _values(unit, "WantedBy") == ["multi-user.target"]
+    assert "remote-fs.target" in _values(unit, "After")
+    script = files["/usr/local/libexec/gpu-clusters/gpucl-mounts.sh"]
+    assert script == node_script("azure-team", "gpucl-mounts.sh")  # the GPU nodes' own wait
+    steps = [" ".join(c) if isinstance(c, list) else c for c in ud["runcmd"]]
+    assert "systemctl enable --now gpucl-mounts.service" in steps, steps
+    first = steps.index("/usr/local/libexec/gpu-clusters/gpucl-mounts.sh")  # bounded first boot
+    assert first < steps.index("systemctl enable --now gpucl-mounts.service")
