@@ -1,5 +1,5 @@
 """A month in a day, timed (root): the scripted soak on a VM sandbox of 1 scheduler + 4
-GPU nodes with power times scaled to seconds (clusterctl/sandbox/vm/soak.py), its table per run,
+GPU nodes with power times scaled to seconds (tests/e2e/vm/soak.py), its table per run,
 then medians.
 
     sudo .venv/bin/python benchmarks/soak.py [--runs 1] [--json result.json]
@@ -22,7 +22,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from clusterctl.sandbox.vm import report, soak
+from clusterctl.sandbox.vm import report
+from tests.e2e.vm import soak  # the scripted month lives with its e2e test
 
 TARGET_S = 20 * 60
 

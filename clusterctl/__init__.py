@@ -4,7 +4,8 @@ Packages, top layer first (pyproject.toml's import contract keeps each to those 
   cli         the `clusterctl` command line; the one place that joins the parts below
   plan        `clusterctl plan`: the Pulumi program under Pulumi's mocks, offline
   nodes       day-2 node operations (`clusterctl node replace`)
-  sandbox     the local sandbox: a stack's nodes booted like VMs on this machine
+  sandbox     the local sandbox: a stack's nodes booted like VMs on this machine (in a source
+              checkout only: the built wheel leaves it out)
   acceptance  the acceptance report `validate --report` writes (HTML, PNG, SVG; matplotlib)
   validate    `clusterctl validate --nccl | --train`: launch, judge, localise, drain
   lifecycle   `clusterctl up / status / down` over the user's `pulumi` CLI
@@ -23,6 +24,7 @@ Packages, top layer first (pyproject.toml's import contract keeps each to those 
   interrupt   Ctrl-C handling
   constants   values with one home (the drain prefix, the NCCL sweep's bounds, the exit codes)
   figures     money as the commands print it ("unknown" without a price), JSON without float noise
+  host_tools  the host programs the sandbox runs, with their Debian packages (`doctor` lists them)
 """
 
 __version__ = "0.1.0"

@@ -12,6 +12,8 @@ import typer
 from rich.console import Console, ConsoleDimensions
 from rich.markup import escape
 
+from clusterctl.errors import UserError
+
 VERBOSE_ENV = "CLUSTERCTL_VERBOSE"
 """Set by `--verbose` (or by the user): commands say more."""
 
@@ -136,6 +138,22 @@ def sandbox_workdir(sandbox: bool, sandbox_dir: Path | None) -> str | None:
     return str(sandbox_dir or VM_WORKDIR)
 
 
+SANDBOX_ABSENT = (
+    "the sandbox ships with the source checkout, not the installed package: in a clone of "
+    'gpu-clusters run python3 -m venv .venv && .venv/bin/pip install -e ".[dev]" (its README\'s '
+    "first command) and use .venv/bin/clusterctl"
+)
+
+
+def need_sandbox(what: str) -> None:
+    """Refuse `what` in one line when clusterctl.sandbox is not installed: the wheel leaves it
+    out (pyproject.toml), an editable install of the checkout has it."""
+    import importlib.util
+
+    if importlib.util.find_spec("clusterctl.sandbox") is None:
+        raise UserError(f"{what}: {SANDBOX_ABSENT}")
+
+
 def resolve_target(*, sandbox: str | None = None, **given: Any):
     """validate.targets.resolve, or for `--sandbox` the sandbox's own target (the one place that
     joins them: validation imports nothing of the sandbox)."""
@@ -145,6 +163,7 @@ def resolve_target(*, sandbox: str | None = None, **given: Any):
     which_target(sandbox=sandbox, **{k: given.get(k) for k in keys})
     if sandbox is None:
         return resolve(**given)
+    need_sandbox("--sandbox")
     from clusterctl.sandbox.vm.target import sandbox_target
 
     return sandbox_target(Path(sandbox), given.get("nodes"))

@@ -1,7 +1,7 @@
 """`clusterctl doctor`: what this machine lacks, per path a newcomer takes, as `sky check` does.
 
 Paths: plan (nothing beyond clusterctl), the sandbox (HOST_TOOLS from
-clusterctl/sandbox/host_tools.py, the one list `sandbox up` also checks), Azure and AWS (`up`,
+clusterctl/host_tools.py, the one list `sandbox up` also checks), Azure and AWS (`up`,
 `status`, `down` drive the Pulumi CLI; the clouds' own CLIs give the credentials), and Kubernetes
 (`validate` on EKS/AKS runs kubectl, and an AKS kubeconfig runs kubelogin). `--verbose` (a global
 flag) shows every check, found ones with their path and version.
@@ -9,6 +9,7 @@ flag) shows every check, found ones with their path and version.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
 import subprocess
@@ -18,8 +19,8 @@ from typing import Annotated
 
 import typer
 
-from clusterctl.cli.common import JsonOpt, out, verbose
-from clusterctl.sandbox.host_tools import HOST_TOOLS, found_at
+from clusterctl.cli.common import SANDBOX_ABSENT, JsonOpt, out, verbose
+from clusterctl.host_tools import HOST_TOOLS, found_at
 
 PULUMI_INSTALL = "https://www.pulumi.com/docs/iac/download-install/"
 AWS_INSTALL = "https://docs.aws.amazon.com/cli/latest/userguide/getting-started-install.html"
@@ -120,6 +121,8 @@ def aws_cli_note(version: str | None) -> tuple[str | None, str | None]:
 
 def _checks(show_versions: bool) -> list[Check]:
     checks = []
+    if importlib.util.find_spec("clusterctl.sandbox") is None:  # an installed wheel leaves it out
+        checks.append(Check("sandbox", "clusterctl.sandbox", None, problem=SANDBOX_ABSENT))
     for t in HOST_TOOLS:
         at = found_at(t.name)
         problem = None if at else f"{t.why}; install it: sudo apt-get install {t.package}"
@@ -181,7 +184,7 @@ def doctor(
 
 def _print(checks: list[Check], lacking: set[str], only: str | None) -> None:
     def say(text: str) -> None:
-        out.print(text, highlight=False, soft_wrap=True)
+        out.print(text, highlight=False, soft_wrap=True, markup=False)
 
     for path in PATHS:
         if only not in (None, path):

@@ -8,6 +8,8 @@ import sys
 
 import typer
 
+from clusterctl.cli.common import need_sandbox
+
 sandbox_app = typer.Typer(
     help="Boot a stack's cluster for real on this Linux machine (root; no cloud account).",
     no_args_is_help=True,
@@ -23,6 +25,12 @@ def register(app: typer.Typer) -> None:
     from clusterctl.cli.sandbox_vm import vm_app
 
     sandbox_app.registered_commands.extend(vm_app.registered_commands)
+
+    # Runs before any sandbox command (and before a command's own --help is read): an installed
+    # wheel has no clusterctl.sandbox, so every command says so in one line instead of a traceback.
+    @sandbox_app.callback()
+    def installed(ctx: typer.Context) -> None:
+        need_sandbox(f"sandbox {ctx.invoked_subcommand or ''}".rstrip())
 
     @vm_app.callback()
     def old_spelling(ctx: typer.Context) -> None:

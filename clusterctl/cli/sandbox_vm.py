@@ -76,7 +76,7 @@ def up_cmd(
     except ValueError as exc:
         raise UserError(f"sandbox up --slurm: {exc}") from None
     _need_root()
-    from clusterctl.sandbox import host_tools
+    from clusterctl import host_tools
 
     gone = host_tools.missing()
     if gone:  # before anything is made: nothing to clean up

@@ -77,7 +77,7 @@ def test_sandbox_up_refuses_before_making_anything_when_a_tool_is_missing(
     # `sandbox up` checks root before its tools: root as far as that check sees, so any user
     # runs this test (it makes nothing that needs root)
     monkeypatch.setattr(os, "geteuid", lambda: 0)
-    from clusterctl.sandbox import host_tools
+    from clusterctl import host_tools
 
     monkeypatch.setattr(
         host_tools, "found_at", lambda name: None if name == "mkfs.ext4" else f"/bin/{name}"

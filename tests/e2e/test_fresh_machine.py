@@ -90,7 +90,7 @@ def test_the_readme_install_line_readies_a_fresh_debian(suite: str, tmp_path: Pa
         venv = sh("python3 -m venv /tmp/venv && /tmp/venv/bin/python -m pip --version")
         assert venv.returncode == 0, venv.stdout[-1000:] + venv.stderr[-1000:]
         tools = sh(
-            "cd /mnt && python3 -c 'from clusterctl.sandbox.host_tools import missing; "
+            "cd /mnt && python3 -c 'from clusterctl.host_tools import missing; "
             'print(" ".join(t.name for t in missing()))\''
         )
         assert tools.returncode == 0, tools.stderr

@@ -6,6 +6,7 @@ Modules, one concern each:
   repo           the local apt repository (Debian's .debs + slurm-smd/nfs stand-in packages)
                  and the GPU nodes' HPC-image layer
   github         the github.com stand-in: enroot .debs, pyxis and NHC repositories, TLS
+  debs           the .debs the apt and github.com stand-ins build (one file tree -> one .deb)
   labserver      the HTTP(S) server in the lab netns: apt repo, IMDS, github.com (stdlib only)
   lab            network namespaces, bridge, veths, the lab server process
   nfsbind        the NFS stand-in's server side: attach a node's export inside another node
@@ -20,7 +21,6 @@ Modules, one concern each:
   relay          ssh's ProxyCommand into the lab (stdlib only)
   attach         `sandbox exec`: a command on a node, attached to this terminal
   target         the sandbox as a validation target, and its probe benchmark
-  soak           a month in a day: a scripted month of day-2 life, with its invariants
 
 Public API (what a CLI calls):
   boot.cluster_from_plan(plan_dir, nodes=None, gpus=8, nvme_disks=1) -> list[boot.NodeSpec]

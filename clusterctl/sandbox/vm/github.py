@@ -24,7 +24,7 @@ import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from .repo import ARCH, _build_deb
+from .debs import ARCH, build_deb
 
 HOST = "github.com"
 SOURCES = Path(__file__).parent / "files" / "github"
@@ -73,7 +73,9 @@ class Pins:
 
 
 def digest(pins: Pins) -> str:
-    h = hashlib.sha256(Path(__file__).read_bytes() + json.dumps(asdict(pins)).encode())
+    # debs.py builds the enroot .debs: a change there is a change of the stand-in
+    sources = Path(__file__).read_bytes() + Path(__file__).with_name("debs.py").read_bytes()
+    h = hashlib.sha256(sources + json.dumps(asdict(pins)).encode())
     for path in sorted([*SOURCES.rglob("*"), *VENDOR.rglob("*")]):
         if path.is_file():
             h.update(str(path.relative_to(SOURCES.parent)).encode() + b"\0")
@@ -222,7 +224,7 @@ def _enroot_debs(releases: Path, version: str) -> None:
             "Architecture": ARCH,
             "Maintainer": "gpu-clusters sandbox <sandbox@localhost>",
         }
-        _build_deb(
+        build_deb(
             tree,
             {
                 "Package": "enroot",
@@ -236,7 +238,7 @@ def _enroot_debs(releases: Path, version: str) -> None:
         caps = Path(tmp) / "caps"
         (caps / "DEBIAN").mkdir(parents=True)
         shutil.copy2(src / "caps" / "postinst", caps / "DEBIAN" / "postinst")
-        _build_deb(
+        build_deb(
             caps,
             {
                 "Package": "enroot+caps",
@@ -246,7 +248,7 @@ def _enroot_debs(releases: Path, version: str) -> None:
             },
             releases,
         )
-    for deb in releases.glob("*.deb"):  # _build_deb names them <pkg>_<version>_<arch>.deb
+    for deb in releases.glob("*.deb"):  # build_deb names them <pkg>_<version>_<arch>.deb
         assert deb.name.endswith(f"_{deb_version}_{ARCH}.deb"), deb.name
 
 

@@ -30,11 +30,12 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from .debs import ARCH, build_deb
+
 STANDINS = Path(__file__).parent / "files" / "standins"
 HPC_IMAGE_FILES = Path(__file__).parent / "files" / "hpc-image"
 """What the Azure HPC image ships outside packages (stand-ins: substitutions.py)."""
 SMD_VERSION = "25.11.5-1gpucl+deb{debian}"
-ARCH = "amd64"
 SLURM_VERSIONS = ("26.05", "24.11")
 """The Slurm releases the sandbox can run (sid's, trixie's); the first is the default."""
 SLURM_ENV = "GPUCL_SANDBOX_SLURM"
@@ -84,7 +85,9 @@ NFS_PACKAGES = {"nfs-common": "", "nfs-kernel-server": "nfs-common"}
 
 
 def repo_digest() -> str:
-    h = hashlib.sha256(Path(__file__).read_bytes())
+    # debs.py builds the stand-in packages: a change there is a change of the repository
+    sources = Path(__file__).read_bytes() + Path(__file__).with_name("debs.py").read_bytes()
+    h = hashlib.sha256(sources)
     for path in sorted([*STANDINS.rglob("*"), *HPC_IMAGE_FILES.rglob("*")]):
         if path.is_file() or path.is_symlink():
             h.update(str(path.relative_to(STANDINS.parent)).encode())
@@ -166,29 +169,6 @@ def _deps_without(depends: str, drop: re.Pattern[str]) -> list[str]:
     return out
 
 
-def _build_deb(tree: Path, fields: dict[str, str], out_dir: Path) -> Path:
-    debian = tree / "DEBIAN"
-    debian.mkdir(exist_ok=True)
-    debian.joinpath("control").write_text("".join(f"{k}: {v}\n" for k, v in fields.items()))
-    conffiles = (
-        sorted("/" + str(p.relative_to(tree)) for p in (tree / "etc").rglob("*") if p.is_file())
-        if (tree / "etc").is_dir()
-        else []
-    )
-    if conffiles:
-        debian.joinpath("conffiles").write_text("".join(c + "\n" for c in conffiles))
-    out = (
-        out_dir
-        / f"{fields['Package']}_{fields['Version'].split(':')[-1]}_{fields['Architecture']}.deb"
-    )
-    subprocess.run(
-        ["dpkg-deb", "--root-owner-group", "-Zzstd", "-b", str(tree), str(out)],
-        check=True,
-        capture_output=True,
-    )
-    return out
-
-
 def build_smd(debs: list[Path], out_dir: Path, work: Path) -> list[Path]:
     """Repackage Debian's Slurm .debs as Microsoft-named stand-ins: files, no maintainer scripts."""
     by_name = {control(d)["Package"]: d for d in debs if SLURM_DEB.match(d.name)}
@@ -218,7 +198,7 @@ def build_smd(debs: list[Path], out_dir: Path, work: Path) -> list[Path]:
         }
         if not depends:
             del fields["Depends"]
-        built.append(_build_deb(tree, fields, out_dir))
+        built.append(build_deb(tree, fields, out_dir))
     return built
 
 
@@ -253,7 +233,7 @@ def build_nfs(out_dir: Path, work: Path) -> list[Path]:
         }
         if not depends:
             del fields["Depends"]
-        built.append(_build_deb(tree, fields, out_dir))
+        built.append(build_deb(tree, fields, out_dir))
     return built
 
 
@@ -269,7 +249,7 @@ def build_pmix(out_dir: Path, work: Path) -> Path:
         "Description": "gpucl sandbox stand-in for Microsoft's pmix (Debian's libpmix2t64, "
         "which Debian's Slurm is built against)",
     }
-    return _build_deb(tree, fields, out_dir)
+    return build_deb(tree, fields, out_dir)
 
 
 def _overlay(src: Path, dst: Path) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from clusterctl.sandbox.vm import soak
+from tests.e2e.vm import soak
 from tests.e2e.vm.conftest import need_sandbox, other_sandboxes
 
 pytestmark = pytest.mark.sandbox

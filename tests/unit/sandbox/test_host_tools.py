@@ -1,4 +1,4 @@
-"""HOST_TOOLS (clusterctl/sandbox/host_tools.py) names every program the sandbox's own code runs on
+"""HOST_TOOLS (clusterctl/host_tools.py) names every program the sandbox's own code runs on
 the host, so `doctor`, `sandbox up`'s preflight and the README's install line cover them all."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from clusterctl.sandbox import host_tools
-from clusterctl.sandbox.host_tools import HOST_TOOLS, missing_lines
+from clusterctl import host_tools
+from clusterctl.host_tools import HOST_TOOLS, missing_lines
 
 ROOT = Path(__file__).parents[3]
 # The forms that start a host program: subprocess calls, the sandbox's run helpers, and the argv

@@ -1,9 +1,9 @@
-"""The soak's bookkeeping (clusterctl/sandbox/vm/soak.py) without a sandbox: hostlists, the
+"""The soak's bookkeeping (tests/e2e/vm/soak.py) without a sandbox: hostlists, the
 transitional marks of sinfo's states, and the table it prints."""
 
 from __future__ import annotations
 
-from clusterctl.sandbox.vm import soak
+from tests.e2e.vm import soak
 
 
 def test_hostlists_expand_as_slurm_writes_them() -> None:

@@ -61,8 +61,7 @@ from clusterctl.power.names import (
     vm_name,
     vm_set_name,
 )
-
-from . import boot, faults, power, substitutions, vmstate
+from clusterctl.sandbox.vm import boot, faults, power, substitutions, vmstate
 
 SUSPEND_S, SUSPEND_TIMEOUT_S, RESUME_TIMEOUT_S = 20, 10, 100
 MARGIN_S = 60.0
@@ -1012,7 +1011,7 @@ by the product itself, which the next steps' checks hold it to)."""
 def main(argv: list[str] | None = None) -> int:
     import argparse
 
-    ap = argparse.ArgumentParser(prog="python -m clusterctl.sandbox.vm.soak")
+    ap = argparse.ArgumentParser(prog="python -m tests.e2e.vm.soak")
     ap.add_argument("--workdir", type=Path, required=True)
     ap.add_argument("--json", type=Path, help="write the result here too")
     args = ap.parse_args(argv)
