@@ -141,7 +141,7 @@ nccl_version  # unused variable (clusterctl/nccl/model.py:79)
 n_threads  # unused variable (clusterctl/nccl/model.py:80)
 n_gpus  # unused variable (clusterctl/nccl/model.py:81)
 
-# read by tests/unit/test_efa_layout.py
+# read by tests/unit/spec/test_efa_layout.py
 _.is_efa  # unused property (clusterctl/spec/efa.py:27)
 
 # read by templates/slurm/slurm.conf.j2

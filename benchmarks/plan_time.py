@@ -5,7 +5,7 @@ against a floor measured in the same run.
 
 Prints medians of several runs. The floor is a Python process that imports exactly the provider
 modules `plan -s azure-h100` imports (listed by running that plan once in-process) and nothing
-else: no plan can start faster than its provider classes load. Targets (issue 30): `plan -s
+else: no plan can start faster than its provider classes load. Targets: `plan -s
 azure-h100` <= 1.2x the floor, and 512 nodes <= 1.1x of 2 nodes (scale sets carry the node count,
 no resource per node).
 """

@@ -1,4 +1,4 @@
-"""What Slurm power saving saves (issue 13), on a synthetic 24 h job trace.
+"""What Slurm power saving saves, on a synthetic 24 h job trace.
 
 (b) Simulated, here: a 16-node ND H100 v5 partition (8 GPUs per node) over 24 hours. Jobs arrive
 as a Poisson process whose rate follows the working day (busy 08-20 h, a quarter of that at

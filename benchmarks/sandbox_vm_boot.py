@@ -10,7 +10,7 @@ Boots the stack's rendered user-data (azure-h100 by default), as `clusterctl san
 `floor`: the CPU seconds the nodes' own boots used, over this machine's cores: no harness could
 boot them faster here; `x floor` is total over floor. `cpu/gpu s`: the CPU seconds of one GPU
 node's first boot (median over the nodes, its container's cgroup).
-Targets (#11): uncached build <= 180 s, cached 0 s; 1+4 to idle <= 45 s, 1+16 <= 180 s;
+Targets: uncached build <= 180 s, cached 0 s; 1+4 to idle <= 45 s, 1+16 <= 180 s;
 <= 100 MiB idle PSS per container; down <= 10 s for 16 nodes.
 """
 

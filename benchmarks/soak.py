@@ -1,4 +1,4 @@
-"""A month in a day (issue 23), timed (root): the scripted soak on a VM sandbox of 1 scheduler + 4
+"""A month in a day, timed (root): the scripted soak on a VM sandbox of 1 scheduler + 4
 GPU nodes with power times scaled to seconds (tests/e2e/vm/soak.py), its table per run,
 then medians.
 
@@ -8,7 +8,7 @@ Each run boots its own sandbox, plays every step of the month, checks the invari
 step and at every poll, and brings the sandbox down. `floor`: the same run's boot of 1+4 nodes to
 idle (no soak can take less); `x floor` is the soak's wall time over it. Exit 1 when any run saw
 a violation or lost a job, or when the median wall time is above the target (stderr says which).
-Target (#23): the whole soak, boot included, <= 20 min on a 2-core machine.
+Target: the whole soak, boot included, <= 20 min on a 2-core machine.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 model (clusterctl/spec/model.py): one row per key with its type and limits, its default and the
 field's docstring. The model is the one source: edit a field's docstring there, then run
 `.venv/bin/python tools/config_reference.py`; `--check` exits 1 when the page in the checkout
-differs from what the model gives (tests/unit/test_config_reference.py runs it)."""
+differs from what the model gives (tests/unit/spec/test_config_reference.py runs it)."""
 
 from __future__ import annotations
 

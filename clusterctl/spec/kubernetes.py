@@ -89,8 +89,9 @@ class VmTopology:
 
 # The PCI layout of the ND VMs as NCCL needs it (which GPU and HCA share a PCIe switch, under which
 # NUMA node), facts read from Azure/azhpc-images topology/ndv5-topo.xml and ndv4-topo.xml (the files
-# the HPC image installs under /opt/microsoft; tests/unit/test_nccl_topology_reference.py checks
-# them against copies in tests/data/azhpc-topology). nccl_topology_xml() writes NCCL's topology XML
+# the HPC image installs under /opt/microsoft;
+# tests/unit/render/test_nccl_topology_reference.py checks them against copies in
+# tests/data/azhpc-topology). nccl_topology_xml() writes NCCL's topology XML
 # from it for the ConfigMap the AKS workers mount. GPUs are PCI class 0x0302, HCAs 0x0207 (the VFs
 # 15b3:101e on ND H100 v5, 15b3:101c on ND A100 v4).
 NCCL_TOPOLOGY: dict[str, VmTopology] = {

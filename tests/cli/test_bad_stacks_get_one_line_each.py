@@ -1,4 +1,4 @@
-"""Issue 30 item 5 and the three classes of bad stacks it held out: each is one `error:` line per
+"""Bad stacks, and three classes of them that used to slip through: each is one `error:` line per
 problem naming the field and the fix, exit 2, never an internal error.
 
 - an AWS address space too small for the nodes it must hold,

@@ -1,4 +1,4 @@
-"""Issue 30 item 12: `clusterctl doctor` names each missing host tool with its package, and its one
+"""`clusterctl doctor` names each missing host tool with its package, and its one
 tool list (HOST_TOOLS) is what the README's first command and `.ci/run` install."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 30 item 12: `-h` is `--help` everywhere, `plan --out` never mixes an earlier plan's
+"""`-h` is `--help` everywhere, `plan --out` never mixes an earlier plan's
 files into a new one, `catalog` never cuts a SKU name, and `stacks` lists the project's stacks."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 30 item 8: under --json every error is `{"error": ...}` on stdout, with the exit code the
+"""Under --json every error is `{"error": ...}` on stdout, with the exit code the
 same error has without --json (as `pulumi --json` and `sky` users expect)."""
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ import re
 
 from tests.cli.conftest import H100, NCCL_DATA
 
-LOW = NCCL_DATA / "derived_i41_h100_12pct_low.txt"  # margin -0.591715976331361 unrounded
+LOW = NCCL_DATA / "derived_h100_12pct_low.txt"  # margin -0.591715976331361 unrounded
 NOISE = re.compile(r"\d\.\d{11,}")
 
 

@@ -1,4 +1,4 @@
-"""Issue 30 items 4 and 6: `init` never overwrites without --force, and a path the system refuses
+"""`init` never overwrites without --force, and a path the system refuses
 (--out, init's folder, schema --out, --junit, a non-UTF-8 stack) is one line naming the path and
 the fix, exit 2: never `internal error` or a traceback."""
 

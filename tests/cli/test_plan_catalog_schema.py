@@ -61,7 +61,7 @@ def test_schema_goes_to_stdout_and_writes_only_where_told(tmp_path) -> None:
 
 
 def test_plan_shows_the_power_roles_actions_and_scopes(cli) -> None:
-    """Issue 13: what the scheduler's identity may do, and where, is visible before `up`."""
+    """What the scheduler's identity may do, and where, is visible before `up`."""
     result = cli("plan", "-s", "azure-h100", "--set", "partitions[0].nodes=150")
     assert result.exit_code == 0, result.output
     text = result.stdout

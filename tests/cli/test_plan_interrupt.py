@@ -1,4 +1,4 @@
-"""Issue 30 item 7: Ctrl-C during `plan` exits 130 quietly, wherever it lands: the imports, the
+"""Ctrl-C during `plan` exits 130 quietly, wherever it lands: the imports, the
 Pulumi mock engine's asyncio loop, the rendering. Never a traceback, asyncio noise or exit 1."""
 
 from __future__ import annotations

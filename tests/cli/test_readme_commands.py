@@ -138,7 +138,7 @@ RUN_HERE = [
 ]
 
 # Sample logs of failing runs: a documented command judging one must give the verdict's exit 1.
-FAILING_SAMPLES = ("derived_i27_azure_socket_fallback.txt", "straggler-2-node.out")
+FAILING_SAMPLES = ("derived_azure_socket_fallback.txt", "straggler-2-node.out")
 
 _INLINE = re.compile(r"`((?:sudo )?(?:\.venv/bin/)?clusterctl [^`]+)`")
 

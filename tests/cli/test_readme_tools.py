@@ -1,5 +1,5 @@
 """The cloud path's page (docs/cloud-path.md) names every program `pulumi up` runs on the user's
-machine (issue 14 item 14).
+machine.
 
 The EKS kubeconfig authenticates with an exec plugin (`aws eks get-token`): the Kubernetes
 provider runs it during `pulumi up` to install the add-ons, so without the AWS CLI on PATH the

@@ -10,7 +10,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from tests.data.nccl.derive_issue41 import ib_log
+from tests.data.nccl.derive_fabric_margin import ib_log
 from tests.validate.test_default_algorithm import A100, H100, Launcher, _target
 
 

@@ -1,4 +1,4 @@
-"""`validate --nccl` as a person reads it (issue 41): each host's fabric, expected vs measured and
+"""`validate --nccl` as a person reads it: each host's fabric, expected vs measured and
 the reason, on the terminal, in --json, --junit and `validate history`."""
 
 from __future__ import annotations
@@ -19,24 +19,24 @@ def from_log(cli, sample: str, sku: str = H100, *more: str):
 @pytest.mark.parametrize(
     ("sample", "sku", "code", "lines"),
     [
-        ("derived_i41_h100_7_of_8_ib.txt", H100, 1,
+        ("derived_h100_7_of_8_ib.txt", H100, 1,
          ["h100-1: 7 of 8 IB devices, mlx5_ib5 missing",
           "fabric h100-0: IB, mlx5_ib0..7 (8 IB devices), GPUDirect RDMA (16/16 channels) "
           "[SKU: 8 IB devices, GPUDirect RDMA]",
           "expected 384 GB/s (derived) at 16 GiB, measured 338.00 (-12.0%); warn below 357, "
           "fail below 338"]),
-        ("derived_i41_h100_no_gdr.txt", H100, 1,
+        ("derived_h100_no_gdr.txt", H100, 1,
          ["h100-1: no GPUDirect RDMA", "fabric h100-1: IB, mlx5_ib0..7 (8 IB devices), no "
           "GPUDirect RDMA (0/16 channels)"]),
-        ("derived_i41_h100_12pct_low.txt", H100, 1,
+        ("derived_h100_12pct_low.txt", H100, 1,
          ["is below the floor 338 GB/s", "expected 384 GB/s (derived): -12.5%"]),
-        ("derived_i41_p5_31_nics.txt", "p5.48xlarge", 1,
+        ("derived_p5_31_nics.txt", "p5.48xlarge", 1,
          ["ip-10-1-45-213: 31 of 32 EFA NICs, NET/OFI found 31 nics",
           "fabric ip-10-1-45-213: AWS Libfabric, provider efa, 31 EFA NICs"]),
-        ("derived_i41_h100_healthy.txt", H100, 0,
+        ("derived_h100_healthy.txt", H100, 0,
          ["expected 384 GB/s (derived) at 16 GiB, measured 381.40 (-0.7%)", "NCCL validation: "
           "pass"]),
-        ("derived_i41_p5_healthy.txt", "p5.48xlarge", 0, ["32 EFA NICs, GPUDirect RDMA"]),
+        ("derived_p5_healthy.txt", "p5.48xlarge", 0, ["32 EFA NICs, GPUDirect RDMA"]),
     ],
 )  # fmt: skip
 def test_the_terminal_shows_fabric_expected_and_reason(cli, sample, sku, code, lines) -> None:
@@ -49,7 +49,7 @@ def test_the_terminal_shows_fabric_expected_and_reason(cli, sample, sku, code, l
 
 def test_json_and_junit_carry_them(cli, tmp_path) -> None:
     junit = tmp_path / "r.xml"
-    res = from_log(cli, "derived_i41_h100_7_of_8_ib.txt", H100, "--json", "--junit", str(junit))
+    res = from_log(cli, "derived_h100_7_of_8_ib.txt", H100, "--json", "--junit", str(junit))
     assert res.exit_code == 1
     (g,) = json.loads(res.stdout)["groups"]
     assert [f["device_count"] for f in g["fabric"]] == [8, 7]
@@ -68,7 +68,7 @@ def test_the_history_command_shows_each_hosts_fabric(cli, tmp_path, monkeypatch)
     from clusterctl.validate.history import ENV
 
     monkeypatch.setenv(ENV, str(tmp_path / "h.sqlite"))
-    res = from_log(cli, "derived_i41_h100_no_gdr.txt", H100, "--record", "azure-h100", "--json")
+    res = from_log(cli, "derived_h100_no_gdr.txt", H100, "--record", "azure-h100", "--json")
     assert res.exit_code == 1, res.output
     res = cli("validate", "history", "-s", "azure-h100", "--json")
     assert res.exit_code == 0, res.output

@@ -1,4 +1,4 @@
-"""`clusterctl validate --nccl` on Kubernetes stacks, run as the docs write it (issue 14 item 5).
+"""`clusterctl validate --nccl` on Kubernetes stacks, run as the docs write it.
 
 A stand-in kubectl (tests/fixtures/fake_kubectl) and pulumi sit on PATH; the project is a fresh
 `clusterctl init` folder whose file backend holds a deployed stack's outputs (the plan's, with the

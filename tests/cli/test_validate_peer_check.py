@@ -1,5 +1,5 @@
 """Every place a person reads a validation shows the peer check's re-run: the terminal table,
-`--json`, `--junit`, the HTML report and `validate history` (issue 41). The run is
+`--json`, `--junit`, the HTML report and `validate history`. The run is
 `validate --nccl --host` with its scheduler replaced by a launcher stand-in whose pair n7 + n8
 runs at 0.875 of the others (tests/validate/test_peer_check.py)."""
 

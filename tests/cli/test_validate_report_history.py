@@ -1,4 +1,4 @@
-"""`validate --nccl --report PATH`, `--record STACK` and `validate history -s STACK` (issue 27)."""
+"""`validate --nccl --report PATH`, `--record STACK` and `validate history -s STACK`."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pytest
 
 from tests.cli.conftest import H100, NCCL_DATA, error_lines, run_cli
 
-IB = NCCL_DATA / "derived_i27_azure_ib_gdr.txt"
-SOCKET = NCCL_DATA / "derived_i27_azure_socket_fallback.txt"
+IB = NCCL_DATA / "derived_azure_ib_gdr.txt"
+SOCKET = NCCL_DATA / "derived_azure_socket_fallback.txt"
 
 
 def judge(cli, log, *extra: str):
@@ -80,7 +80,7 @@ def test_record_keeps_a_log_run_and_history_prints_the_trend(cli, _validation_hi
     assert len(lines) == 2
     assert "pass" in lines[0] and "469.10" in lines[0] and "first accepted" in lines[0]
     assert "fail" in lines[1] and "4.69" in lines[1] and "-99.0%" in lines[1]
-    assert "derived_i27_azure_socket_fallback.txt" in lines[1] and "Socket" in lines[1]
+    assert "derived_azure_socket_fallback.txt" in lines[1] and "Socket" in lines[1]
     doc = json.loads(cli("validate", "history", "-s", "azure-h100", "--json").stdout)
     assert doc["file"] == str(_validation_history)
     assert [(r["id"], r["status"]) for r in doc["runs"]] == [(1, "pass"), (2, "fail")]

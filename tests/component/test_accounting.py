@@ -1,4 +1,4 @@
-"""headNode.accounting builds slurmdbd for real (issue 15): a generated database password kept as a
+"""headNode.accounting builds slurmdbd for real: a generated database password kept as a
 Pulumi secret, slurmdbd.conf readable by SlurmUser only, MariaDB and slurmdbd ordered and set up by
 a script, slurm.conf pointing at slurmdbd. Without it, none of this exists."""
 

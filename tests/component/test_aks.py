@@ -108,7 +108,7 @@ def test_managed_driver_means_aks_installs_it_and_no_gpu_operator(managed) -> No
 
 
 def test_infiniband_feature_is_checked_not_registered_in_the_same_up(h100) -> None:
-    """The registration is asynchronous: the program checks it (a preflight, issue 14 item 9,
+    """The registration is asynchronous: the program checks it (a preflight,
     tests/component/test_k8s_access_preflight.py) instead of racing the node pool against it."""
     assert h100.run.by_type("azure-native:features:SubscriptionFeatureRegistration") == []
     resources(h100, "gpu-clusters:azure:AksInfinibandFeature")

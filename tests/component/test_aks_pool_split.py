@@ -7,7 +7,7 @@ from __future__ import annotations
 from clusterctl.spec.catalog import catalog
 from clusterctl.spec.kubernetes import FABRIC_LABEL, nccl_launcher
 from tests.conftest import plan_stack, resources
-from tests.unit.test_rules_kubernetes import load_stack_spec
+from tests.unit.spec.test_rules_kubernetes import load_stack_spec
 
 POOL = "azure-native:containerservice:AgentPool"
 

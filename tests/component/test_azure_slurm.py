@@ -85,7 +85,7 @@ def test_compute_has_no_public_ip_and_scheduler_has_one(h100) -> None:
 
 
 def test_identity_holds_only_the_power_role_on_the_clusters_scale_sets() -> None:
-    """Issue 13: the unused Reader on the resource group becomes a custom role with exactly the
+    """The unused Reader on the resource group becomes a custom role with exactly the
     actions the power program calls, assigned per scale set (two groups here)."""
     from components.azure.slurm.power_role import POWER_ROLE_ACTIONS
     from tests.power.test_power_azure import ROLE_ACTION_OF_OPERATION
@@ -180,7 +180,7 @@ def test_post_deploy_validation_hook_binds_to_the_last_scale_set(h100) -> None:
 
 
 def test_resize_reaches_the_scheduler_through_a_run_command_not_a_new_vm() -> None:
-    """Issue 13 item 6: 2 -> 3 nodes changes the run command's script (the new slurm.conf and
+    """2 -> 3 nodes changes the run command's script (the new slurm.conf and
     `scontrol reconfigure`); the scheduler VM ignores its customData, so it is not replaced."""
     small, big = plan_stack("azure-h100"), plan_stack("azure-h100", "partitions[0].nodes=3")
     scripts = []

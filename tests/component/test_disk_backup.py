@@ -14,7 +14,7 @@ from clusterctl.spec.cost import cost_per_hour
 from clusterctl.spec.load import load_stack_spec
 from components.azure.slurm.disk_backup import DISK_BACKUP_READER, DISK_SNAPSHOT_CONTRIBUTOR
 from tests.conftest import plan_stack, resources
-from tests.unit.test_rules_input import assert_refused
+from tests.unit.spec.test_rules_input import assert_refused
 
 VAULT = "azure-native:dataprotection:BackupVault"
 POLICY = "azure-native:dataprotection:BackupPolicy"

@@ -78,7 +78,7 @@ def test_imdsv2_required_and_out_of_pods_reach(p5) -> None:
     for template in resources(p5, LT, at_least=2):
         meta = template.inputs["metadataOptions"]
         assert meta["httpTokens"] == "required"
-        # 1: ordinary pods (one hop behind the CNI) cannot read the node role (issue 28)
+        # 1: ordinary pods (one hop behind the CNI) cannot read the node role
         assert meta["httpPutResponseHopLimit"] == 1
         assert meta["httpEndpoint"] == "enabled"
 
@@ -224,7 +224,7 @@ def test_addon_charts_are_pinned_to_exact_versions(p5) -> None:
     assert operator["driver"] == {"enabled": False}
     assert operator["toolkit"] == {"enabled": False}
     (mpi,) = resources(p5, "kubernetes:yaml/v2:ConfigFile")
-    # applied from the sha256-pinned copy in config/, not fetched at deploy time (issue 28)
+    # applied from the sha256-pinned copy in config/, not fetched at deploy time
     assert re.search(r"/config/manifests/mpi-operator-v\d+\.\d+\.\d+\.yaml$", mpi.inputs["file"])
     assert not mpi.inputs["file"].startswith("http")
 

@@ -8,7 +8,7 @@ import yaml
 from clusterctl.render.kubernetes import cluster_manifests
 from clusterctl.spec.tags import STACK_TAG, cloud_tags
 from tests.conftest import plan_stack, resources
-from tests.unit.test_rules_kubernetes import load_stack_spec
+from tests.unit.spec.test_rules_kubernetes import load_stack_spec
 
 LOG_GROUP = "aws:cloudwatch/logGroup:LogGroup"
 EKS = "aws:eks/cluster:Cluster"

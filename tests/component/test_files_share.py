@@ -1,4 +1,4 @@
-"""storage.kind azure-files-nfs builds /home on a premium Azure Files NFS 4.1 share (issue 15):
+"""storage.kind azure-files-nfs builds /home on a premium Azure Files NFS 4.1 share:
 reachable only through a private endpoint in the compute subnet (public access off, the account
 firewall denying all, no shared keys, TLS 1.2), resolved through a private DNS zone linked to the
 VNet, protected like the scheduler's disk, and mounted at /home by every role with Microsoft's

@@ -1,7 +1,7 @@
 """Kubernetes GPU node groups scale to zero, under Pulumi's mock engine: EKS node groups sized by
 the cluster autoscaler (a Helm release with its own Pod Identity role), AKS pools by AKS's
 autoscaler; each told what a node offers while there is none (spec side:
-tests/unit/test_gpu_scale_to_zero.py)."""
+tests/unit/spec/test_gpu_scale_to_zero.py)."""
 
 from __future__ import annotations
 

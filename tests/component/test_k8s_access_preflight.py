@@ -1,4 +1,4 @@
-"""Issue 14 items 4 and 9: EKS admin access for SSO deployers, and the AKS InfiniBand preflight."""
+"""EKS admin access for SSO deployers, and the AKS InfiniBand preflight."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 
 from clusterctl.plan import invokes
 from tests.conftest import plan_stack, resources
-from tests.unit.test_rules_input import assert_refused
+from tests.unit.spec.test_rules_input import assert_refused
 
 ENTRY = "aws:eks/accessEntry:AccessEntry"
 
@@ -16,7 +16,7 @@ def aks():
     return plan_stack("aks-h100")
 
 
-# -- item 4: the SSO deployer gets admin through its role's issuer ARN ----------------------------
+# -- the SSO deployer gets admin through its role's issuer ARN ----------------------------
 
 SSO_SESSION = "arn:aws:sts::123456789012:assumed-role/AWSReservedSSO_Admin_0a1b2c/alice"
 SSO_ROLE = (
@@ -70,7 +70,7 @@ def test_admin_principals_override_the_deployer() -> None:
     assert sorted(e.inputs["principalArn"] for e in entries) == sorted([other, SSO_ROLE])
 
 
-# -- item 9: AKS refuses to start before AKSInfinibandSupport is Registered -----------------------
+# -- AKS refuses to start before AKSInfinibandSupport is Registered -----------------------
 
 
 def test_aks_fails_early_until_infiniband_support_is_registered(monkeypatch) -> None:

@@ -1,4 +1,4 @@
-"""Issue 14: the Kubernetes clusters work once deployed, not only `pulumi up` succeeds.
+"""The Kubernetes clusters work once deployed, not only `pulumi up` succeeds.
 
 Each test names its item. What the workers and the launcher get is read from the objects the
 program applies (the plan under mocks) and the MPIJob `clusterctl validate` creates from the
@@ -59,7 +59,7 @@ def launched_jobs(plan) -> list[dict]:
     ]
 
 
-# -- item 1: NFD labels the Mellanox VFs the NicClusterPolicy selects on ------------------------
+# -- NFD labels the Mellanox VFs the NicClusterPolicy selects on ------------------------
 
 
 def _nfd_matches(expressions: dict, device: dict) -> bool:
@@ -104,7 +104,7 @@ def test_node_feature_rule_labels_the_hcas_the_nic_policy_selects(aks, hca) -> N
     assert rule.parent == policy.parent
 
 
-# -- item 2: ranks started over ssh get the image's PATH / LD_LIBRARY_PATH / LD_PRELOAD ---------
+# -- ranks started over ssh get the image's PATH / LD_LIBRARY_PATH / LD_PRELOAD ---------
 
 
 def launcher_argv(job: dict) -> list[str]:
@@ -132,7 +132,7 @@ def test_aks_mpirun_is_absolute_and_forwards_the_image_env(aks) -> None:
         assert forwarded(argv)[:2] == ["PATH", "LD_LIBRARY_PATH"]
 
 
-# -- item 3: every env name once (the CRD's list-map; tests/unit/test_crd_schemas.py too) -------
+# -- every env name once (the CRD's list-map; tests/unit/render/test_crd_schemas.py too) ----------
 
 
 @pytest.mark.parametrize("stack", ["aks-h100", "aws-p5"])
@@ -145,7 +145,7 @@ def test_launcher_env_names_are_unique(stack: str, aks, eks) -> None:
                 assert len(names) == len(set(names)), names
 
 
-# -- item 6: the topology file exists where NCCL_TOPO_FILE points; GPUDirect over any path -------
+# -- the topology file exists where NCCL_TOPO_FILE points; GPUDirect over any path -------
 
 
 def test_aks_workers_mount_the_topology_and_nccl_uses_gdr(aks) -> None:
@@ -180,7 +180,7 @@ def test_a_cluster_made_elsewhere_gets_no_vm_only_topology_path() -> None:
     assert not env["NCCL_TOPO_FILE"].startswith("/opt/microsoft"), env["NCCL_TOPO_FILE"]
 
 
-# -- item 7: Kueue admits the job: every requested resource is covered, within quota --------------
+# -- Kueue admits the job: every requested resource is covered, within quota --------------
 
 _UNITS = {"": 1, "m": 1e-3, "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "k": 1e3, "M": 1e6}
 
@@ -225,7 +225,7 @@ def test_kueue_admits_the_nccl_job(stack: str) -> None:
     assert "nvidia.com/gpu" in taints_tolerated, "pods on the flavor's nodes tolerate the GPU taint"
 
 
-# -- item 8: GPU node groups in reserved capacity update without a surge node ---------------------
+# -- GPU node groups in reserved capacity update without a surge node ---------------------
 
 
 @pytest.mark.parametrize(
@@ -243,7 +243,7 @@ def test_reserved_gpu_node_group_updates_without_surge(overrides) -> None:
     assert gpu[0].inputs["updateConfig"].get("updateStrategy") == "MINIMAL"
 
 
-# -- item 10: a capacity reservation gets no new cluster placement group ---------------------------
+# -- a capacity reservation gets no new cluster placement group ---------------------------
 
 
 def test_odcr_gets_no_new_placement_group() -> None:
@@ -254,7 +254,7 @@ def test_odcr_gets_no_new_placement_group() -> None:
     assert any("placement group" in f.message for f in plan.findings), plan.findings
 
 
-# -- item 11: /dev/shm is bounded and the memory limit pays for it --------------------------------
+# -- /dev/shm is bounded and the memory limit pays for it --------------------------------
 
 
 @pytest.mark.parametrize("stack", ["aks-h100", "aws-p5"])
@@ -269,7 +269,7 @@ def test_shm_is_sized_and_inside_the_worker_memory_limit(stack: str, aks, eks) -
         assert limit >= size + 8 * 2**30, "the worker keeps memory of its own beyond /dev/shm"
 
 
-# -- item 12: the instance NVMe holds containerd's images ---------------------------------------
+# -- the instance NVMe holds containerd's images ---------------------------------------
 
 
 def test_eks_gpu_nodes_put_containerd_on_instance_nvme(eks) -> None:
@@ -286,7 +286,7 @@ def test_eks_gpu_nodes_put_containerd_on_instance_nvme(eks) -> None:
     assert node_config["spec"]["instance"]["localStorage"]["strategy"] == "RAID0"
 
 
-# -- item 13: the peermem loader loads the module again when it is gone -------------------------
+# -- the peermem loader loads the module again when it is gone -------------------------
 
 
 def test_peermem_loader_reloads_the_module(tmp_path: Path) -> None:

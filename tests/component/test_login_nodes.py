@@ -1,4 +1,4 @@
-"""Login nodes (issue 25): where the team lands. In the scheduler's subnet, no managed identity
+"""Login nodes: where the team lands. In the scheduler's subnet, no managed identity
 (nothing there can get a token that changes a VM), a public IP only with ssh.access direct; the
 scheduler then exports /home and /sched to them and lets only the admin log in."""
 

@@ -1,4 +1,4 @@
-"""Issue 29 item 1: the nodes' subnets leave only through a NAT gateway with one static public IP
+"""The nodes' subnets leave only through a NAT gateway with one static public IP
 (defaultOutboundAccess false), and plan prices its hours. Before: no egress resource at all, so a
 VNet made on network API 2025-07-01 or later, or a landing zone's "Subnets should be private"
 policy, left the nodes with no way to their packages."""

@@ -1,4 +1,4 @@
-"""Issue 29 item 3: the scheduler's power program authenticates as the scheduler's user-assigned
+"""The scheduler's power program authenticates as the scheduler's user-assigned
 identity named by its client id (power.json azure.clientId from the identity the program makes),
 not as whichever identity IMDS would pick."""
 

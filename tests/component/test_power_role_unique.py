@@ -1,4 +1,4 @@
-"""Issue 29 item 2: custom role names are unique per Entra tenant, so the power role's name and
+"""Custom role names are unique per Entra tenant, so the power role's name and
 id must differ between two deployments of the same stack file into different resource groups or
 subscriptions (the shipped example deployed twice collided), and stay put on a re-run."""
 

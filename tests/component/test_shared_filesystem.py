@@ -1,4 +1,4 @@
-"""kubernetes.sharedFilesystem (issue 28): FSx for Lustre on EKS, its security group open on
+"""kubernetes.sharedFilesystem: FSx for Lustre on EKS, its security group open on
 Lustre's ports to the nodes only, the FSx CSI driver as an EKS add-on, and a static volume with
 its ReadWriteMany claim in the training namespace; refused, with one line, where it is not built.
 Every assertion loop goes through tests.conftest.resources (it fails when nothing was found)."""

@@ -1,6 +1,6 @@
 """The team reaches a running Azure Slurm cluster through one Run Command on the scheduler, whose
 script carries the team: a change of the team changes its text, so `up` runs it again in place;
-a stack without accounting has none (issue 25)."""
+a stack without accounting has none."""
 
 from __future__ import annotations
 

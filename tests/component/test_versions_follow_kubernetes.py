@@ -8,7 +8,7 @@ import pytest
 from clusterctl.spec.catalog import catalog
 from clusterctl.spec.kubernetes_addons import helm_addons
 from tests.conftest import plan_stack, resources
-from tests.unit.test_rules_kubernetes import errors_of, load_stack_spec
+from tests.unit.spec.test_rules_kubernetes import errors_of, load_stack_spec
 
 ADDON = "aws:eks/addon:Addon"
 

@@ -3,7 +3,7 @@ admin user or key changed) is deleted before its successor is created, and the s
 the same NIC (so the same private and public address) and, on the scheduler, the same data disk.
 
 Pulumi's default replacement creates the new VM first, while the old one still holds the NIC
-and the disk; Azure cannot change a VM's image in place (pulumi-azure-native issue 1117)."""
+and the disk; Azure cannot change a VM's image in place (pulumi/pulumi-azure-native issue 1117)."""
 
 from __future__ import annotations
 

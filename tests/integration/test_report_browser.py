@@ -1,4 +1,4 @@
-"""The acceptance report opened by a real headless browser (Debian's `chromium`, issue 27).
+"""The acceptance report opened by a real headless browser (Debian's `chromium`).
 
 Chromium loads the page from a file with every host name resolving nowhere and its own background
 traffic (updates, sync) switched off as far as flags allow; its NetLog then records every request.
@@ -18,7 +18,7 @@ import pytest
 
 from clusterctl.acceptance.page import Context, html
 from tests.conftest import need_tool
-from tests.unit.test_acceptance_report import outcome_of, sweep_outcome
+from tests.unit.acceptance.test_acceptance_report import outcome_of, sweep_outcome
 
 pytestmark = pytest.mark.integration
 
@@ -98,7 +98,7 @@ def parse(dom: str) -> Dom:
 @pytest.fixture
 def failing_report(tmp_path: Path) -> Path:
     outcome = sweep_outcome()
-    socket = outcome_of("derived_i27_azure_socket_fallback.txt")
+    socket = outcome_of("derived_azure_socket_fallback.txt")
     outcome.verdicts, outcome.runs = socket.verdicts, socket.runs
     ctx = Context(generated_at="2026-11-25T06:00:00+00:00", target="stack azure-h100")
     path = tmp_path / "report.html"
@@ -169,7 +169,7 @@ def test_it_prints_on_a_few_pages(failing_report, tmp_path) -> None:
 
 
 def test_the_training_report_renders_offline_naming_the_straggler(tmp_path: Path) -> None:
-    """`validate --train --report PATH.html` (issue 26): written by the command from the recorded
+    """`validate --train --report PATH.html`: written by the command from the recorded
     straggler run, opened in chromium: nothing fetched, the failure on top, the slow rank's row
     marked."""
     root = Path(__file__).resolve().parents[2]

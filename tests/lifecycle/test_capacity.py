@@ -1,5 +1,5 @@
 """Before `up` builds anything it asks Azure whether each VM size is offered to the subscription in
-the region (and zones) and whether the vCPU quota covers what the update adds (issue 15: values
+the region (and zones) and whether the vCPU quota covers what the update adds (values
 only the cloud can check). azure-mgmt-compute talks to a local stand-in that holds every request
 and every answer to the published REST spec (tests/data/azure-rest/skus.2021-07-01.json,
 usages.2024-11-01.json; SOURCES.md there)."""

@@ -275,7 +275,7 @@ def test_non_interactive_without_yes_exits_2_through_main(deployed):
 
 
 def test_status_after_down_is_down_with_the_kept_disk_not_a_running_cluster(deployed):
-    # issue 30 item 3: the kept /home disk and its resource group are not a cluster: no ssh
+    # the kept /home disk and its resource group are not a cluster: no ssh
     # line, no spend at the full cluster's rate
     assert deployed.invoke("down", "-s", STACK, "--yes").exit_code == 0
 
@@ -292,7 +292,7 @@ def test_status_after_down_is_down_with_the_kept_disk_not_a_running_cluster(depl
 
 
 def test_down_json_is_one_document_with_what_went_and_what_was_kept(deployed):
-    # issue 30 item 8: `down --json`; progress on stderr, the document alone on stdout
+    # `down --json`; progress on stderr, the document alone on stdout
     result = deployed.invoke("down", "-s", STACK, "--yes", "--json")
 
     assert result.exit_code == 0, result.output

@@ -1,4 +1,4 @@
-"""Issue 29 item 2: a first Azure Slurm `up` checks that the sign-in may create the power role
+"""A first Azure Slurm `up` checks that the sign-in may create the power role
 (roleDefinitions/write, roleAssignments/write) before anything is built, and says who has it."""
 
 from __future__ import annotations

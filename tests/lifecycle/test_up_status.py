@@ -151,7 +151,7 @@ def test_status_of_a_stack_never_deployed(env):
 
 
 def test_up_previews_with_cost_before_and_after_then_asks(env):
-    """Issue 13 item 7: `up` shows what changes and the cost per hour before and after first."""
+    """`up` shows what changes and the cost per hour before and after first."""
     env.interactive = True
     refused = env.invoke("up", "-s", STACK, input="n\n")
 

@@ -218,7 +218,7 @@ def test_a_powered_down_node_is_refused_with_the_way_to_power_it_up() -> None:
 
 
 def test_json_prints_one_document_and_refusals_as_json_errors() -> None:
-    # issue 30 item 8: `node replace --json`, its errors as {"error": ...} with the same exit code
+    # `node replace --json`, its errors as {"error": ...} with the same exit code
     import json
 
     result = invoke(FakeScheduler(), "-s", "azure-h100", NODE, "--json")

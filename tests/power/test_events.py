@@ -149,7 +149,7 @@ def test_maintenance_keeps_a_drain_someone_else_set() -> None:
 
 
 def test_the_watcher_takes_its_node_name_from_the_name_map(tmp_path) -> None:
-    """Instance 2 holds gpu-pg0-1 after a re-created VM took the freed name (issue 23): the
+    """Instance 2 holds gpu-pg0-1 after a re-created VM took the freed name: the
     watcher must drain gpu-pg0-1, not the gpu-pg0-3 the old rule (id + 1) gave."""
     from clusterctl.power.events import own_node
 

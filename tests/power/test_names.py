@@ -1,4 +1,4 @@
-"""The name map (issue 23, item 3): Slurm names stay `<group>-1..N` whatever instance ids Azure
+"""The name map: Slurm names stay `<group>-1..N` whatever instance ids Azure
 gives, because a uniform scale set never reuses one (4 -> 2 -> 4 nodes leaves ids 0, 1, 4, 5).
 Pure tests of clusterctl.power.names.assign and of the lookups the power program and
 gpucl-events make through the map."""

@@ -1,4 +1,4 @@
-"""The power program's Azure side against a local ARM stand-in (issue 13): batched start and
+"""The power program's Azure side against a local ARM stand-in: batched start and
 deallocate, 429 + Retry-After, an allocation failure, a partial failure; every request held to
 Azure's published REST spec (tests/data/azure-rest/, SOURCES.md cites the files)."""
 

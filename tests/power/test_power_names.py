@@ -1,4 +1,4 @@
-"""The power program through the name map (issue 23, item 3), against the ARM stand-in: after
+"""The power program through the name map, against the ARM stand-in: after
 4 -> 2 -> 4 nodes the VMs of a scale set are instances 0, 1, 4, 5, and `gpu-pg0-3` must start
 instance 4, not the instance 2 that no longer exists. `gpucl-power names` keeps the map from
 VirtualMachineScaleSetVMs_List (paged), every request held to the REST spec."""

@@ -1,5 +1,5 @@
 """Every object the pinned Helm charts render, with the values our code gives them, passes the CRD
-schemas of the pinned operator versions (issue 14).
+schemas of the pinned operator versions.
 
 A real Helm 3 binary runs `helm template` over the chart sources vendored in tests/data/charts/
 (SOURCES.md there: repository, tag, commit), for every release `cluster_helm_addons` declares,
@@ -229,8 +229,9 @@ def test_at_least_one_helm_rendered_object_was_validated() -> None:
 
 
 def test_the_crds_the_charts_install_are_the_vendored_ones() -> None:
-    """tests/unit/test_crd_schemas.py checks our own manifests against tests/data/crds/: those
-    must be the very CRDs the charts install (NicClusterPolicy, NodeFeatureRule, Kueue's queues)."""
+    """tests/unit/render/test_crd_schemas.py checks our own manifests against tests/data/crds/:
+    those must be the very CRDs the charts install (NicClusterPolicy, NodeFeatureRule, Kueue's
+    queues)."""
     compared = set()
     for case in CASES:
         _, releases = rendered(*case)

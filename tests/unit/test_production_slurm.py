@@ -1,4 +1,4 @@
-"""What a cluster on Azure's slurm-smd 25.11 needs beyond a booting slurm.conf (issue 39): PMIx
+"""What a cluster on Azure's slurm-smd 25.11 needs beyond a booting slurm.conf: PMIx
 where srun runs, sackd on the login nodes, pam_slurm_adopt on the GPU nodes, and container jobs
 that see the node's NCCL settings. Each test reads the user-data (or runs the rendered script) as
 the node would."""

@@ -16,7 +16,7 @@ from clusterctl.validate.run import Options, outcome_json, validate_log, validat
 from clusterctl.validate.slurm_launcher import JobResult, SlurmJob, render_sbatch
 from clusterctl.validate.targets import LogTarget, launcher_for_sku, stack_target
 from tests.data.nccl.derive_algorithm import with_env
-from tests.data.nccl.derive_issue41 import efa_log, ib_log
+from tests.data.nccl.derive_fabric_margin import efa_log, ib_log
 from tests.validate.conftest import DATA
 from tests.validate.test_fabric_proof import env_at_srun, k8s_outcome
 from tests.validate.test_slurm import H100_OUTPUTS, h100_job

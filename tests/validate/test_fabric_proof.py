@@ -1,4 +1,4 @@
-"""Live runs always carry the fabric proof (issue 41): the Slurm job and the MPIJob run NCCL with
+"""Live runs always carry the fabric proof: the Slurm job and the MPIJob run NCCL with
 the INFO subsystems the judge reads, whatever the SKU profile or the user's environment says, and
 the Kubernetes jobs' logs go through the same per-host judge as a Slurm run's."""
 
@@ -15,7 +15,7 @@ from clusterctl.validate.k8s_launcher import build_mpijob
 from clusterctl.validate.run import Options, _pair_manifest, validate_k8s
 from clusterctl.validate.slurm_launcher import pair_job, render_sbatch
 from clusterctl.validate.targets import launcher_for_sku
-from tests.data.nccl.derive_issue41 import efa_log, ib_log
+from tests.data.nccl.derive_fabric_margin import efa_log, ib_log
 from tests.validate.test_k8s import RecordedClient, target
 from tests.validate.test_slurm import h100_job
 

@@ -115,10 +115,10 @@ def test_single_node_uses_the_nvlink_baseline(cli) -> None:
     data = json.loads(res.stdout)
     assert data["groups"][0]["thresholds"]["fail_below_gbps"] == 460.0
     # stopped at 8 GiB, short of 16 GiB, but 123 is 73% under the floor the baseline's curve
-    # gives at 8 GiB: clearly slow at the sizes measured, fail (issue 30 item 2)...
+    # gives at 8 GiB: clearly slow at the sizes measured, fail...
     bandwidth = [f for f in data["groups"][0]["findings"] if f["kind"] == "bandwidth"]
     assert [f["level"] for f in bandwidth] == ["fail"]
-    # ...and 12 ranks on one node of an 8-GPU SKU is not that SKU: fail (issue 15)
+    # ...and 12 ranks on one node of an 8-GPU SKU is not that SKU: fail
     assert res.exit_code == 1 and data["status"] == "fail"
     assert any("12 ranks on a 8-GPU node" in f["message"] for f in data["groups"][0]["findings"])
 
@@ -155,15 +155,15 @@ def test_needs_a_target_and_only_one(cli) -> None:
 @pytest.mark.parametrize(
     ("sample", "sku", "code", "first_reason"),
     [
-        ("derived_i27_azure_ib_gdr.txt", "Standard_ND96isr_H100_v5", 0, None),
+        ("derived_azure_ib_gdr.txt", "Standard_ND96isr_H100_v5", 0, None),
         (
-            "derived_i27_azure_socket_fallback.txt",
+            "derived_azure_socket_fallback.txt",
             "Standard_ND96isr_H100_v5",
             1,
             "NCCL fell back to NET/Socket",
         ),
-        ("derived_i27_aws_efa.txt", "p5.48xlarge", 0, None),
-        ("derived_i27_aws_ofi_tcp.txt", "p5.48xlarge", 1, "NCCL fell back to NET/AWS Libfabric"),
+        ("derived_aws_efa.txt", "p5.48xlarge", 0, None),
+        ("derived_aws_ofi_tcp.txt", "p5.48xlarge", 1, "NCCL fell back to NET/AWS Libfabric"),
     ],
 )
 def test_a_fallback_to_sockets_fails_as_such_not_as_below_floor(

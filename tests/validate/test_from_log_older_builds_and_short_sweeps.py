@@ -1,4 +1,4 @@
-"""Issue 30 items 1-2: `validate --from-log` on ND logs of older nccl-tests builds, and runs that
+"""`validate --from-log` on ND logs of older nccl-tests builds, and runs that
 stop short of the baseline's message size."""
 
 from __future__ import annotations

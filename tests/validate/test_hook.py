@@ -77,7 +77,7 @@ def test_could_not_run_follows_on_failure(on_failure, fails) -> None:
 
 
 def test_the_deploy_run_is_kept_in_the_stacks_history(_validation_history) -> None:
-    """Issue 27: every validate run is kept per stack, the one `pulumi up` runs too (source
+    """Every validate run is kept per stack, the one `pulumi up` runs too (source
     onDeploy), through the project's history file ($GPU_CLUSTERS_VALIDATE_HISTORY here)."""
     from clusterctl.validate.history import History
     from clusterctl.validate.hook import keep_in_history

@@ -76,7 +76,7 @@ def test_succeeded_run_is_judged_and_cleaned_up() -> None:
     kinds = [c[0] for c in client.calls]
     assert kinds[:2] == ["apply", "create"] and kinds[-1] == "delete"
     # the namespace and the topology ConfigMap are applied before the MPIJob, so a cluster made
-    # elsewhere (--kubeconfig) has them (issue 14 item 5)
+    # elsewhere (--kubeconfig) has them
     assert client.calls[0] == ("apply", "ConfigMap", "Namespace")
     assert ("log", "nccl-tests", "clusterctl-nccl-launcher-x7k2p") in client.calls
     # the Ring run, then the same run with NCCL's default algorithm: each created and deleted

@@ -1,5 +1,5 @@
 """The peer check: a 2-node pair below 0.9 of the other pairs' median is re-run once, through the
-same launcher, and named only when the re-run agrees (issue 41)."""
+same launcher, and named only when the re-run agrees."""
 
 from __future__ import annotations
 

@@ -189,7 +189,7 @@ def test_job_that_never_starts_is_cancelled_and_could_not_run() -> None:
 
 
 def test_a_node_that_stops_responding_ends_the_wait_naming_it() -> None:
-    """Issue 15: a killed slurmd kept validate waiting for its whole timeout (37 min); now the
+    """A killed slurmd kept validate waiting for its whole timeout (37 min); now the
     job's nodes are watched and the wait ends once one has been unusable for NODE_GRACE_S."""
     import clusterctl.validate.slurm_launcher as sl
 
@@ -215,7 +215,7 @@ def test_a_node_that_stops_responding_ends_the_wait_naming_it() -> None:
 
 
 def test_job_files_are_removed_after_a_timeout_too() -> None:
-    """Issue 15: validation left its job files behind after a failure or a timeout."""
+    """Validation left its job files behind after a failure or a timeout."""
     import clusterctl.validate.slurm_launcher as sl
 
     ssh = RecordedSsh(

@@ -1,4 +1,4 @@
-"""Issue 30 item 10: Ctrl-C during `validate --nccl` cancels what it started on the cluster (the
+"""Ctrl-C during `validate --nccl` cancels what it started on the cluster (the
 Slurm job ids it submitted; on Kubernetes the MPIJob), says so, then exits 130."""
 
 from __future__ import annotations

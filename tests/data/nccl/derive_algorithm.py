@@ -1,9 +1,9 @@
 """Two-node logs that say which all_reduce algorithm ran, the way NCCL says it.
 
-Built on derive_issue41's `ib_log` / `efa_log` (the genuine 2 x 8 H100 run of NVIDIA/nccl-tests
-issue 309, rescaled, with each host's INIT/NET lines). `with_env` adds what every rank prints
-with the ENV subsystem on (NCCL_DEBUG_SUBSYS=...,ENV, or NCCL 2.19+'s default subsystems), after
-its `Using network` line:
+Built on derive_fabric_margin's `ib_log` / `efa_log` (the genuine 2 x 8 H100 run of
+NVIDIA/nccl-tests issue 309, rescaled, with each host's INIT/NET lines). `with_env` adds what every
+rank prints with the ENV subsystem on (NCCL_DEBUG_SUBSYS=...,ENV, or NCCL 2.19+'s default
+subsystems), after its `Using network` line:
 
 - an integer parameter, with a full stop: `NCCL_IB_PCI_RELAXED_ORDERING set by environment to
   1.` (NVIDIA/nccl's NCCL_PARAM loader; published logs show e.g. `NCCL INFO NCCL_IB_DISABLE set by

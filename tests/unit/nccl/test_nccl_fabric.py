@@ -1,4 +1,4 @@
-"""Which network NCCL chose, from its INFO lines (issue 27: a fallback to sockets fails as such)."""
+"""Which network NCCL chose, from its INFO lines (a fallback to sockets fails as such)."""
 
 from __future__ import annotations
 
@@ -21,10 +21,10 @@ def run_of(name: str):
 @pytest.mark.parametrize(
     ("sample", "name", "kind", "provider", "gdr"),
     [
-        ("derived_i27_azure_ib_gdr.txt", "IB", "infiniband", None, True),
-        ("derived_i27_azure_socket_fallback.txt", "Socket", "socket", None, False),
-        ("derived_i27_aws_efa.txt", "AWS Libfabric", "efa", "efa", True),
-        ("derived_i27_aws_ofi_tcp.txt", "AWS Libfabric", "socket", "tcp;ofi_rxm", False),
+        ("derived_azure_ib_gdr.txt", "IB", "infiniband", None, True),
+        ("derived_azure_socket_fallback.txt", "Socket", "socket", None, False),
+        ("derived_aws_efa.txt", "AWS Libfabric", "efa", "efa", True),
+        ("derived_aws_ofi_tcp.txt", "AWS Libfabric", "socket", "tcp;ofi_rxm", False),
     ],
 )
 def test_the_parser_names_the_network_each_host_used(sample, name, kind, provider, gdr) -> None:
@@ -34,7 +34,7 @@ def test_the_parser_names_the_network_each_host_used(sample, name, kind, provide
 
 
 def test_ib_devices_and_driver_are_read() -> None:
-    run = run_of("derived_i27_azure_ib_gdr.txt")
+    run = run_of("derived_azure_ib_gdr.txt")
     assert run.networks[0].devices == tuple(f"mlx5_ib{i}:1" for i in range(8))
     assert run.cuda_driver == "12080"
     assert "8 devices; GPUDirect RDMA" in run.networks[0].describe()
@@ -65,7 +65,7 @@ def test_older_and_plugin_spellings(lines, name) -> None:
 
 
 def test_a_socket_fallback_on_a_fabric_sku_fails_for_that_reason() -> None:
-    v = judge(run_of("derived_i27_azure_socket_fallback.txt"), FLOOR, fabric="infiniband", nodes=2)
+    v = judge(run_of("derived_azure_socket_fallback.txt"), FLOOR, fabric="infiniband", nodes=2)
     assert v.status == "fail"
     (reason,) = v.reasons
     assert reason.startswith("NCCL fell back to NET/Socket")
@@ -75,14 +75,14 @@ def test_a_socket_fallback_on_a_fabric_sku_fails_for_that_reason() -> None:
 
 
 def test_an_ofi_tcp_provider_is_a_fallback_from_efa() -> None:
-    v = judge(run_of("derived_i27_aws_ofi_tcp.txt"), FLOOR, fabric="efa", nodes=2)
+    v = judge(run_of("derived_aws_ofi_tcp.txt"), FLOOR, fabric="efa", nodes=2)
     assert v.status == "fail"
     assert v.reasons[0].startswith("NCCL fell back to NET/AWS Libfabric (provider tcp;ofi_rxm")
 
 
 @pytest.mark.parametrize(
     ("sample", "fabric"),
-    [("derived_i27_azure_ib_gdr.txt", "infiniband"), ("derived_i27_aws_efa.txt", "efa")],
+    [("derived_azure_ib_gdr.txt", "infiniband"), ("derived_aws_efa.txt", "efa")],
 )
 def test_the_fabric_carrying_the_traffic_passes_and_is_said(sample, fabric) -> None:
     v = judge(run_of(sample), FLOOR, fabric=fabric, nodes=2)
@@ -100,7 +100,7 @@ def test_without_info_lines_the_verdict_says_how_to_prove_the_fabric() -> None:
 def test_one_node_has_no_network_to_prove() -> None:
     from dataclasses import replace
 
-    run = replace(run_of("derived_i27_azure_socket_fallback.txt"), ranks=())
+    run = replace(run_of("derived_azure_socket_fallback.txt"), ranks=())
     v = judge(run, Thresholds(1.0, None, 16 << 30, "t"), fabric="infiniband", nodes=1)
     assert not [f for f in v.findings if f.kind == "fabric"]
 
@@ -108,7 +108,7 @@ def test_one_node_has_no_network_to_prove() -> None:
 def test_junit_and_json_carry_the_fallback() -> None:
     from clusterctl.nccl.report import to_json, to_junit
 
-    v = judge(run_of("derived_i27_azure_socket_fallback.txt"), FLOOR, fabric="infiniband", nodes=2)
+    v = judge(run_of("derived_azure_socket_fallback.txt"), FLOOR, fabric="infiniband", nodes=2)
     xml = to_junit([v])
     # the hosts' networks are known, so the fabric is a testcase of its own
     assert '<failure message="NCCL fell back to NET/Socket' in xml and 'type="fabric"' in xml

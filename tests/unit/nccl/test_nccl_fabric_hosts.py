@@ -1,7 +1,7 @@
-"""Acceptance at the margin (issue 41): each host's fabric as NCCL saw it, against the SKU's.
+"""Acceptance at the margin: each host's fabric as NCCL saw it, against the SKU's.
 
 The logs are a genuine 2-node all_reduce_perf run with each host's NCCL INFO lines added in the
-formats NCCL and aws-ofi-nccl print (tests/data/nccl/derive_issue41.py says which).
+formats NCCL and aws-ofi-nccl print (tests/data/nccl/derive_fabric_margin.py says which).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from clusterctl.nccl.fabric import hosts_fabric
 from clusterctl.nccl.judge import Verdict
 from clusterctl.nccl.parse import parse_all_reduce
 from clusterctl.validate.run import Options, catalog_thresholds, judge_run
-from tests.data.nccl.derive_issue41 import efa_log, ib_log
+from tests.data.nccl.derive_fabric_margin import efa_log, ib_log
 
 H100 = "Standard_ND96isr_H100_v5"
 H200 = "Standard_ND96isr_H200_v5"
@@ -144,7 +144,7 @@ def test_healthy_logs_of_the_same_formats_pass(text, sku) -> None:
 
 
 def test_no_fabric_lines_judges_bandwidth_alone_and_says_the_fabric_is_unproven() -> None:
-    from tests.data.nccl.derive_issue41 import GENUINE, scaled
+    from tests.data.nccl.derive_fabric_margin import GENUINE, scaled
 
     v = verdict(scaled(GENUINE.read_text(), 380.0), H100)
     assert v.status == "pass"

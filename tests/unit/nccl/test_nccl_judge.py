@@ -120,7 +120,7 @@ def test_numbers_compare_as_numbers_not_strings() -> None:
 
 
 def test_run_shorter_than_baseline_size_above_the_floor_passes() -> None:
-    # Issue 30 item 2: bus bandwidth only grows with size, so at or above the floor at 2 GiB is
+    # bus bandwidth only grows with size, so at or above the floor at 2 GiB is
     # at or above it at 16 GiB too: pass, saying where it was judged (it used to be `warn`).
     v = judge(run_with({GIB: 465.0, 2 * GIB: 470.0}), H100_NODE)
     assert v.status == "pass"
@@ -197,7 +197,7 @@ def test_judge_peers_edge_exactly_at_rel_floor() -> None:
 
 
 def test_judge_peers_by_default_takes_a_pair_at_seven_eighths_of_its_peers() -> None:
-    # one rail of eight gone: 0.875 of the others (issue 41); 0.8 let it through
+    # one rail of eight gone: 0.875 of the others; 0.8 let it through
     results = {("a", "b"): 380.0, ("c", "d"): 384.0, ("e", "f"): 376.0, ("g", "h"): 332.5}
     (s,) = judge_peers(results)
     assert s.pair == ("g", "h") and s.rel_floor == 0.9 and s.verdict == "unconfirmed"
@@ -221,7 +221,7 @@ def test_judge_peers_needs_peers_and_sorts_worst_first() -> None:
 
 
 def test_without_a_curve_a_clearly_slow_short_run_fails() -> None:
-    # issue 30 item 2: 37% below the 16 GiB floor, flat from 1 to 8 GiB: clearly slow, not
+    # 37% below the 16 GiB floor, flat from 1 to 8 GiB: clearly slow, not
     # `inconclusive`, even where no published curve covers the sizes measured
     flat = {GIB << i: 290.0 for i in range(4)}
     v = judge(run_with(flat), H100_NODE)

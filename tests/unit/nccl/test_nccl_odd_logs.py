@@ -1,4 +1,5 @@
-"""Issue 15 at the parser and judge: prefixes, rank lines, footers, the collective, rank count."""
+"""Odd nccl-tests logs at the parser and judge: prefixes, rank lines, footers, the collective,
+rank count."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 30 item 11: `sandbox exec` has no hidden limit, streams the command's output, stops
+"""`sandbox exec` has no hidden limit, streams the command's output, stops
 it (everything it started) only at the user's --timeout, and passes Ctrl-C through. A stub
 command stands in for nsenter into a node."""
 

@@ -1,4 +1,4 @@
-"""The VM sandbox's state file survives a SIGKILL during a save (issue 15: a temporary state file
+"""The VM sandbox's state file survives a SIGKILL during a save (a temporary state file
 that two `down`s did not remove). No root needed: only files."""
 
 from __future__ import annotations
