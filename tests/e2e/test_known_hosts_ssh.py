@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import need_tool, node_script
-from tests.unit.test_production_slurm import _files, _user_data
+from tests.unit.render.test_production_slurm import _files, _user_data
 
 pytestmark = pytest.mark.integration
 

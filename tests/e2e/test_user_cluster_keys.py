@@ -3,7 +3,7 @@ launchers): gpucl-users.sh gives each declared user a key pair of the cluster's 
 home, authorized there, made as the user. The rendered script runs here against temporary folders,
 with stand-ins for the user database (getent, useradd, ...) and the real setpriv and ssh-keygen:
 the key is made as an unprivileged uid, so this needs root (the e2e suite). The host-key half is
-tests/unit/test_ssh_between_nodes.py."""
+tests/unit/render/test_ssh_between_nodes.py."""
 
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 SCANNED = ("clusterctl", "components", "tests", "templates", "config", "benchmarks", "tools")
-NOT_YET = ("clusterctl/sandbox", "tests/e2e")
+NOT_YET: tuple[str, ...] = ()
 """Folders being rewritten elsewhere at the time of writing; empty this once they are clean."""
 SKIPPED = ("tests/golden", "tests/data/charts")
 """Rendered copies of templates/ (checked there) and vendored upstream charts."""

@@ -454,7 +454,7 @@ def test_the_kubernetes_prometheus_finds_the_dcgm_exporter_by_its_service(booted
     fake_kube_api.py (real object shapes, list and watch) reached by `api_server` added to each
     kubernetes_sd_config; the exporters are the sandbox's (DCGM: declared stand-in); Prometheus is
     the sandbox's Debian 2.53.3, not the chart's v3.14.0 image."""
-    from tests.unit.test_helm_rendered_crds import rendered
+    from tests.unit.render.test_helm_rendered_crds import rendered
 
     specs, workdir, _ = booted
     scheduler, gpu = specs[0].name, specs[1].name

@@ -41,7 +41,7 @@ from clusterctl.spec.load import load_stack_spec
 from tests import helm_tool
 from tests.crd_schema import check, crds
 
-CHARTS = Path(__file__).resolve().parent.parent / "data" / "charts"
+CHARTS = Path(__file__).resolve().parents[2] / "data" / "charts"
 
 CASES = [
     ("aws-p5", ()),
