@@ -14,7 +14,7 @@ from clusterctl.spec.catalog import catalog
 from clusterctl.spec.kubernetes import GPU_TOLERATION, NODE_REASON_ANNOTATION
 from clusterctl.spec.load import load_stack_spec
 from clusterctl.validate.k8s_nodes import SUSPECT_TAINT
-from tests.unit.test_helm_rendered_crds import rendered
+from tests.unit.render.test_helm_rendered_crds import rendered
 
 
 def _objects(stack: str, *overrides: str) -> dict[str, list[dict]]:

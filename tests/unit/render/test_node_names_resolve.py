@@ -11,7 +11,7 @@ import pytest
 
 from clusterctl.render.paths import hosts_map
 from tests.conftest import node_script
-from tests.unit.test_production_slurm import _files, _user_data
+from tests.unit.render.test_production_slurm import _files, _user_data
 
 NODES = {  # NodeName -> NodeAddr (a powered-down cloud node's address is its name)
     "gpu-pg0-1": "10.40.128.5",

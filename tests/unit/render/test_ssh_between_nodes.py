@@ -14,7 +14,7 @@ import pytest
 
 from clusterctl.render.paths import host_keys
 from tests.conftest import node_script
-from tests.unit.test_production_slurm import _files, _user_data
+from tests.unit.render.test_production_slurm import _files, _user_data
 
 TEAM = "azure-team"
 LIBEXEC = "/usr/local/libexec/gpu-clusters"
