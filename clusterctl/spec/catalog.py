@@ -9,7 +9,7 @@ import difflib
 import os
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import yaml
 from pydantic import (
@@ -371,8 +371,8 @@ class Catalog(_Entry):
     skus: tuple[Sku, ...]
     mig_gpus: tuple[MigGpu, ...] = ()
     nccl_profiles: dict[str, NcclProfile] = Field(default_factory=dict)
-    images: dict = Field(default_factory=dict)
-    versions: dict = Field(default_factory=dict)
+    images: dict[str, Any] = Field(default_factory=dict)
+    versions: dict[str, Any] = Field(default_factory=dict)
     regions: dict[str, Regions] = Field(default_factory=dict)
     services: dict[str, dict[str, ServicePrice]] = Field(default_factory=dict)
 
@@ -409,7 +409,7 @@ class Catalog(_Entry):
             return None
         return self.require(name, field=field).gpus or None
 
-    def gpu_image(self, sku: Sku) -> dict:
+    def gpu_image(self, sku: Sku) -> dict[str, Any]:
         """The config/images.yaml entry of the SKU's image family (node.imageFamily)."""
         section = (self.images.get(sku.cloud) or {}).get("gpuNodes") or {}
         default = section.get("default", section)
@@ -442,7 +442,7 @@ class Catalog(_Entry):
 _SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-def _read_yaml(path: Path) -> dict:
+def _read_yaml(path: Path) -> dict[str, Any]:
     try:
         data = yaml.load(path.read_text(), Loader=_SAFE_LOADER) or {}
     except FileNotFoundError as exc:
@@ -498,7 +498,7 @@ def load_catalog(root: Path | None = None) -> Catalog:
     return catalog
 
 
-def _loc(loc: tuple) -> str:
+def _loc(loc: tuple[int | str, ...]) -> str:
     out = ""
     for part in loc:
         out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))

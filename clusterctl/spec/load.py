@@ -63,7 +63,9 @@ def load_spec(raw: Any, cat: Catalog | None = None) -> tuple[ClusterSpec, list[F
     return spec, findings
 
 
-def _rules_despite(raw: dict, details: list[dict[str, Any]], cat: Catalog) -> list[Finding]:
+def _rules_despite(
+    raw: dict[str, Any], details: list[dict[str, Any]], cat: Catalog
+) -> list[Finding]:
     """The rules' errors in the rest of the file, so one run reports every problem (not the
     structural ones first and the rest after they are fixed): the broken values are taken out
     (a required number stands in at its least and at its greatest allowed value, and only what
@@ -76,10 +78,10 @@ def _rules_despite(raw: dict, details: list[dict[str, Any]], cat: Catalog) -> li
 
 
 def _rules_without(
-    raw: dict, details: list[dict[str, Any]], cat: Catalog, *, high: bool
+    raw: dict[str, Any], details: list[dict[str, Any]], cat: Catalog, *, high: bool
 ) -> list[Finding]:
     patched = copy.deepcopy(raw)
-    removed: list[tuple] = []
+    removed: list[tuple[int | str, ...]] = []
     locs = [tuple(e["loc"]) for e in details]
     for _ in range(4):
         for loc in sorted(locs, key=_sort_key, reverse=True):  # later list items first
@@ -101,11 +103,11 @@ def _rules_without(
     return []
 
 
-def _sort_key(loc: tuple) -> list[tuple[int, Any]]:
+def _sort_key(loc: tuple[int | str, ...]) -> list[tuple[int, Any]]:
     return [(0, p) if isinstance(p, int) else (1, str(p)) for p in loc]
 
 
-def _drop(node: Any, loc: tuple, high: bool) -> tuple | None:
+def _drop(node: Any, loc: tuple[int | str, ...], high: bool) -> tuple[int | str, ...] | None:
     """Take the value at `loc` out of `node`; where it is already out (a required value that is
     missing), take out the list item holding it. The location taken out, or None."""
     *parents, last = loc
@@ -131,7 +133,7 @@ def _drop(node: Any, loc: tuple, high: bool) -> tuple | None:
     return None
 
 
-def _required_placeholder(loc: tuple, high: bool) -> Any:
+def _required_placeholder(loc: tuple[int | str, ...], high: bool) -> Any:
     """For a required int or float field at `loc`: the least (or with `high` the greatest) value
     it allows (1, or 1000, where it sets none), so the rest of its item can still be checked;
     else None."""
@@ -185,7 +187,7 @@ def load_stack_spec(
     return spec, findings + problems
 
 
-def _explain(err: dict, raw: dict) -> Finding:
+def _explain(err: dict[str, Any], raw: dict[str, Any]) -> Finding:
     loc = tuple(err["loc"])
     kind = err["type"]
     if kind == "extra_forbidden":
@@ -218,7 +220,7 @@ def _explain(err: dict, raw: dict) -> Finding:
     return Finding("error", msg, field_path(*loc))
 
 
-def _pattern_hint(loc: tuple) -> str:
+def _pattern_hint(loc: tuple[int | str, ...]) -> str:
     last = loc[-1] if loc else ""
     return {
         "name": "lowercase letters and digits; a partition name is at most 15 characters, a "
@@ -229,7 +231,7 @@ def _pattern_hint(loc: tuple) -> str:
     }.get(str(last), "see the JSON Schema in config/stack.schema.json")
 
 
-def _known_keys(parent: tuple, raw: dict) -> list[str]:
+def _known_keys(parent: tuple[int | str, ...], raw: dict[str, Any]) -> list[str]:
     model: type[BaseModel] | None = ClusterSpec
     for part in parent:
         if model is None or isinstance(part, int):

@@ -3,7 +3,8 @@ the cluster, refused at plan time with the field as the user wrote it."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Hashable, Iterator
+from typing import TypeVar
 
 from clusterctl.constants import SERVICE_IDS, TEAM_ADMIN_GROUP
 from clusterctl.errors import Finding
@@ -86,7 +87,10 @@ def team_needs_accounting(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
         )
 
 
-def _duplicates(values: list) -> set:
+H = TypeVar("H", bound=Hashable)
+
+
+def _duplicates(values: list[H]) -> set[H]:
     return {v for v in values if values.count(v) > 1}
 
 

@@ -16,12 +16,14 @@ from clusterctl.project import find_project, stack_names
 from clusterctl.spec.model import CONFIG_KEY, CONFIG_NAMESPACE
 
 
-class _UniqueKeyLoader(yaml.SafeLoader):
+class _UniqueKeyLoader(yaml.SafeLoader):  # type: ignore[misc]  # PyYAML ships no stubs
     """A SafeLoader that refuses a key twice in one mapping (plain YAML keeps the last silently)."""
 
 
-def _mapping_without_duplicates(loader: _UniqueKeyLoader, node: yaml.MappingNode, deep=False):
-    seen: dict = {}
+def _mapping_without_duplicates(
+    loader: _UniqueKeyLoader, node: yaml.MappingNode, deep: bool = False
+) -> Any:
+    seen: dict[Any, int] = {}
     for key_node, _ in node.value:
         key = loader.construct_object(key_node, deep=deep)
         if key in seen:

@@ -18,8 +18,9 @@ MOCK_CLIENT_ID = "22222222-2222-2222-2222-222222222222"  # clusterctl/plan/mocke
 
 
 def test_power_json_names_the_scheduler_identitys_client_id(monkeypatch) -> None:
-    """customData is masked under the mock engine: the scheduler's render is watched instead."""
-    import components.azure.slurm.scheduler_node as scheduler_node
+    """customData is masked under the mock engine: the scheduler's render is watched instead
+    (bound into the node props, components/azure/slurm/props.py)."""
+    import components.azure.slurm.props as props
 
     seen: list[str] = []
 
@@ -32,7 +33,7 @@ def test_power_json_names_the_scheduler_identitys_client_id(monkeypatch) -> None
             seen.append(json.loads(power["content"])["azure"]["clientId"])
         return text
 
-    monkeypatch.setattr(scheduler_node, "render_cloud_init", render)
+    monkeypatch.setattr(props, "render_cloud_init", render)
     plan = plan_stack("azure-h100")
     (vm,) = resources(plan, "azure-native:compute:VirtualMachine")
     assert seen == [MOCK_CLIENT_ID]  # the client id the mock engine gave the identity

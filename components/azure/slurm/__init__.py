@@ -1,6 +1,7 @@
 """The Azure Slurm cluster (`AzureSlurmCluster`): a CycleCloud-like scheduler VM and GPU scale sets.
 
 slurm_cluster       AzureSlurmCluster: the whole cluster in one component
+props               the spec read once into each node component's frozen props
 scheduler_node      the head VM: slurmctld, munge, the NFS export, the power program
 scheduler_identity  the scheduler's managed identity
 power_role          its custom role: start, deallocate, reimage, redeploy GPU nodes

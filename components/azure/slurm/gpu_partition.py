@@ -28,21 +28,16 @@ partition.
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Any, Final
 
 import pulumi
 import pulumi_azure_native as azure
 
-from clusterctl.render.cloud_init import azure_custom_data, render_cloud_init
-from clusterctl.render.roles import SlurmPlan
-from clusterctl.spec.catalog import catalog
-from clusterctl.spec.model import ClusterSpec, PartitionSpec
-from clusterctl.spec.tags import cloud_tags
-from clusterctl.spec.topology import scale_sets_of
+from clusterctl.spec.topology import ScaleSet
 from components.azure.slurm.cluster_secrets import ClusterSecrets
-from components.azure.slurm.images import image_reference
 from components.azure.slurm.network import AzureNetwork
 from components.azure.slurm.os_profile import linux_os_profile
+from components.azure.slurm.props import PartitionProps
 
 _PROFILE = "virtualMachineProfile"
 REPLACED_ON: Final = (
@@ -67,61 +62,38 @@ class GpuPartition(pulumi.ComponentResource):
     def __init__(
         self,
         name: str,
-        spec: ClusterSpec,
-        stack: str,
-        partition: PartitionSpec,
+        props: PartitionProps,
         *,
         network: AzureNetwork,
         secrets: ClusterSecrets,
         files_account: pulumi.Input[str] | None = None,
-        plan: SlurmPlan | None = None,
         hooks: pulumi.ResourceHookBinding | None = None,
         after: list[pulumi.Resource] | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ):
         """`hooks` bind to the partition's last scale set (the post-deploy validation);
         `files_account` names /home's Azure Files share, if it has one; every scale set waits
-        for `after` (the resize drain: a capacity decrease deletes VMs); `plan`: the cluster's
-        files rendered once for this run (clusterctl/render/roles.py)."""
+        for `after` (the resize drain: a capacity decrease deletes VMs)."""
         super().__init__("gpu-clusters:azure:GpuPartition", name, None, opts)
-        sku = catalog().get(partition.sku, "azure")
-        assert sku is not None  # the spec rules refuse unknown SKUs before any component runs
         custom_data = pulumi.Output.all(secrets.munge_key_b64, files_account).apply(
-            lambda v: azure_custom_data(
-                render_cloud_init(
-                    spec,
-                    stack,
-                    munge_key_b64=v[0],
-                    partition=partition,
-                    files_account=v[1],
-                    plan=plan,
-                )
-            )
+            lambda v: props.vm.user_data(munge_key_b64=v[0], files_account=v[1])
         )
-        image = image_reference("gpuNodes", partition.image, catalog().gpu_image(sku))
-        self.scale_sets = []
-        sets = scale_sets_of(partition.name, partition.nodes, partition.max_nodes_per_scale_set)
+        self.scale_sets: list[tuple[ScaleSet, azure.compute.VirtualMachineScaleSet]] = []
+        sets = props.scale_sets
         for scale_set in sets:
-            tags = cloud_tags(
-                spec,
-                stack,
-                **{"gpu-clusters:role": "compute", "gpu-clusters:partition": partition.name},
-            )
             vmss = azure.compute.VirtualMachineScaleSet(
                 f"{name}-{scale_set.name}",
-                vm_scale_set_name=scale_set.vm_set_name(spec.name),
+                vm_scale_set_name=scale_set.vm_set_name(props.cluster),
                 resource_group_name=network.resource_group.name,
-                location=spec.region,
-                sku={"name": sku.name, "tier": "Standard", "capacity": scale_set.size},
+                location=props.vm.region,
+                sku={"name": props.vm.vm_size, "tier": "Standard", "capacity": scale_set.size},
                 orchestration_mode="Uniform",
                 single_placement_group=True,
                 platform_fault_domain_count=1,
                 overprovision=False,
                 upgrade_policy={"mode": "Manual"},
-                virtual_machine_profile=vm_profile(
-                    spec, partition, scale_set, network, secrets, custom_data, image
-                ),
-                tags=tags,
+                virtual_machine_profile=vm_profile(props, scale_set, network, secrets, custom_data),
+                tags=dict(props.vm.tags),
                 opts=pulumi.ResourceOptions(
                     parent=self,
                     hooks=hooks if scale_set is sets[-1] else None,
@@ -134,7 +106,13 @@ class GpuPartition(pulumi.ComponentResource):
         self.register_outputs({"scaleSets": [v.name for _, v in self.scale_sets]})
 
 
-def vm_profile(spec, partition, scale_set, network, secrets, custom_data, image) -> dict:
+def vm_profile(
+    props: PartitionProps,
+    scale_set: ScaleSet,
+    network: AzureNetwork,
+    secrets: ClusterSecrets,
+    custom_data: pulumi.Output[str],
+) -> dict[str, Any]:
     """One scale set's VM profile: spot or regular, the OS profile with the node's user-data, the
     HPC image, and the NIC in the compute subnet with accelerated networking."""
     spot = (
@@ -145,19 +123,19 @@ def vm_profile(spec, partition, scale_set, network, secrets, custom_data, image)
             "eviction_policy": "Deallocate",
             "billing_profile": {"max_price": -1},
         }
-        if partition.spot
+        if props.spot
         else {"priority": "Regular"}
     )
     return {
         **spot,
         "os_profile": linux_os_profile(
-            spec,
+            props.vm.admin_user,
             secrets.public_key,
             computer_name_prefix=scale_set.computer_name_prefix,
             custom_data=custom_data,
         ),
         "storage_profile": {
-            "image_reference": image,
+            "image_reference": dict(props.vm.image),
             "os_disk": {
                 "create_option": "FromImage",
                 "caching": "ReadWrite",

@@ -34,7 +34,7 @@ class JumpHost(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
         tags = cloud_tags(spec, stack, **{"gpu-clusters:role": "jumphost"})
         rg = network.resource_group.name
-        self.public_ip = static_public_ip(f"{name}-pip", spec, rg, tags, self)
+        self.public_ip = static_public_ip(f"{name}-pip", spec.region, rg, tags, self)
         nic = azure.network.NetworkInterface(
             f"{name}-nic",
             resource_group_name=rg,
@@ -56,7 +56,7 @@ class JumpHost(pulumi.ComponentResource):
             location=spec.region,
             hardware_profile={"vm_size": JUMP_HOST_SKU},
             os_profile=linux_os_profile(
-                spec, secrets.public_key, computer_name=f"{spec.name}-jump"
+                spec.ssh.admin_user, secrets.public_key, computer_name=f"{spec.name}-jump"
             ),
             storage_profile={
                 "image_reference": image_reference("scheduler", spec.head_node.image),

@@ -5,18 +5,15 @@ identity, so no process here can get a token that changes a VM. Its user-data mo
 
 from __future__ import annotations
 
+from typing import Any
+
 import pulumi
 import pulumi_azure_native as azure
 
-from clusterctl.render.cloud_init import azure_custom_data, render_cloud_init
-from clusterctl.render.roles import SlurmPlan
-from clusterctl.spec.defaults import login_host, login_sku
-from clusterctl.spec.model import ClusterSpec
-from clusterctl.spec.tags import cloud_tags
 from components.azure.slurm.cluster_secrets import ClusterSecrets
-from components.azure.slurm.images import image_reference
 from components.azure.slurm.network import AzureNetwork
 from components.azure.slurm.os_profile import linux_os_profile
+from components.azure.slurm.props import LoginProps
 from components.azure.slurm.public_ip import static_public_ip
 from components.azure.slurm.vm_replacement import kept_nic, replaced_vm_options
 
@@ -28,64 +25,52 @@ class LoginNode(pulumi.ComponentResource):
     def __init__(
         self,
         name: str,
-        spec: ClusterSpec,
-        stack: str,
-        index: int,
+        props: LoginProps,
         *,
         network: AzureNetwork,
         secrets: ClusterSecrets,
         files_account: pulumi.Input[str] | None = None,
-        plan: SlurmPlan | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ):
-        """`plan`: the cluster's files rendered once for this run (clusterctl/render/roles.py)."""
+        """`files_account`: the storage account of /home's Azure Files share, if it has one."""
         super().__init__("gpu-clusters:azure:LoginNode", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
-        tags = cloud_tags(spec, stack, **{"gpu-clusters:role": "login"})
+        tags = dict(props.vm.tags)
         rg = network.resource_group.name
         self.public_ip = None
-        ip_config: dict = {
+        ip_config: dict[str, Any] = {
             "name": "primary",
             "subnet": {"id": network.scheduler_subnet.id},
             "private_ip_allocation_method": "Dynamic",
         }
-        if spec.ssh.access == "direct":
-            self.public_ip = static_public_ip(f"{name}-pip", spec, rg, tags, self)
+        if props.public_ip:
+            self.public_ip = static_public_ip(f"{name}-pip", props.vm.region, rg, tags, self)
             ip_config["public_ip_address"] = {"id": self.public_ip.id}
         self.nic = azure.network.NetworkInterface(
             f"{name}-nic",
             resource_group_name=rg,
-            location=spec.region,
+            location=props.vm.region,
             ip_configurations=[ip_config],
             tags=tags,
             opts=child,
         )
         custom_data = pulumi.Output.all(secrets.munge_key_b64, files_account).apply(
-            lambda v: azure_custom_data(
-                render_cloud_init(
-                    spec,
-                    stack,
-                    munge_key_b64=v[0],
-                    files_account=v[1],
-                    login_index=index,
-                    plan=plan,
-                )
-            )
+            lambda v: props.vm.user_data(munge_key_b64=v[0], files_account=v[1])
         )
-        entra = spec.login_nodes.entra_id_group
+        entra = props.entra_group
         self.vm = azure.compute.VirtualMachine(
             f"{name}-vm",
             resource_group_name=rg,
-            location=spec.region,
-            hardware_profile={"vm_size": login_sku(spec)},
+            location=props.vm.region,
+            hardware_profile={"vm_size": props.vm.vm_size},
             os_profile=linux_os_profile(
-                spec,
+                props.vm.admin_user,
                 secrets.public_key,
-                computer_name=login_host(spec, index),
+                computer_name=props.computer_name,
                 custom_data=custom_data,
             ),
             storage_profile={
-                "image_reference": image_reference("scheduler", spec.head_node.image),
+                "image_reference": dict(props.vm.image),
                 "os_disk": {
                     "create_option": "FromImage",
                     "caching": "ReadWrite",
@@ -103,7 +88,7 @@ class LoginNode(pulumi.ComponentResource):
             opts=replaced_vm_options(self, ignore_changes=["osProfile.customData"]),
         )
         if entra:
-            self._entra_login(name, spec, rg, tags, entra, network)
+            self._entra_login(name, props.vm.region, rg, tags, entra, network)
         self.private_ip = self.nic.ip_configurations.apply(
             lambda cfgs: (
                 (cfgs or [{}])[0].get("private_ip_address")
@@ -114,7 +99,15 @@ class LoginNode(pulumi.ComponentResource):
         self.address = self.public_ip.ip_address if self.public_ip is not None else self.private_ip
         self.register_outputs({"address": self.address})
 
-    def _entra_login(self, name, spec, rg, tags, group: str, network) -> None:
+    def _entra_login(
+        self,
+        name: str,
+        region: str,
+        rg: pulumi.Output[str],
+        tags: dict[str, str],
+        group: str,
+        network: AzureNetwork,
+    ) -> None:
         """Members of `group` log in with their Entra accounts: the extension on the VM, the
         built-in role Virtual Machine User Login (no sudo; Administrator Login is not given)
         for the group on this VM alone."""
@@ -124,7 +117,7 @@ class LoginNode(pulumi.ComponentResource):
             resource_group_name=rg,
             vm_name=self.vm.name,
             vm_extension_name="AADSSHLoginForLinux",
-            location=spec.region,
+            location=region,
             publisher="Microsoft.Azure.ActiveDirectory",
             type="AADSSHLoginForLinux",
             type_handler_version="1.0",

@@ -52,7 +52,7 @@ class AzureNetwork(pulumi.ComponentResource):
             tags=tags,
             opts=child,
         )
-        self.egress_ip = static_public_ip(f"{name}-egress-ip", spec, rg, tags, self)
+        self.egress_ip = static_public_ip(f"{name}-egress-ip", spec.region, rg, tags, self)
         self.nat = azure.network.NatGateway(
             f"{name}-nat",
             resource_group_name=rg,

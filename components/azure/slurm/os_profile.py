@@ -6,15 +6,10 @@ from typing import Any
 
 import pulumi
 
-from clusterctl.spec.model import ClusterSpec
 
-
-def linux_os_profile(
-    spec: ClusterSpec, public_key: pulumi.Input[str], **names: Any
-) -> dict[str, Any]:
-    """osProfile for a VM (`computer_name=`) or scale set (`computer_name_prefix=`), plus
-    `custom_data=` where the VM gets cloud-init."""
-    user = spec.ssh.admin_user
+def linux_os_profile(user: str, public_key: pulumi.Input[str], **names: Any) -> dict[str, Any]:
+    """osProfile for a VM (`computer_name=`) or scale set (`computer_name_prefix=`) whose admin
+    is `user` (ssh.adminUser), plus `custom_data=` where the VM gets cloud-init."""
     return {
         **{k: v for k, v in names.items() if v is not None},
         "admin_username": user,

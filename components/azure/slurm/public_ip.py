@@ -5,12 +5,10 @@ from __future__ import annotations
 import pulumi
 import pulumi_azure_native as azure
 
-from clusterctl.spec.model import ClusterSpec
-
 
 def static_public_ip(
     name: str,
-    spec: ClusterSpec,
+    location: str,
     resource_group_name: pulumi.Input[str],
     tags: dict[str, str],
     parent: pulumi.Resource,
@@ -18,7 +16,7 @@ def static_public_ip(
     return azure.network.PublicIPAddress(
         name,
         resource_group_name=resource_group_name,
-        location=spec.region,
+        location=location,
         sku={"name": "Standard"},
         public_ip_allocation_method="Static",
         tags=tags,

@@ -7,20 +7,15 @@ its successor takes the same NIC and data disk (components/azure/slurm/vm_replac
 
 from __future__ import annotations
 
+from typing import Any
+
 import pulumi
 import pulumi_azure_native as azure
 
-from clusterctl.render.cloud_init import azure_custom_data, render_cloud_init
-from clusterctl.render.roles import SlurmPlan
-from clusterctl.render.site import scheduler_host
-from clusterctl.render.storage import scheduler_disk_gib
-from clusterctl.spec.defaults import head_sku
-from clusterctl.spec.model import ClusterSpec
-from clusterctl.spec.tags import cloud_tags
 from components.azure.slurm.cluster_secrets import ClusterSecrets
-from components.azure.slurm.images import image_reference
 from components.azure.slurm.network import AzureNetwork
 from components.azure.slurm.os_profile import linux_os_profile
+from components.azure.slurm.props import SchedulerProps
 from components.azure.slurm.public_ip import static_public_ip
 from components.azure.slurm.scheduler_identity import SchedulerIdentity
 from components.azure.slurm.vm_replacement import kept_nic, replaced_vm_options
@@ -30,31 +25,28 @@ class SchedulerNode(pulumi.ComponentResource):
     def __init__(
         self,
         name: str,
-        spec: ClusterSpec,
-        stack: str,
+        props: SchedulerProps,
         *,
         network: AzureNetwork,
         secrets: ClusterSecrets,
         files_account: pulumi.Input[str] | None = None,
-        plan: SlurmPlan | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ):
-        """`files_account`: the storage account of /home's Azure Files share, if it has one;
-        `plan`: the cluster's files rendered once for this run (clusterctl/render/roles.py)."""
+        """`files_account`: the storage account of /home's Azure Files share, if it has one."""
         super().__init__("gpu-clusters:azure:SchedulerNode", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
-        tags = cloud_tags(spec, stack, **{"gpu-clusters:role": "scheduler"})
+        tags = dict(props.vm.tags)
         rg = network.resource_group
         self.identity = SchedulerIdentity(
             f"{name}-identity",
             resource_group=rg,
-            location=spec.region,
+            location=props.vm.region,
             tags=tags,
             opts=child,
         )
-        self._nic(name, spec, network, rg, tags, child)
-        self._data_disk(name, spec, stack, rg)
-        self._vm(name, spec, stack, secrets, files_account, rg, tags, plan)
+        self._nic(name, props, network, rg, tags, child)
+        self._data_disk(name, props, rg)
+        self._vm(name, props, secrets, files_account, rg, tags)
         self.private_ip = self.nic.ip_configurations.apply(
             lambda cfgs: (
                 (cfgs or [{}])[0].get("private_ip_address")
@@ -64,12 +56,20 @@ class SchedulerNode(pulumi.ComponentResource):
         )
         self.register_outputs({"vmId": self.vm.id})
 
-    def _nic(self, name, spec, network, rg, tags, child) -> None:
+    def _nic(
+        self,
+        name: str,
+        props: SchedulerProps,
+        network: AzureNetwork,
+        rg: azure.resources.ResourceGroup,
+        tags: dict[str, str],
+        child: pulumi.ResourceOptions,
+    ) -> None:
         """The NIC in the scheduler subnet; a static public IP with access: direct."""
         self.public_ip = None
-        if spec.ssh.access == "direct":
-            self.public_ip = static_public_ip(f"{name}-pip", spec, rg.name, tags, self)
-        ip_config: dict = {
+        if props.public_ip:
+            self.public_ip = static_public_ip(f"{name}-pip", props.vm.region, rg.name, tags, self)
+        ip_config: dict[str, Any] = {
             "name": "primary",
             "subnet": {"id": network.scheduler_subnet.id},
             "private_ip_allocation_method": "Dynamic",
@@ -79,55 +79,53 @@ class SchedulerNode(pulumi.ComponentResource):
         self.nic = azure.network.NetworkInterface(
             f"{name}-nic",
             resource_group_name=rg.name,
-            location=spec.region,
+            location=props.vm.region,
             ip_configurations=[ip_config],
             tags=tags,
             opts=child,
         )
 
-    def _data_disk(self, name, spec, stack, rg) -> None:
+    def _data_disk(
+        self, name: str, props: SchedulerProps, rg: azure.resources.ResourceGroup
+    ) -> None:
         """/home (unless an Azure Files share holds it) and /sched: protected unless
         storage.keepOnDestroy is false."""
-        storage_tags = cloud_tags(spec, stack, **{"gpu-clusters:role": "storage"})
         self.data_disk = azure.compute.Disk(
             f"{name}-shared-disk",
             resource_group_name=rg.name,
-            location=spec.region,
-            disk_size_gb=scheduler_disk_gib(spec),
+            location=props.vm.region,
+            disk_size_gb=props.data_disk_gib,
             sku={"name": "Premium_LRS"},
             creation_data={"create_option": "Empty"},
-            tags=storage_tags,
-            opts=pulumi.ResourceOptions(parent=self, protect=spec.storage.keep_on_destroy),
+            tags=dict(props.storage_tags),
+            opts=pulumi.ResourceOptions(parent=self, protect=props.keep_data_disk),
         )
 
-    def _vm(self, name, spec, stack, secrets, files_account, rg, tags, plan) -> None:
+    def _vm(
+        self,
+        name: str,
+        props: SchedulerProps,
+        secrets: ClusterSecrets,
+        files_account: pulumi.Input[str] | None,
+        rg: azure.resources.ResourceGroup,
+        tags: dict[str, str],
+    ) -> None:
         custom_data = pulumi.Output.all(
             secrets.scheduler_inputs(), files_account, self.identity.identity.client_id
-        ).apply(
-            lambda v: azure_custom_data(
-                render_cloud_init(
-                    spec,
-                    stack,
-                    **v[0],
-                    files_account=v[1],
-                    identity_client_id=v[2],
-                    plan=plan,
-                )
-            )
-        )
+        ).apply(lambda v: props.vm.user_data(**v[0], files_account=v[1], identity_client_id=v[2]))
         self.vm = azure.compute.VirtualMachine(
             f"{name}-vm",
             resource_group_name=rg.name,
-            location=spec.region,
-            hardware_profile={"vm_size": head_sku(spec)},
+            location=props.vm.region,
+            hardware_profile={"vm_size": props.vm.vm_size},
             os_profile=linux_os_profile(
-                spec,
+                props.vm.admin_user,
                 secrets.public_key,
-                computer_name=scheduler_host(spec),
+                computer_name=props.computer_name,
                 custom_data=custom_data,
             ),
             storage_profile={
-                "image_reference": image_reference("scheduler", spec.head_node.image),
+                "image_reference": dict(props.vm.image),
                 "os_disk": {
                     "create_option": "FromImage",
                     "caching": "ReadWrite",

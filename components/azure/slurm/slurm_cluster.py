@@ -21,7 +21,6 @@ from clusterctl.render.site import scheduler_host
 from clusterctl.render.storage import uses_files_share
 from clusterctl.render.team import render_team_sync
 from clusterctl.spec.catalog import Catalog, catalog
-from clusterctl.spec.defaults import login_count
 from clusterctl.spec.model import ClusterSpec
 from clusterctl.spec.tags import cloud_tags
 from components.azure.slurm.cluster_secrets import ClusterSecrets
@@ -32,6 +31,7 @@ from components.azure.slurm.jump_host import JumpHost
 from components.azure.slurm.login_node import LoginNode
 from components.azure.slurm.network import AzureNetwork
 from components.azure.slurm.power_role import PowerRole
+from components.azure.slurm.props import slurm_node_props
 from components.azure.slurm.scheduler_node import SchedulerNode
 from components.azure.slurm.slurm_config_sync import (
     RunCommandProps,
@@ -61,6 +61,8 @@ class AzureSlurmCluster(pulumi.ComponentResource):
         super().__init__("gpu-clusters:azure:SlurmCluster", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         self.plan = plan = plan or plan_slurm(spec, stack)
+        # the spec read once into what each node component needs (components/azure/slurm/props.py)
+        props = slurm_node_props(spec, stack, plan)
         self.network = AzureNetwork(f"{name}-net", spec, stack, child)
         self.secrets = ClusterSecrets(f"{name}-secrets", spec, child)
         self.files = (
@@ -71,12 +73,10 @@ class AzureSlurmCluster(pulumi.ComponentResource):
         files_account = self.files.account_name if self.files else None
         self.scheduler = SchedulerNode(
             f"{name}-scheduler",
-            spec,
-            stack,
+            props.scheduler,
             network=self.network,
             secrets=self.secrets,
             files_account=files_account,
-            plan=plan,
             # the share, its private endpoint and DNS record exist before a node mounts /home
             opts=pulumi.ResourceOptions(parent=self, depends_on=[self.files] if self.files else []),
         )
@@ -95,16 +95,13 @@ class AzureSlurmCluster(pulumi.ComponentResource):
         self.logins = [
             LoginNode(
                 f"{name}-login-{i + 1}",
-                spec,
-                stack,
-                i,
+                login,
                 network=self.network,
                 secrets=self.secrets,
                 files_account=files_account,
-                plan=plan,
                 opts=child,
             )
-            for i in range(login_count(spec))
+            for i, login in enumerate(props.logins)
         ]
         self.jump_host = (
             JumpHost(
@@ -137,19 +134,16 @@ class AzureSlurmCluster(pulumi.ComponentResource):
         last = spec.partitions[-1].name
         self.partitions = [
             GpuPartition(
-                f"{name}-{part.name}",
-                spec,
-                stack,
+                f"{name}-{part.partition}",
                 part,
                 network=self.network,
                 secrets=self.secrets,
                 files_account=files_account,
-                plan=plan,
-                hooks=hooks if part.name == last else None,
+                hooks=hooks if part.partition == last else None,
                 after=[self.resize_drain.command],
                 opts=pulumi.ResourceOptions(parent=self, depends_on=[self.scheduler.vm]),
             )
-            for part in spec.partitions
+            for part in props.partitions
         ]
         self.power_role = PowerRole(
             f"{name}-power",
