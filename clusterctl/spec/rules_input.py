@@ -15,6 +15,7 @@ import struct
 from collections.abc import Iterator
 
 from clusterctl.clouds import Cloud
+from clusterctl.constants import CLUSTER_TAG
 from clusterctl.errors import Finding
 from clusterctl.platform import cloud_of, only_on, scheduler_of
 from clusterctl.spec.addressing import subnet_plan
@@ -28,7 +29,6 @@ from clusterctl.spec.images import (
 from clusterctl.spec.kubernetes import AUTOSCALER_IDLE_MINUTES
 from clusterctl.spec.model import ClusterSpec, field_path
 from clusterctl.spec.rules import Rule
-from clusterctl.spec.tags import CLUSTER_TAG
 
 # Azure/azure-rest-api-specs Compute ComputeRP.json, OSProfile.adminUsername: "Disallowed values".
 AZURE_FORBIDDEN_ADMIN_USERS = frozenset(
