@@ -330,14 +330,30 @@ class PowerProgram:
         refs, gone = self.resolve(names)
         for name in gone:
             LOG.info("%s: no VM holds it (names.json); nothing to delete", name)
+        busy = self._running_a_job(refs)
+        todo = [r for r in refs if r.name not in busy]
+        refused = self._delete_vms(todo)
+        pending = self._wait_unlisted([r for r in todo if r.name not in refused])
+        return EXIT_FAILED if busy or refused or pending else EXIT_OK
+
+    def _running_a_job(self, refs: Sequence[NodeRef]) -> set[str]:
+        """The nodes that run a job: their VMs are not deleted."""
         busy = {r.name for r in refs if slurm.jobs_on(r.name, self.runner)}
         for name in sorted(busy):
             LOG.error("%s: runs a job; its VM is not deleted", name)
-        todo = [r for r in refs if r.name not in busy]
+        return busy
+
+    def _delete_vms(self, todo: Sequence[NodeRef]) -> dict[str, str]:
+        """Asks for the VMs to be deleted; returns the refused ones (node name -> why)."""
         refused = {n: e for n, e in (self.backend.delete(todo) if todo else {}).items() if e}
         for name, why in sorted(refused.items()):
             LOG.error("%s: delete refused: %s", name, why)
-        pending = [r for r in todo if r.name not in refused]
+        return refused
+
+    def _wait_unlisted(self, pending: list[NodeRef]) -> list[NodeRef]:
+        """Waits (up to resume_wait_s) until the VMs are no longer listed in their scale sets;
+        returns those still listed."""
+        pending = list(pending)
         deadline = self.clock() + self.config.resume_wait_s
         while pending:
             listed = {ss: set(self.backend.list(ss)) for ss in {r.scale_set for r in pending}}
@@ -350,7 +366,7 @@ class PowerProgram:
         for r in pending:
             LOG.error("%s: VM %s_%s still listed after %.0f s", r.name, r.scale_set,
                       r.instance_id, self.config.resume_wait_s)  # fmt: skip
-        return EXIT_FAILED if busy or refused or pending else EXIT_OK
+        return pending
 
     def show(self, names: Sequence[str]) -> int:
         for name, st in sorted(self.backend.state(self.refs(names)).items()):
