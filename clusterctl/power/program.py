@@ -389,34 +389,42 @@ class PowerProgram:
             sizes = naming.sizes_from_nodes(cluster, slurm.all_nodes(self.runner))
             if not sizes:
                 raise RuntimeError("sinfo lists no nodes; the name map is left as it is")
-            try:
-                doc = json.loads(path.read_text())
-            except FileNotFoundError:
-                doc = {}
+            doc = _read_names_doc(path)
             known = set(doc.get("names", {})) | set(doc.get("unnamed", {}))
-            scale_sets = sorted(set(sizes) | known)
-            existing = {}
-            for ss in scale_sets:
-                try:
-                    existing[ss] = self.backend.list(ss)
-                except LookupError:
-                    if ss in sizes:  # slurm.conf names it: a missing set is an error, not empty
-                        raise
-                    existing[ss] = []  # a set that left the stack, deleted by Pulumi
-                    LOG.info("names: %s is gone; the names it held are freed", ss)
-            requests = set()
-            for req in sorted(requests_dir.glob("*")) if requests_dir.is_dir() else []:
-                parts = naming.split_vm_name(req.name)
-                if parts:
-                    requests.add(parts)
+            existing = self._list_scale_sets(sorted(set(sizes) | known), sizes)
             result = naming.assign(
-                doc, existing, sizes, cluster, requests, self.now(), self.config.names_grace_s
+                doc,
+                existing,
+                sizes,
+                cluster,
+                _boot_requests(requests_dir),
+                self.now(),
+                self.config.names_grace_s,
             )
             if result.doc != doc:
-                tmp = path.with_name(f".{path.name}.{os.getpid()}")
-                tmp.write_text(json.dumps(result.doc, indent=1, sort_keys=True) + "\n")
-                tmp.chmod(0o644)
-                os.replace(tmp, path)
+                _write_names_doc(path, result.doc)
+        self._log_assignment(result)
+        for ss, instance, _ in result.named:
+            (requests_dir / naming.vm_name(ss, instance)).unlink(missing_ok=True)
+        return self._deallocate_unnamed(result.deallocate)
+
+    def _list_scale_sets(
+        self, scale_sets: Sequence[str], sizes: dict[str, int]
+    ) -> dict[str, list[str]]:
+        """Each scale set's VM instance ids; a set slurm.conf no longer names that is gone (it
+        left the stack, deleted by Pulumi) holds none."""
+        existing = {}
+        for ss in scale_sets:
+            try:
+                existing[ss] = self.backend.list(ss)
+            except LookupError:
+                if ss in sizes:  # slurm.conf names it: a missing set is an error, not empty
+                    raise
+                existing[ss] = []
+                LOG.info("names: %s is gone; the names it held are freed", ss)
+        return existing
+
+    def _log_assignment(self, result: naming.Assignment) -> None:
         for ss, instance, name in result.freed:
             LOG.info("names: %s freed (%s_%s is gone or left slurm.conf)", name, ss, instance)
         for ss, instance, name in result.named:
@@ -431,21 +439,23 @@ class PowerProgram:
                 instance,
                 self.config.names_grace_s,
             )
-        for ss, instance, _ in result.named:
-            (requests_dir / naming.vm_name(ss, instance)).unlink(missing_ok=True)
+
+    def _deallocate_unnamed(self, vms: Sequence[tuple[str, str]]) -> int:
+        """Deallocates the VMs whose name left slurm.conf; EXIT_FAILED if one was refused."""
+        if not vms:
+            return EXIT_OK
         code = EXIT_OK
-        if result.deallocate:
-            refs = [NodeRef(naming.vm_name(ss, i), ss, i) for ss, i in result.deallocate]
-            for vm, error in sorted(self.backend.stop(refs).items()):
-                if error:
-                    LOG.error("names: %s has no Slurm name; deallocate refused: %s", vm, error)
-                    code = EXIT_FAILED
-                else:
-                    LOG.warning(
-                        "names: %s has no Slurm name: deallocated (delete it, or reimage it "
-                        "once a name is free)",
-                        vm,
-                    )
+        refs = [NodeRef(naming.vm_name(ss, i), ss, i) for ss, i in vms]
+        for vm, error in sorted(self.backend.stop(refs).items()):
+            if error:
+                LOG.error("names: %s has no Slurm name; deallocate refused: %s", vm, error)
+                code = EXIT_FAILED
+            else:
+                LOG.warning(
+                    "names: %s has no Slurm name: deallocated (delete it, or reimage it "
+                    "once a name is free)",
+                    vm,
+                )
         return code
 
     def _stop_quietly(self, refs) -> None:
@@ -453,6 +463,31 @@ class PowerProgram:
         for name, error in errors.items():
             if error:
                 LOG.error("%s: deallocate after failure refused: %s", name, error)
+
+
+def _read_names_doc(path: Path) -> dict:
+    try:
+        return json.loads(path.read_text())
+    except FileNotFoundError:
+        return {}
+
+
+def _write_names_doc(path: Path, doc: dict) -> None:
+    """Atomically: a node reading the map at boot never sees half of it."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}")
+    tmp.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
+    tmp.chmod(0o644)
+    os.replace(tmp, path)
+
+
+def _boot_requests(requests_dir: Path) -> set[tuple[str, str]]:
+    """(scale set, instance id) of each VM waiting at boot for its name (a file named for it)."""
+    requests = set()
+    for req in sorted(requests_dir.glob("*")) if requests_dir.is_dir() else []:
+        parts = naming.split_vm_name(req.name)
+        if parts:
+            requests.add(parts)
+    return requests
 
 
 ACTIONS = (
