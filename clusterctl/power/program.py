@@ -216,8 +216,25 @@ class PowerProgram:
         (down_billing.py) for `clusterctl status` and Prometheus; nodes drained or set DOWN by
         anyone else are reported, never touched, and nodes not powered down are left alone."""
         self._deadline(self.config.suspend_deadline_s)
+        down, todo, powered_down = self._down_nodes(names)
+        refs = self.resolve(sorted(down))[0]
+        states = self.backend.state(refs) if refs else {}
+        billing = [r for r in refs if states[r.name].power in leak.BILLING_POWER]
+        refused = self._stop_billing(billing, todo, down, states)
+        self._write_down_billing(billing, states, down, refused)
+        todo = [n for n in todo if n in powered_down and n in states]
+        todo = [n for n in todo if states[n].power == "stopped"]
+        if todo:
+            self._return_to_idle(todo)
+        return EXIT_OK
+
+    def _down_nodes(self, names: Sequence[str]) -> tuple[dict[str, str], list[str], set[str]]:
+        """Every DOWN node with its reason; those this program set DOWN (in name order); those
+        of them powered down (`down~`)."""
         ours = f"{self.config.reason_prefix} power:"
-        todo, powered_down, down = [], set(), {}
+        down: dict[str, str] = {}
+        todo: list[str] = []
+        powered_down: set[str] = set()
         for name, (state, why) in sorted(slurm.states(names, self.runner).items()):
             if state.rstrip("*~#%!$@^-") != "down":
                 continue
@@ -226,26 +243,27 @@ class PowerProgram:
                 todo.append(name)
                 if state == "down~":
                     powered_down.add(name)
-        refs = self.resolve(sorted(down))[0]
-        states = self.backend.state(refs) if refs else {}
-        billing = [r for r in refs if states[r.name].power in leak.BILLING_POWER]
-        to_stop = [r for r in billing if r.name in todo]
+        return down, todo, powered_down
+
+    def _stop_billing(
+        self, billing: list[NodeRef], ours: list[str], down: dict[str, str], states: dict
+    ) -> dict[str, str | None]:
+        """Deallocates the billing VMs of nodes this program set DOWN; the others' are only
+        reported. Returns the deallocates sent (node -> None, or why refused)."""
+        to_stop = [r for r in billing if r.name in ours]
         refused = self.backend.stop(to_stop) if to_stop else {}
         for name, error in sorted(refused.items()):
             # DOWN by a power failure with its VM up: it bills and no job can use it.
             LOG.warning("%s: DOWN with its VM running: deallocate %s", name,
                         f"refused: {error}" if error else "sent")  # fmt: skip
         for r in billing:
-            if r.name not in todo:
+            if r.name not in ours:
                 LOG.warning("%s: DOWN (%s) with its VM %s: it bills; not ours to stop", r.name,
                             down[r.name] or "no reason", states[r.name].power)  # fmt: skip
-        self._write_down_billing(billing, states, down, refused)
-        if not todo:
-            return EXIT_OK
-        todo = [n for n in todo if n in powered_down and n in states]
-        todo = [n for n in todo if states[n].power == "stopped"]
-        if not todo:
-            return EXIT_OK
+        return refused
+
+    def _return_to_idle(self, todo: list[str]) -> None:
+        """State=IDLE for the nodes DOWN for return_after_s; the others are held."""
         since = slurm.reason_times(todo, self.runner)
         now = self.now()
         held = [n for n in todo if (since.get(n) or 0) > now - self.config.return_after_s]
@@ -257,7 +275,6 @@ class PowerProgram:
             slurm.update(ready, "IDLE", None, self.runner)
             for name in ready:
                 LOG.info("%s: returned to the powered-down pool (State=IDLE)", name)
-        return EXIT_OK
 
     def _write_down_billing(
         self,
