@@ -14,7 +14,7 @@ def _line(kind: str, body: dict) -> str:
 
 
 def test_a_mark_whose_body_is_not_json_is_skipped() -> None:
-    text = "GPUCL-TRAIN-START {not json}\nGPUCL-TRAIN-ERROR {\"kind\": \n"
+    text = 'GPUCL-TRAIN-START {not json}\nGPUCL-TRAIN-ERROR {"kind": \n'
     run = parse(text)
     assert run.start == {}
     assert [(f.kind, f.node) for f in run.failures] == [("no-output", None)]

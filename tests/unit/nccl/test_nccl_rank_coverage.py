@@ -26,7 +26,9 @@ def test_without_a_gpu_count_a_short_host_is_named_against_the_others() -> None:
     ranks = (*_on("a", range(4), 0), *_on("b", range(2), 4))
     (note,) = _ranks(NcclRun(rows=(), ranks=ranks), gpus_per_host=None, nodes=2)
     assert note.level == "fail"
-    assert note.message == "b ran 2 ranks, others 4 (device 2, 3 missing), ranks 4, 5: 6 ranks in all"
+    assert note.message == (
+        "b ran 2 ranks, others 4 (device 2, 3 missing), ranks 4, 5: 6 ranks in all"
+    )
 
 
 def test_a_host_with_more_ranks_than_gpus_is_named() -> None:
