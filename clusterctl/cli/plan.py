@@ -101,13 +101,35 @@ def _tidy_out(out_dir: Path, written: list[Path]) -> tuple[list[str], list[str]]
 
 
 def _print_plan(result) -> None:
+    run = result.run
+    _print_tree(result.stack, run.resources)
+    counts = Counter(r.type for r in run.resources if r.custom)
+    table = Table(title="resources by type", show_header=True)
+    table.add_column("type")
+    table.add_column("count", justify="right")
+    for type_, n in sorted(counts.items()):
+        table.add_row(type_, str(n))
+    out.print(table)
+    _print_roles(run.resources)
+    _print_team(result.spec)
+    _print_cost(result.cost)
+    _print_idle_cost(result.spec)
+    if scheduler_of(result.spec.scheduler).power_saving:
+        _print_largest_jobs(result.spec)
+    _print_shared_gpus(result.spec)
+    for f in result.findings:
+        colour = {"warning": "yellow", "info": "cyan"}.get(f.level, "red")
+        out.print(f"[{colour}]{f.level}[/]: {f.line()}")
+
+
+def _print_tree(stack: str, resources) -> None:
+    """The resources as Pulumi parents them, each with the name Azure shows when it differs."""
     from clusterctl.plan.mockengine import azure_name
 
-    run = result.run
     children: dict[str | None, list] = {}
-    for res in run.resources:
+    for res in resources:
         children.setdefault(res.parent_urn, []).append(res)
-    tree = Tree(f"[bold]stack {result.stack}[/] ({len(run.resources)} resources)")
+    tree = Tree(f"[bold]stack {stack}[/] ({len(resources)} resources)")
 
     def add(node: Tree, parent: str | None) -> None:
         for res in children.get(parent, []):
@@ -119,42 +141,17 @@ def _print_plan(result) -> None:
                 label += " [yellow](protected)[/]"
             add(node.add(label), res.urn)
 
-    urns = {r.urn for r in run.resources}
-    roots = dict.fromkeys(r.parent_urn for r in run.resources if r.parent_urn not in urns)
+    urns = {r.urn for r in resources}
+    roots = dict.fromkeys(r.parent_urn for r in resources if r.parent_urn not in urns)
     for root in roots:  # resources come in tree order (mockengine.in_tree_order): so do roots
         add(tree, root)
     out.print(tree)
-    counts = Counter(r.type for r in run.resources if r.custom)
-    table = Table(title="resources by type", show_header=True)
-    table.add_column("type")
-    table.add_column("count", justify="right")
-    for type_, n in sorted(counts.items()):
-        table.add_row(type_, str(n))
-    out.print(table)
-    _print_roles(run.resources)
-    _print_team(result.spec)
-    cost = result.cost
+
+
+def _print_cost(cost) -> None:
+    """One line per priced item, then the hourly total (or why there is none)."""
     for line in cost.lines:
-        note = f" [yellow]({escape(line.note)})[/]" if line.note else ""
-        if line.usd_per_hour_each is None:
-            out.print(
-                f"  {line.item}: {line.count} x {line.sku}: [yellow]price unknown[/] (the "
-                "catalog has no published on-demand price)"
-            )
-            continue
-        if line.service:
-            per_gb = line.usd_per_gb_processed
-            traffic = f" + ${per_gb:,.3f} per GB it carries" if per_gb else ""
-            out.print(
-                f"  {line.item}: ${line.usd_per_hour_each:,.3f}/h{traffic} "
-                f"[dim](catalog price of {line.price_as_of})[/]{note}"
-            )
-            continue
-        out.print(
-            f"  {line.item}: {line.count} x {line.sku} at ${line.usd_per_hour_each:,.2f}/h "
-            f"= {usd(line.usd_per_hour, per='/h')} [dim](catalog price of "
-            f"{line.price_as_of})[/]{note}"
-        )
+        out.print(_cost_line(line))
     if cost.total is None:
         out.print(
             f"[bold]estimated cost: [yellow]unknown[/][/] per hour: no catalog price for "
@@ -166,12 +163,37 @@ def _print_plan(result) -> None:
             f"[bold]estimated cost: {usd(cost.total)} per hour, {usd(cost.per_day)} per day[/] "
             "(on-demand compute and hourly services at catalog prices; disks and traffic extra)"
         )
+
+
+def _cost_line(line) -> str:
+    """An item with no price, an hourly service (plus its traffic price), or count x SKU."""
+    note = f" [yellow]({escape(line.note)})[/]" if line.note else ""
+    if line.usd_per_hour_each is None:
+        return (
+            f"  {line.item}: {line.count} x {line.sku}: [yellow]price unknown[/] (the "
+            "catalog has no published on-demand price)"
+        )
+    if line.service:
+        per_gb = line.usd_per_gb_processed
+        traffic = f" + ${per_gb:,.3f} per GB it carries" if per_gb else ""
+        return (
+            f"  {line.item}: ${line.usd_per_hour_each:,.3f}/h{traffic} "
+            f"[dim](catalog price of {line.price_as_of})[/]{note}"
+        )
+    return (
+        f"  {line.item}: {line.count} x {line.sku} at ${line.usd_per_hour_each:,.2f}/h "
+        f"= {usd(line.usd_per_hour, per='/h')} [dim](catalog price of "
+        f"{line.price_as_of})[/]{note}"
+    )
+
+
+def _print_idle_cost(spec) -> None:
     from clusterctl.spec.catalog import catalog
     from clusterctl.spec.cost import idle_cost_per_hour
     from clusterctl.spec.kubernetes import AUTOSCALER_IDLE_MINUTES, NODE_PROVISION_MINUTES
 
-    idle = usd(idle_cost_per_hour(result.spec, catalog()))
-    if scheduler_of(result.spec.scheduler).power_saving:
+    idle = usd(idle_cost_per_hour(spec, catalog()))
+    if scheduler_of(spec.scheduler).power_saving:
         out.print(
             f"idle, with Slurm power saving: {idle} per hour (head node, hourly services "
             "and minNodes; "
@@ -184,12 +206,6 @@ def _print_plan(result) -> None:
             f"{AUTOSCALER_IDLE_MINUTES} minutes after its last GPU pod, and takes up to "
             f"{NODE_PROVISION_MINUTES} minutes to come back)"
         )
-    if scheduler_of(result.spec.scheduler).power_saving:
-        _print_largest_jobs(result.spec)
-    _print_shared_gpus(result.spec)
-    for f in result.findings:
-        colour = {"warning": "yellow", "info": "cyan"}.get(f.level, "red")
-        out.print(f"[{colour}]{f.level}[/]: {f.line()}")
 
 
 def _print_largest_jobs(spec) -> None:

@@ -48,8 +48,7 @@ _SEVERITY: dict[str, int] = {"pass": 0, "warn": 1, "inconclusive": 2, "fail": 3}
 # Below the baseline's message size and with no curve for that size, a run this far under the
 # floor fails: busbw only grows with the message size, and the healthy sweeps on record lose far
 # less between 1 GiB and 16 GiB (ND H100 v5: 466.35 at 1 GiB vs 478.87 at 8 GiB, Azure/
-# AI-benchmarking-guide; 2 H100 nodes: 448.90 at 1 GiB vs 469.10 at 16 GiB,
-# NVIDIA/nccl-tests issue 309).
+# AI-benchmarking-guide; 2 H100 nodes: 448.90 at 1 GiB vs 469.10 at 16 GiB, nccl-tests issue 309).
 UNCHARTED_FLOOR_RATIO = 0.8
 
 
@@ -212,91 +211,104 @@ def _gpu_key(rank: RankInfo) -> tuple[str, int | None]:
 
 def _ranks(run: NcclRun, gpus_per_host: int | None, nodes: int | None) -> list[Observation]:
     """The ranks against nodes x GPUs: a GPU missing, two ranks on one GPU, uneven hosts."""
-    notes: list[Observation] = []
     expected = gpus_per_host * nodes if gpus_per_host and nodes else None
     if not run.ranks:
-        if expected is None:
-            return notes
-        n = ranks_from_ratio(run.rows)
-        if n is None:
-            notes.append(
-                Observation(
-                    "warn",
-                    "coverage",
-                    f"rank count not checked against {expected} ({nodes} x {gpus_per_host} GPUs): "
-                    "no `# Rank` lines and no busbw/algbw that tells it",
-                )
-            )
-        elif n != expected:
-            notes.append(
-                Observation(
-                    "fail",
-                    "coverage",
-                    f"busbw/algbw = 2(n-1)/n says {n} ranks ran, expected {expected} ({nodes} "
-                    f"nodes x {gpus_per_host} GPUs); no `# Rank` lines name the host",
-                )
-            )
-        return notes
+        return _rank_count_from_ratio(run, gpus_per_host, nodes, expected)
     by_host: dict[str, list[RankInfo]] = {}
     for r in run.ranks:
         by_host.setdefault(r.host, []).append(r)
-    for host, ranks in by_host.items():
-        gpu: dict[tuple[str, int | None], list[int]] = {}
-        for r in ranks:
-            gpu.setdefault(_gpu_key(r), []).append(r.rank)
-        for (bus, device), on in gpu.items():
-            if len(on) > 1:
-                what = " ".join(
-                    ([f"bus {bus}"] if bus else [])
-                    + ([f"device {device}"] if device is not None else [])
-                )
-                notes.append(
-                    Observation(
-                        "fail",
-                        "coverage",
-                        f"ranks {_span(on)} share one GPU on {host} ({what}): the run does not "
-                        "use every GPU",
-                    )
-                )
+    # ", expected 16 (2 x 8)" after a count, when the stack says how many ranks to expect
+    of_expected = f", expected {expected} ({nodes} x {gpus_per_host})" if expected else ""
+    notes = [note for host, ranks in by_host.items() for note in _shared_gpus(host, ranks)]
     if nodes and len(by_host) < nodes:
         notes.append(
             Observation(
                 "fail",
                 "coverage",
                 f"ranks ran on {len(by_host)} of {nodes} nodes ({', '.join(sorted(by_host))}): "
-                f"{run.n_ranks} ranks in all"
-                + (f", expected {expected} ({nodes} x {gpus_per_host})" if expected else ""),
+                f"{run.n_ranks} ranks in all{of_expected}",
             )
         )
-    most = max(len(v) for v in by_host.values())
-    want = gpus_per_host or most
+    want = gpus_per_host or max(len(v) for v in by_host.values())
     for host, ranks in by_host.items():
-        count = len(ranks)
-        if count == want:
-            continue
-        devices = {r.device for r in ranks}
-        if count < want:
-            gone = sorted(set(range(want)) - devices) if len(devices) == count else []
-            which = f" (device {', '.join(map(str, gone))} missing)" if gone else ""
-            of = f"{count} of {want} GPUs" if gpus_per_host else f"{count} ranks, others {want}"
-            notes.append(
-                Observation(
-                    "fail",
-                    "coverage",
-                    f"{host} ran {of}{which}, ranks {_span(r.rank for r in ranks)}: "
-                    f"{run.n_ranks} ranks in all"
-                    + (f", expected {expected} ({nodes} x {gpus_per_host})" if expected else ""),
-                )
-            )
-        else:
-            notes.append(
-                Observation(
-                    "fail",
-                    "coverage",
-                    f"{host} ran {count} ranks on a {want}-GPU node",
-                )
-            )
+        if len(ranks) != want:
+            notes.append(_uneven_host(run, host, ranks, want, gpus_per_host, of_expected))
     return notes
+
+
+def _rank_count_from_ratio(
+    run: NcclRun, gpus_per_host: int | None, nodes: int | None, expected: int | None
+) -> list[Observation]:
+    """With no `# Rank` lines, the rank count busbw/algbw tells, against the expected one."""
+    if expected is None:
+        return []
+    n = ranks_from_ratio(run.rows)
+    if n is None:
+        return [
+            Observation(
+                "warn",
+                "coverage",
+                f"rank count not checked against {expected} ({nodes} x {gpus_per_host} GPUs): "
+                "no `# Rank` lines and no busbw/algbw that tells it",
+            )
+        ]
+    if n != expected:
+        return [
+            Observation(
+                "fail",
+                "coverage",
+                f"busbw/algbw = 2(n-1)/n says {n} ranks ran, expected {expected} ({nodes} "
+                f"nodes x {gpus_per_host} GPUs); no `# Rank` lines name the host",
+            )
+        ]
+    return []
+
+
+def _shared_gpus(host: str, ranks: list[RankInfo]) -> list[Observation]:
+    """Two or more of a host's ranks on one GPU."""
+    gpu: dict[tuple[str, int | None], list[int]] = {}
+    for r in ranks:
+        gpu.setdefault(_gpu_key(r), []).append(r.rank)
+    notes = []
+    for (bus, device), on in gpu.items():
+        if len(on) <= 1:
+            continue
+        what = " ".join(
+            ([f"bus {bus}"] if bus else []) + ([f"device {device}"] if device is not None else [])
+        )
+        notes.append(
+            Observation(
+                "fail",
+                "coverage",
+                f"ranks {_span(on)} share one GPU on {host} ({what}): the run does not "
+                "use every GPU",
+            )
+        )
+    return notes
+
+
+def _uneven_host(
+    run: NcclRun,
+    host: str,
+    ranks: list[RankInfo],
+    want: int,
+    gpus_per_host: int | None,
+    of_expected: str,
+) -> Observation:
+    """A host with fewer ranks than `want` (its GPUs, or the most any host ran), or more."""
+    count = len(ranks)
+    if count > want:
+        return Observation("fail", "coverage", f"{host} ran {count} ranks on a {want}-GPU node")
+    devices = {r.device for r in ranks}
+    gone = sorted(set(range(want)) - devices) if len(devices) == count else []
+    which = f" (device {', '.join(map(str, gone))} missing)" if gone else ""
+    of = f"{count} of {want} GPUs" if gpus_per_host else f"{count} ranks, others {want}"
+    return Observation(
+        "fail",
+        "coverage",
+        f"{host} ran {of}{which}, ranks {_span(r.rank for r in ranks)}: "
+        f"{run.n_ranks} ranks in all{of_expected}",
+    )
 
 
 def _size_figures(

@@ -186,25 +186,7 @@ def _table_text(stream: list[tuple[int, str]]) -> list[str]:
 def _comment_line(st: _State, line: str, line_no: int) -> None:
     """The preamble, rank lines, column headers and footer: all start with '#'."""
     if m := _RANK.match(line):
-        info = RankInfo(
-            rank=int(m["rank"]),
-            host=m["host"],
-            device=int(m["device"]),
-            gpu_name=m["name"],
-            pid=int(m["pid"]),
-            group=int(m["group"]) if m["group"] is not None else None,
-            bus_id=m["bus"],
-        )
-        seen = st.rank_lines.get(info.rank)
-        if seen is None:
-            st.rank_lines[info.rank] = (info, line_no)
-            st.ranks.append(info)
-        elif seen[0] != info:
-            raise NcclParseError(
-                f"rank {info.rank} is listed twice, on {seen[0].host} device {seen[0].device} "
-                f"(line {seen[1]}) and on {info.host} device {info.device}: two runs mixed?",
-                line_no,
-            )
+        _rank_line(st, m, line_no)
     elif m := _NTHREAD.match(line):
         st.info.update(
             n_threads=int(m["nt"]),
@@ -215,11 +197,7 @@ def _comment_line(st: _State, line: str, line_no: int) -> None:
         if v := _VALIDATION.search(line):
             st.info["validation"] = v.group(1) != "0"
     elif m := _OOB.match(line):
-        if not st.rows:
-            raise NcclParseError("footer before any result row", line_no)
-        # nccl-tests prints FAILED for any count above 0; a count with OK is not trusted either
-        st.info.update(oob_count=int(m["n"]), oob_failed=m["state"] == "FAILED" or m["n"] != "0")
-        st.footer_line = line_no
+        _out_of_bounds_line(st, m, line_no)
     elif m := _AVG.match(line):
         st.avg_line = line_no
         st.info["avg_busbw_gbps"] = number(m["bw"], "Avg bus bandwidth", line_no)
@@ -232,24 +210,60 @@ def _comment_line(st: _State, line: str, line_no: int) -> None:
     elif _CONCLUDED.match(line):
         st.concluded = True
     else:
-        tokens = line.lstrip("#").split()
-        if "(B)" in tokens:
-            check_units(tokens, line_no)
-        elif "size" in tokens and "count" in tokens:
-            if "redop" not in tokens:
-                named = identify([], n_ranks=None, named=st.named).reason
-                if named.startswith(("line", "the log")):
-                    raise NotAllReduce(named)
-                raise NotAllReduce(
-                    f"the column header has no 'redop' column ({' '.join(tokens[:4])} ...), "
-                    "as all_gather_perf and broadcast_perf of older nccl-tests print it",
-                    line_no,
-                )
-            if st.rows:
-                raise NcclParseError(
-                    "a second result table starts here; pass one run at a time", line_no
-                )
-            st.layout = layout_from_header(tokens, line_no)
+        _header_line(st, line.lstrip("#").split(), line_no)
+
+
+def _rank_line(st: _State, m: re.Match[str], line_no: int) -> None:
+    """`#  Rank  3 Group  0 Pid ... on host device 3 [bus] GPU`; the same rank twice with other
+    values means two runs' output mixed."""
+    info = RankInfo(
+        rank=int(m["rank"]),
+        host=m["host"],
+        device=int(m["device"]),
+        gpu_name=m["name"],
+        pid=int(m["pid"]),
+        group=int(m["group"]) if m["group"] is not None else None,
+        bus_id=m["bus"],
+    )
+    seen = st.rank_lines.get(info.rank)
+    if seen is None:
+        st.rank_lines[info.rank] = (info, line_no)
+        st.ranks.append(info)
+    elif seen[0] != info:
+        raise NcclParseError(
+            f"rank {info.rank} is listed twice, on {seen[0].host} device {seen[0].device} "
+            f"(line {seen[1]}) and on {info.host} device {info.device}: two runs mixed?",
+            line_no,
+        )
+
+
+def _out_of_bounds_line(st: _State, m: re.Match[str], line_no: int) -> None:
+    if not st.rows:
+        raise NcclParseError("footer before any result row", line_no)
+    # nccl-tests prints FAILED for any count above 0; a count with OK is not trusted either
+    st.info.update(oob_count=int(m["n"]), oob_failed=m["state"] == "FAILED" or m["n"] != "0")
+    st.footer_line = line_no
+
+
+def _header_line(st: _State, tokens: list[str], line_no: int) -> None:
+    """The units line is checked; the column header sets the layout (one table per run)."""
+    if "(B)" in tokens:
+        check_units(tokens, line_no)
+    elif "size" in tokens and "count" in tokens:
+        if "redop" not in tokens:
+            named = identify([], n_ranks=None, named=st.named).reason
+            if named.startswith(("line", "the log")):
+                raise NotAllReduce(named)
+            raise NotAllReduce(
+                f"the column header has no 'redop' column ({' '.join(tokens[:4])} ...), "
+                "as all_gather_perf and broadcast_perf of older nccl-tests print it",
+                line_no,
+            )
+        if st.rows:
+            raise NcclParseError(
+                "a second result table starts here; pass one run at a time", line_no
+            )
+        st.layout = layout_from_header(tokens, line_no)
 
 
 def _data_line(st: _State, line: str, line_no: int) -> None:

@@ -135,38 +135,57 @@ def plausible_state(type_: str, name: str, inputs: dict[str, Any]) -> tuple[str,
     state = dict(inputs)
     rid = _fake_id(type_, name)
     if type_.startswith("azure-native:"):
-        kind = type_.split(":")[-1]
-        real = azure_name(type_, name, inputs)
-        rid = _arm_id(type_, real, inputs)
-        state.setdefault("name", real)
-        identity = state.get("identity")
-        if isinstance(identity, dict) and isinstance(identity.get("userAssignedIdentities"), list):
-            # Input is a list of ids, the provider answers a map of id -> details.
-            ids = identity["userAssignedIdentities"]
-            state["identity"] = {**identity, "userAssignedIdentities": {i: {} for i in ids}}
-        if isinstance(identity, dict) and identity.get("type") == "SystemAssigned":
-            # Azure answers a system-assigned identity's principal (role assignments name it).
-            state["identity"] = {"principalId": "33333333-3333-3333-3333-333333333333", **identity}
-        if kind == "StorageAccount" and inputs.get("accountName"):
-            state["name"] = inputs["accountName"]  # the provider answers the name it was given
-        if kind == "PublicIPAddress":
-            state.setdefault("ipAddress", "198.51.100.10")
-        if kind == "UserAssignedIdentity":
-            state.setdefault("principalId", "11111111-1111-1111-1111-111111111111")
-            state.setdefault("clientId", "22222222-2222-2222-2222-222222222222")
-        if kind == "NetworkInterface":
-            configs = [dict(c) for c in inputs.get("ipConfigurations") or [{}]]
-            configs[0].setdefault("privateIPAddress", "10.40.0.4")
-            state["ipConfigurations"] = configs
+        rid = _azure_state(type_, name, inputs, state)
     elif type_.startswith("aws:"):
-        rid = f"{type_.split(':')[-1].lower()}-{rid}"
-        state.setdefault("arn", f"arn:aws:mock:::{name}")
-        if type_ == "aws:eks/cluster:Cluster":  # what the kubeconfig output is built from
-            state.setdefault("endpoint", f"https://{rid[-16:].upper()}.gr7.mock.eks.amazonaws.com")
-            state.setdefault("certificateAuthority", {"data": "bW9jay1jYQ=="})
-        if type_ == "aws:eks/nodeGroup:NodeGroup":  # its Auto Scaling group, which gets tags
-            state.setdefault("resources", [{"autoscalingGroups": [{"name": f"eks-{name}-asg"}]}])
-    elif type_ == "random:index/randomBytes:RandomBytes":
+        rid = _aws_state(type_, name, rid, state)
+    else:
+        _generated_state(type_, inputs, state)
+    state.setdefault("id", rid)
+    return rid, state
+
+
+def _azure_state(type_: str, name: str, inputs: dict[str, Any], state: dict[str, Any]) -> str:
+    """ARM's answer: the resource's real name and ARM id, identities as maps, addresses."""
+    kind = type_.split(":")[-1]
+    real = azure_name(type_, name, inputs)
+    state.setdefault("name", real)
+    identity = state.get("identity")
+    if isinstance(identity, dict) and isinstance(identity.get("userAssignedIdentities"), list):
+        # Input is a list of ids, the provider answers a map of id -> details.
+        ids = identity["userAssignedIdentities"]
+        state["identity"] = {**identity, "userAssignedIdentities": {i: {} for i in ids}}
+    if isinstance(identity, dict) and identity.get("type") == "SystemAssigned":
+        # Azure answers a system-assigned identity's principal (role assignments name it).
+        state["identity"] = {"principalId": "33333333-3333-3333-3333-333333333333", **identity}
+    if kind == "StorageAccount" and inputs.get("accountName"):
+        state["name"] = inputs["accountName"]  # the provider answers the name it was given
+    if kind == "PublicIPAddress":
+        state.setdefault("ipAddress", "198.51.100.10")
+    if kind == "UserAssignedIdentity":
+        state.setdefault("principalId", "11111111-1111-1111-1111-111111111111")
+        state.setdefault("clientId", "22222222-2222-2222-2222-222222222222")
+    if kind == "NetworkInterface":
+        configs = [dict(c) for c in inputs.get("ipConfigurations") or [{}]]
+        configs[0].setdefault("privateIPAddress", "10.40.0.4")
+        state["ipConfigurations"] = configs
+    return _arm_id(type_, real, inputs)
+
+
+def _aws_state(type_: str, name: str, rid: str, state: dict[str, Any]) -> str:
+    """AWS's answer: an ARN; the EKS cluster's endpoint and CA, a node group's ASG."""
+    rid = f"{type_.split(':')[-1].lower()}-{rid}"
+    state.setdefault("arn", f"arn:aws:mock:::{name}")
+    if type_ == "aws:eks/cluster:Cluster":  # what the kubeconfig output is built from
+        state.setdefault("endpoint", f"https://{rid[-16:].upper()}.gr7.mock.eks.amazonaws.com")
+        state.setdefault("certificateAuthority", {"data": "bW9jay1jYQ=="})
+    if type_ == "aws:eks/nodeGroup:NodeGroup":  # its Auto Scaling group, which gets tags
+        state.setdefault("resources", [{"autoscalingGroups": [{"name": f"eks-{name}-asg"}]}])
+    return rid
+
+
+def _generated_state(type_: str, inputs: dict[str, Any], state: dict[str, Any]) -> None:
+    """The random and tls providers' generated values, fixed."""
+    if type_ == "random:index/randomBytes:RandomBytes":
         state["base64"] = "bW9jay1tdW5nZS1rZXk=" * 50
         state["hex"] = "00" * int(inputs.get("length", 32))
     elif type_ == "random:index/randomString:RandomString":
@@ -177,8 +196,6 @@ def plausible_state(type_: str, name: str, inputs: dict[str, Any]) -> tuple[str,
     elif type_ == "tls:index/privateKey:PrivateKey":
         state["publicKeyOpenssh"] = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAImockkey gpu-clusters"
         state["privateKeyOpenssh"] = "-----BEGIN OPENSSH PRIVATE KEY-----\nmock\n"
-    state.setdefault("id", rid)
-    return rid, state
 
 
 class PlanMocks(pulumi.runtime.Mocks):

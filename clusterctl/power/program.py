@@ -216,8 +216,25 @@ class PowerProgram:
         (down_billing.py) for `clusterctl status` and Prometheus; nodes drained or set DOWN by
         anyone else are reported, never touched, and nodes not powered down are left alone."""
         self._deadline(self.config.suspend_deadline_s)
+        down, todo, powered_down = self._down_nodes(names)
+        refs = self.resolve(sorted(down))[0]
+        states = self.backend.state(refs) if refs else {}
+        billing = [r for r in refs if states[r.name].power in leak.BILLING_POWER]
+        refused = self._stop_billing(billing, todo, down, states)
+        self._write_down_billing(billing, states, down, refused)
+        todo = [n for n in todo if n in powered_down and n in states]
+        todo = [n for n in todo if states[n].power == "stopped"]
+        if todo:
+            self._return_to_idle(todo)
+        return EXIT_OK
+
+    def _down_nodes(self, names: Sequence[str]) -> tuple[dict[str, str], list[str], set[str]]:
+        """Every DOWN node with its reason; those this program set DOWN (in name order); those
+        of them powered down (`down~`)."""
         ours = f"{self.config.reason_prefix} power:"
-        todo, powered_down, down = [], set(), {}
+        down: dict[str, str] = {}
+        todo: list[str] = []
+        powered_down: set[str] = set()
         for name, (state, why) in sorted(slurm.states(names, self.runner).items()):
             if state.rstrip("*~#%!$@^-") != "down":
                 continue
@@ -226,26 +243,27 @@ class PowerProgram:
                 todo.append(name)
                 if state == "down~":
                     powered_down.add(name)
-        refs = self.resolve(sorted(down))[0]
-        states = self.backend.state(refs) if refs else {}
-        billing = [r for r in refs if states[r.name].power in leak.BILLING_POWER]
-        to_stop = [r for r in billing if r.name in todo]
+        return down, todo, powered_down
+
+    def _stop_billing(
+        self, billing: list[NodeRef], ours: list[str], down: dict[str, str], states: dict
+    ) -> dict[str, str | None]:
+        """Deallocates the billing VMs of nodes this program set DOWN; the others' are only
+        reported. Returns the deallocates sent (node -> None, or why refused)."""
+        to_stop = [r for r in billing if r.name in ours]
         refused = self.backend.stop(to_stop) if to_stop else {}
         for name, error in sorted(refused.items()):
             # DOWN by a power failure with its VM up: it bills and no job can use it.
             LOG.warning("%s: DOWN with its VM running: deallocate %s", name,
                         f"refused: {error}" if error else "sent")  # fmt: skip
         for r in billing:
-            if r.name not in todo:
+            if r.name not in ours:
                 LOG.warning("%s: DOWN (%s) with its VM %s: it bills; not ours to stop", r.name,
                             down[r.name] or "no reason", states[r.name].power)  # fmt: skip
-        self._write_down_billing(billing, states, down, refused)
-        if not todo:
-            return EXIT_OK
-        todo = [n for n in todo if n in powered_down and n in states]
-        todo = [n for n in todo if states[n].power == "stopped"]
-        if not todo:
-            return EXIT_OK
+        return refused
+
+    def _return_to_idle(self, todo: list[str]) -> None:
+        """State=IDLE for the nodes DOWN for return_after_s; the others are held."""
         since = slurm.reason_times(todo, self.runner)
         now = self.now()
         held = [n for n in todo if (since.get(n) or 0) > now - self.config.return_after_s]
@@ -257,7 +275,6 @@ class PowerProgram:
             slurm.update(ready, "IDLE", None, self.runner)
             for name in ready:
                 LOG.info("%s: returned to the powered-down pool (State=IDLE)", name)
-        return EXIT_OK
 
     def _write_down_billing(
         self,
@@ -330,14 +347,30 @@ class PowerProgram:
         refs, gone = self.resolve(names)
         for name in gone:
             LOG.info("%s: no VM holds it (names.json); nothing to delete", name)
+        busy = self._running_a_job(refs)
+        todo = [r for r in refs if r.name not in busy]
+        refused = self._delete_vms(todo)
+        pending = self._wait_unlisted([r for r in todo if r.name not in refused])
+        return EXIT_FAILED if busy or refused or pending else EXIT_OK
+
+    def _running_a_job(self, refs: Sequence[NodeRef]) -> set[str]:
+        """The nodes that run a job: their VMs are not deleted."""
         busy = {r.name for r in refs if slurm.jobs_on(r.name, self.runner)}
         for name in sorted(busy):
             LOG.error("%s: runs a job; its VM is not deleted", name)
-        todo = [r for r in refs if r.name not in busy]
+        return busy
+
+    def _delete_vms(self, todo: Sequence[NodeRef]) -> dict[str, str]:
+        """Asks for the VMs to be deleted; returns the refused ones (node name -> why)."""
         refused = {n: e for n, e in (self.backend.delete(todo) if todo else {}).items() if e}
         for name, why in sorted(refused.items()):
             LOG.error("%s: delete refused: %s", name, why)
-        pending = [r for r in todo if r.name not in refused]
+        return refused
+
+    def _wait_unlisted(self, pending: list[NodeRef]) -> list[NodeRef]:
+        """Waits (up to resume_wait_s) until the VMs are no longer listed in their scale sets;
+        returns those still listed."""
+        pending = list(pending)
         deadline = self.clock() + self.config.resume_wait_s
         while pending:
             listed = {ss: set(self.backend.list(ss)) for ss in {r.scale_set for r in pending}}
@@ -350,7 +383,7 @@ class PowerProgram:
         for r in pending:
             LOG.error("%s: VM %s_%s still listed after %.0f s", r.name, r.scale_set,
                       r.instance_id, self.config.resume_wait_s)  # fmt: skip
-        return EXIT_FAILED if busy or refused or pending else EXIT_OK
+        return pending
 
     def show(self, names: Sequence[str]) -> int:
         for name, st in sorted(self.backend.state(self.refs(names)).items()):
@@ -373,34 +406,42 @@ class PowerProgram:
             sizes = naming.sizes_from_nodes(cluster, slurm.all_nodes(self.runner))
             if not sizes:
                 raise RuntimeError("sinfo lists no nodes; the name map is left as it is")
-            try:
-                doc = json.loads(path.read_text())
-            except FileNotFoundError:
-                doc = {}
+            doc = _read_names_doc(path)
             known = set(doc.get("names", {})) | set(doc.get("unnamed", {}))
-            scale_sets = sorted(set(sizes) | known)
-            existing = {}
-            for ss in scale_sets:
-                try:
-                    existing[ss] = self.backend.list(ss)
-                except LookupError:
-                    if ss in sizes:  # slurm.conf names it: a missing set is an error, not empty
-                        raise
-                    existing[ss] = []  # a set that left the stack, deleted by Pulumi
-                    LOG.info("names: %s is gone; the names it held are freed", ss)
-            requests = set()
-            for req in sorted(requests_dir.glob("*")) if requests_dir.is_dir() else []:
-                parts = naming.split_vm_name(req.name)
-                if parts:
-                    requests.add(parts)
+            existing = self._list_scale_sets(sorted(set(sizes) | known), sizes)
             result = naming.assign(
-                doc, existing, sizes, cluster, requests, self.now(), self.config.names_grace_s
+                doc,
+                existing,
+                sizes,
+                cluster,
+                _boot_requests(requests_dir),
+                self.now(),
+                self.config.names_grace_s,
             )
             if result.doc != doc:
-                tmp = path.with_name(f".{path.name}.{os.getpid()}")
-                tmp.write_text(json.dumps(result.doc, indent=1, sort_keys=True) + "\n")
-                tmp.chmod(0o644)
-                os.replace(tmp, path)
+                _write_names_doc(path, result.doc)
+        self._log_assignment(result)
+        for ss, instance, _ in result.named:
+            (requests_dir / naming.vm_name(ss, instance)).unlink(missing_ok=True)
+        return self._deallocate_unnamed(result.deallocate)
+
+    def _list_scale_sets(
+        self, scale_sets: Sequence[str], sizes: dict[str, int]
+    ) -> dict[str, list[str]]:
+        """Each scale set's VM instance ids; a set slurm.conf no longer names that is gone (it
+        left the stack, deleted by Pulumi) holds none."""
+        existing = {}
+        for ss in scale_sets:
+            try:
+                existing[ss] = self.backend.list(ss)
+            except LookupError:
+                if ss in sizes:  # slurm.conf names it: a missing set is an error, not empty
+                    raise
+                existing[ss] = []
+                LOG.info("names: %s is gone; the names it held are freed", ss)
+        return existing
+
+    def _log_assignment(self, result: naming.Assignment) -> None:
         for ss, instance, name in result.freed:
             LOG.info("names: %s freed (%s_%s is gone or left slurm.conf)", name, ss, instance)
         for ss, instance, name in result.named:
@@ -415,21 +456,23 @@ class PowerProgram:
                 instance,
                 self.config.names_grace_s,
             )
-        for ss, instance, _ in result.named:
-            (requests_dir / naming.vm_name(ss, instance)).unlink(missing_ok=True)
+
+    def _deallocate_unnamed(self, vms: Sequence[tuple[str, str]]) -> int:
+        """Deallocates the VMs whose name left slurm.conf; EXIT_FAILED if one was refused."""
+        if not vms:
+            return EXIT_OK
         code = EXIT_OK
-        if result.deallocate:
-            refs = [NodeRef(naming.vm_name(ss, i), ss, i) for ss, i in result.deallocate]
-            for vm, error in sorted(self.backend.stop(refs).items()):
-                if error:
-                    LOG.error("names: %s has no Slurm name; deallocate refused: %s", vm, error)
-                    code = EXIT_FAILED
-                else:
-                    LOG.warning(
-                        "names: %s has no Slurm name: deallocated (delete it, or reimage it "
-                        "once a name is free)",
-                        vm,
-                    )
+        refs = [NodeRef(naming.vm_name(ss, i), ss, i) for ss, i in vms]
+        for vm, error in sorted(self.backend.stop(refs).items()):
+            if error:
+                LOG.error("names: %s has no Slurm name; deallocate refused: %s", vm, error)
+                code = EXIT_FAILED
+            else:
+                LOG.warning(
+                    "names: %s has no Slurm name: deallocated (delete it, or reimage it "
+                    "once a name is free)",
+                    vm,
+                )
         return code
 
     def _stop_quietly(self, refs) -> None:
@@ -437,6 +480,31 @@ class PowerProgram:
         for name, error in errors.items():
             if error:
                 LOG.error("%s: deallocate after failure refused: %s", name, error)
+
+
+def _read_names_doc(path: Path) -> dict:
+    try:
+        return json.loads(path.read_text())
+    except FileNotFoundError:
+        return {}
+
+
+def _write_names_doc(path: Path, doc: dict) -> None:
+    """Atomically: a node reading the map at boot never sees half of it."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}")
+    tmp.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
+    tmp.chmod(0o644)
+    os.replace(tmp, path)
+
+
+def _boot_requests(requests_dir: Path) -> set[tuple[str, str]]:
+    """(scale set, instance id) of each VM waiting at boot for its name (a file named for it)."""
+    requests = set()
+    for req in sorted(requests_dir.glob("*")) if requests_dir.is_dir() else []:
+        parts = naming.split_vm_name(req.name)
+        if parts:
+            requests.add(parts)
+    return requests
 
 
 ACTIONS = (

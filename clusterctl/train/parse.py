@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass, field
 
 from clusterctl.train.model import Failure, RankReport, TrainRun
 
@@ -23,15 +24,47 @@ _RDZV_CONNECT = re.compile(
 )
 
 
+@dataclass
+class _Reading:
+    """What the output's lines said so far, gathered in one pass."""
+
+    ranks: dict[int, RankReport] = field(default_factory=dict)
+    # rank -> first step of a piece -> (step seconds, forward seconds)
+    pieces: dict[int, dict[int, tuple[list[float], list[float]]]] = field(default_factory=dict)
+    failures: list[Failure] = field(default_factory=list)
+    start: dict = field(default_factory=dict)
+    timed_out: set[str] = field(default_factory=set)
+    unreachable: set[str] = field(default_factory=set)  # torchrun could not reach the store
+    errored: set[int] = field(default_factory=set)  # ranks that named their own failure
+
+
 def parse(text: str, nodes: tuple[str, ...] = ()) -> TrainRun:
     """`nodes`: the job's nodes when the caller knows them (the output's own list wins)."""
-    ranks: dict[int, RankReport] = {}
-    pieces: dict[int, dict[int, tuple[list[float], list[float]]]] = {}
-    failures: list[Failure] = []
-    start: dict = {}
-    timed_out: set[str] = set()
-    unreachable: set[str] = set()  # its torchrun could not connect to the rendezvous store
-    errored: set[int] = set()  # ranks that named their own failure
+    nodes, labelled = _labelled_lines(text, nodes)
+    seen = _Reading()
+    for task, line in labelled:
+        m = _MARK.search(line)
+        if m:
+            _read_mark(seen, m.group(1), m.group(2))
+        else:
+            _read_rendezvous_error(seen, _node_of(nodes, task), line)
+    if not seen.ranks and (seen.timed_out or seen.unreachable):
+        seen.failures += _rendezvous(nodes, seen.timed_out, seen.unreachable)
+    seen.failures += _lost_nodes(nodes, seen)
+    if not nodes:
+        seen.failures += _silent_ranks(seen.start, seen.ranks, seen.errored)
+    if not seen.ranks and not seen.failures:
+        seen.failures.append(Failure("no-output", None, "the job printed no training result"))
+    return TrainRun(nodes=tuple(nodes),
+                    ranks=tuple(sorted(seen.ranks.values(), key=lambda r: r.rank)),
+                    failures=tuple(seen.failures), start=seen.start)  # fmt: skip
+
+
+def _labelled_lines(
+    text: str, nodes: tuple[str, ...]
+) -> tuple[tuple[str, ...], list[tuple[int | None, str]]]:
+    """The job's nodes (the output's own list wins over `nodes`) and every other line with the
+    task number of its `srun -l` label (None when unlabelled)."""
     labelled: list[tuple[int | None, str]] = []
     for raw in text.splitlines():
         m = _LABEL.match(raw)
@@ -39,66 +72,71 @@ def parse(text: str, nodes: tuple[str, ...] = ()) -> TrainRun:
         found = _NODES.search(line)
         if found:
             nodes = tuple(found.group(1).split())
-            continue
-        labelled.append((task, line))
+        else:
+            labelled.append((task, line))
+    return nodes, labelled
 
-    def node_of(task: int | None) -> str | None:
-        return nodes[task] if task is not None and task < len(nodes) else None
 
-    for task, line in labelled:
-        m = _MARK.search(line)
-        if m:
-            try:
-                body = json.loads(m.group(2))
-            except json.JSONDecodeError:
-                continue
-            if m.group(1) == "-START":
-                start = body
-            elif m.group(1) == "-STEPS":
-                pieces.setdefault(int(body["rank"]), {})[int(body["first"])] = (
-                    [float(x) for x in body["step_s"]],
-                    [float(x) for x in body["forward_s"]],
-                )
-            elif m.group(1) == "-ERROR":
-                if "rank" in body:
-                    errored.add(int(body["rank"]))
-                failures.append(Failure(body.get("kind", "crash"), body.get("node"),
-                                        _error_detail(body)))  # fmt: skip
-            else:
-                rank = int(body["rank"])
-                got = [pieces.get(rank, {})[k] for k in sorted(pieces.get(rank, {}))]
-                step_s = tuple(x for p in got for x in p[0])
-                if len(step_s) != int(body["steps"]):  # a piece lost: this rank did not report
-                    continue
-                ranks[rank] = RankReport(
-                    rank=rank,
-                    node=str(body["node"]),
-                    local_rank=int(body.get("local_rank", 0)),
-                    tokens_per_step=int(body["tokens_per_step"]),
-                    step_s=step_s,
-                    forward_s=tuple(x for p in got for x in p[1]),
-                )
-            continue
-        node = node_of(task)
-        if node and _RDZV_TIMEOUT.search(line):
-            timed_out.add(node)
-        elif node and _RDZV_CONNECT.search(line) and not ranks:
-            unreachable.add(node)
-    if not ranks and (timed_out or unreachable):
-        failures += _rendezvous(nodes, timed_out, unreachable)
-    # A node that said nothing after the training started, while others reported or named their
-    # own failure, was lost mid-run (the caller may know better: clusterctl.validate.train).
-    heard = {r.node for r in ranks.values()} | {f.node for f in failures}
-    if start or ranks or any(f.kind == "peer" for f in failures):
-        for n in nodes:
-            if n not in heard:
-                failures.append(Failure("lost", n, "its ranks stopped reporting mid-run"))
-    if not nodes:
-        failures += _silent_ranks(start, ranks, errored)
-    if not ranks and not failures:
-        failures.append(Failure("no-output", None, "the job printed no training result"))
-    return TrainRun(nodes=tuple(nodes), ranks=tuple(sorted(ranks.values(), key=lambda r: r.rank)),
-                    failures=tuple(failures), start=start)  # fmt: skip
+def _node_of(nodes: tuple[str, ...], task: int | None) -> str | None:
+    return nodes[task] if task is not None and task < len(nodes) else None
+
+
+def _read_mark(seen: _Reading, kind: str | None, raw: str) -> None:
+    """One `GPUCL-TRAIN[-START|-ERROR|-STEPS] {json}` line; a body that is not JSON is skipped."""
+    try:
+        body = json.loads(raw)
+    except json.JSONDecodeError:
+        return
+    if kind == "-START":
+        seen.start = body
+    elif kind == "-STEPS":
+        seen.pieces.setdefault(int(body["rank"]), {})[int(body["first"])] = (
+            [float(x) for x in body["step_s"]],
+            [float(x) for x in body["forward_s"]],
+        )
+    elif kind == "-ERROR":
+        if "rank" in body:
+            seen.errored.add(int(body["rank"]))
+        seen.failures.append(Failure(body.get("kind", "crash"), body.get("node"),
+                                     _error_detail(body)))  # fmt: skip
+    else:
+        _read_rank_report(seen, body)
+
+
+def _read_rank_report(seen: _Reading, body: dict) -> None:
+    """A rank's final line, joined with its step pieces; a rank with a piece lost did not report."""
+    rank = int(body["rank"])
+    got = [seen.pieces.get(rank, {})[k] for k in sorted(seen.pieces.get(rank, {}))]
+    step_s = tuple(x for p in got for x in p[0])
+    if len(step_s) != int(body["steps"]):
+        return
+    seen.ranks[rank] = RankReport(
+        rank=rank,
+        node=str(body["node"]),
+        local_rank=int(body.get("local_rank", 0)),
+        tokens_per_step=int(body["tokens_per_step"]),
+        step_s=step_s,
+        forward_s=tuple(x for p in got for x in p[1]),
+    )
+
+
+def _read_rendezvous_error(seen: _Reading, node: str | None, line: str) -> None:
+    """torchrun's rendezvous errors, placed on the node of their label."""
+    if node and _RDZV_TIMEOUT.search(line):
+        seen.timed_out.add(node)
+    elif node and _RDZV_CONNECT.search(line) and not seen.ranks:
+        seen.unreachable.add(node)
+
+
+def _lost_nodes(nodes: tuple[str, ...], seen: _Reading) -> list[Failure]:
+    """A node that said nothing after the training started, while others reported or named their
+    own failure, was lost mid-run (the caller may know better: clusterctl.validate.train)."""
+    if not (seen.start or seen.ranks or any(f.kind == "peer" for f in seen.failures)):
+        return []
+    heard = {r.node for r in seen.ranks.values()} | {f.node for f in seen.failures}
+    return [
+        Failure("lost", n, "its ranks stopped reporting mid-run") for n in nodes if n not in heard
+    ]
 
 
 def _silent_ranks(start: dict, ranks: dict[int, RankReport], errored: set[int]) -> list[Failure]:

@@ -8,9 +8,10 @@ import shlex
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Literal, Protocol
+from typing import Literal, NoReturn, Protocol
 
 from rich.console import Console
+from rich.status import Status
 
 from clusterctl.constants import NCCL_MAX_BYTES, NCCL_MIN_BYTES
 from clusterctl.validate import CouldNotRun
@@ -234,48 +235,85 @@ class SlurmLauncher:
         said = ""
         with self.console.status("") as status:
             while True:
-                live = self._squeue([j for j in job_ids if j not in final])
-                for jid in job_ids:
-                    if jid not in final and jid not in live:
-                        final[jid] = self._final_state(jid)
+                live = self._poll(job_ids, final)
                 waited = time.monotonic() - start
                 line = f"{what} job(s) {', '.join(job_ids)}: " + ", ".join(
                     f"{j} {final.get(j) or live.get(j, '?')}" for j in job_ids
                 )
-                status.update(f"{line} ({waited:.0f} s)")
-                if not self.console.is_terminal and line != said:
-                    # a log (CI) gets a plain line per change instead of the spinner
-                    self.console.print(f"{line} ({waited:.0f} s)", highlight=False, markup=False)
-                    said = line
+                said = self._show(status, line, waited, said)
                 if len(final) == len(job_ids):
                     return [final[j] for j in job_ids]
                 if nodes and waited >= NODE_CHECK_AFTER_S:
-                    now = time.monotonic()
-                    trouble = self.node_trouble(nodes)
-                    bad_since = {n: bad_since.get(n, now) for n in trouble}
-                    dead = [n for n, t in bad_since.items() if now - t >= NODE_GRACE_S]
-                    if dead:
-                        pending = [j for j in job_ids if j not in final]
-                        self.ssh.run(f"scancel {' '.join(pending)}", check=False)
-                        lost = ", ".join(f"{n} ({trouble[n]})" for n in dead)
-                        raise NodeLost(
-                            f"node {lost}: unusable for {NODE_GRACE_S:.0f} s while {what} job(s) "
-                            f"{', '.join(pending)} waited on it; cancelled after {waited:.0f} s",
-                            {n: trouble[n] for n in dead},
-                        )
+                    bad_since = self._watch_nodes(nodes, bad_since, job_ids, final, what, waited)
                 if waited > timeout_s:
-                    pending = [j for j in job_ids if j not in final]
-                    self.ssh.run(f"scancel {' '.join(pending)}", check=False)
-                    why = ", ".join(f"{j} {live.get(j, '?')}" for j in pending)
-                    how = (
-                        "never started"
-                        if all(live.get(j, "").split()[0] in _NOT_STARTED for j in pending)
-                        else "did not finish"
-                    )
-                    raise CouldNotRun(
-                        f"{what} job {how} within {timeout_s:.0f} s ({why}); cancelled"
-                    )
+                    self._time_out(job_ids, final, live, what, timeout_s)
                 self._sleep(self.poll_s)
+
+    def _poll(self, job_ids: list[str], final: dict[str, str]) -> dict[str, str]:
+        """The unfinished jobs squeue still shows (id -> state and reason); a job it no longer
+        shows has ended, and its final state goes into `final`."""
+        live = self._squeue([j for j in job_ids if j not in final])
+        for jid in job_ids:
+            if jid not in final and jid not in live:
+                final[jid] = self._final_state(jid)
+        return live
+
+    def _show(self, status: Status, line: str, waited: float, said: str) -> str:
+        """The spinner's text; a log (CI) gets a plain line per change instead. Returns the line
+        last printed."""
+        status.update(f"{line} ({waited:.0f} s)")
+        if self.console.is_terminal or line == said:
+            return said
+        self.console.print(f"{line} ({waited:.0f} s)", highlight=False, markup=False)
+        return line
+
+    def _cancel_unfinished(self, job_ids: list[str], final: dict[str, str]) -> list[str]:
+        pending = [j for j in job_ids if j not in final]
+        self.ssh.run(f"scancel {' '.join(pending)}", check=False)
+        return pending
+
+    def _watch_nodes(
+        self,
+        nodes: Sequence[str],
+        bad_since: dict[str, float],
+        job_ids: list[str],
+        final: dict[str, str],
+        what: str,
+        waited: float,
+    ) -> dict[str, float]:
+        """Since when each of `nodes` has been unusable (a node that recovers starts afresh);
+        NodeLost, after cancelling the unfinished jobs, once one has been so for NODE_GRACE_S."""
+        now = time.monotonic()
+        trouble = self.node_trouble(nodes)
+        bad_since = {n: bad_since.get(n, now) for n in trouble}
+        dead = [n for n, t in bad_since.items() if now - t >= NODE_GRACE_S]
+        if not dead:
+            return bad_since
+        pending = self._cancel_unfinished(job_ids, final)
+        lost = ", ".join(f"{n} ({trouble[n]})" for n in dead)
+        raise NodeLost(
+            f"node {lost}: unusable for {NODE_GRACE_S:.0f} s while {what} job(s) "
+            f"{', '.join(pending)} waited on it; cancelled after {waited:.0f} s",
+            {n: trouble[n] for n in dead},
+        )
+
+    def _time_out(
+        self,
+        job_ids: list[str],
+        final: dict[str, str],
+        live: dict[str, str],
+        what: str,
+        timeout_s: float,
+    ) -> NoReturn:
+        """Cancels the unfinished jobs; CouldNotRun saying whether they never started."""
+        pending = self._cancel_unfinished(job_ids, final)
+        why = ", ".join(f"{j} {live.get(j, '?')}" for j in pending)
+        how = (
+            "never started"
+            if all(live.get(j, "").split()[0] in _NOT_STARTED for j in pending)
+            else "did not finish"
+        )
+        raise CouldNotRun(f"{what} job {how} within {timeout_s:.0f} s ({why}); cancelled")
 
     def node_trouble(self, nodes: Sequence[str]) -> dict[str, str]:
         """Nodes that cannot run a job now: not responding (`*`), down, failing."""
