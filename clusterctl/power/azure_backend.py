@@ -69,7 +69,9 @@ class AzureBackend:
         """`clock` time after which no retry waits (the program's run deadline)."""
 
     @classmethod
-    def from_config(cls, cfg: dict, credential: Any = None, **client_kwargs: Any) -> AzureBackend:
+    def from_config(
+        cls, cfg: dict[str, Any], credential: Any = None, **client_kwargs: Any
+    ) -> AzureBackend:
         sub, rg = cfg.get("subscriptionId"), cfg.get("resourceGroup")
         if not sub or not rg:
             meta = _imds()
@@ -221,7 +223,7 @@ class AzureBackend:
         for scale_set, refs in by_scale_set(list(nodes)).items():
             box: dict[str, dict[str, Any]] = {}
 
-            def get(scale_set=scale_set, box=box) -> None:
+            def get(scale_set: str = scale_set, box: dict[str, dict[str, Any]] = box) -> None:
                 listed = vms.list(self.rg, scale_set, expand="instanceView")
                 box["views"] = {str(vm.instance_id): vm.instance_view for vm in listed}
 
@@ -266,7 +268,8 @@ def _why(exc: HttpResponseError) -> str:
     return f"HTTP {exc.status_code}: {exc.reason}"
 
 
-def _imds() -> dict:
+def _imds() -> dict[str, Any]:
     req = urllib.request.Request(IMDS, headers={"Metadata": "true"})
     with urllib.request.urlopen(req, timeout=10) as resp:
-        return json.load(resp)
+        doc: dict[str, Any] = json.load(resp)
+    return doc

@@ -22,6 +22,7 @@ import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from . import slurm
 from .names import DRAIN_PREFIX, SCHED, load_names, names_file, node_name
@@ -43,7 +44,7 @@ class Watcher:
     approve: Callable[[str], None] = lambda event_id: None
     handled: set[str] = field(default_factory=set)
 
-    def handle(self, document: dict) -> list[str]:
+    def handle(self, document: dict[str, Any]) -> list[str]:
         """Act on the events in one IMDS document that name this VM; return what was done."""
         done = []
         for event in document.get("Events") or []:
@@ -76,7 +77,7 @@ class Watcher:
             return why
         return None
 
-    def _evict(self, event_id: str, kind: str, event: dict) -> list[str]:
+    def _evict(self, event_id: str, kind: str, event: dict[str, Any]) -> list[str]:
         what = "spot eviction" if kind == "Preempt" else "termination"
         reason = f"{self.reason_prefix} spot: {what} notice ({event_id[:8]})"
         foreign = self._foreign_drain()
@@ -109,10 +110,11 @@ def own_node(cluster: str, vm_name: str, root: Path = SCHED) -> str:
     return node_name(cluster, vm_name, load_names(names_file(cluster, root)))
 
 
-def imds_get(url: str) -> dict:
+def imds_get(url: str) -> dict[str, Any]:
     req = urllib.request.Request(url, headers={"Metadata": "true"})
     with urllib.request.urlopen(req, timeout=10) as resp:
-        return json.load(resp)
+        doc: dict[str, Any] = json.load(resp)
+    return doc
 
 
 def imds_approve(event_id: str) -> None:

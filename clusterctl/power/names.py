@@ -25,6 +25,7 @@ import re
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 DRAIN_PREFIX = "gpucl:"
 """The default owner prefix of the reasons the power program sets (power.json reasonPrefix);
@@ -99,7 +100,7 @@ def _index(name: str) -> tuple[str, int]:
     return m["group"], int(m["index"])
 
 
-def node_ref(cluster: str, name: str, names: dict | None = None) -> NodeRef:
+def node_ref(cluster: str, name: str, names: dict[str, Any] | None = None) -> NodeRef:
     """The VM holding a Slurm name: from the map's `names` section, or, without a map, the old
     rule (instance n - 1). A name the map gives to no VM raises LookupError."""
     group, index = _index(name)
@@ -112,7 +113,7 @@ def node_ref(cluster: str, name: str, names: dict | None = None) -> NodeRef:
     raise LookupError(f"{name}: no VM holds this name (names.json)")
 
 
-def node_name(cluster: str, vm_name: str, names: dict | None = None) -> str:
+def node_name(cluster: str, vm_name: str, names: dict[str, Any] | None = None) -> str:
     """Azure's VM name `<scale set>_<instance id>` -> the Slurm node name (map or old rule)."""
     parts = split_vm_name(vm_name)
     prefix = f"{cluster}-"
@@ -124,10 +125,10 @@ def node_name(cluster: str, vm_name: str, names: dict | None = None) -> str:
     held = names.get(scale_set, {}).get(instance)
     if held is None:
         raise LookupError(f"{vm_name} has no Slurm name in names.json")
-    return held
+    return str(held)
 
 
-def load_names(path: Path) -> dict | None:
+def load_names(path: Path) -> dict[str, Any] | None:
     """The map's `names` section, read once; None when there is no map file (old rule)."""
     try:
         return dict(json.loads(path.read_text()).get("names", {}))
@@ -144,7 +145,7 @@ def by_scale_set(refs: list[NodeRef]) -> dict[str, list[NodeRef]]:
 
 @dataclass
 class Assignment:
-    doc: dict
+    doc: dict[str, Any]
     """The new names.json content."""
     named: list[tuple[str, str, str]] = field(default_factory=list)
     """(scale set, instance id, name) given in this pass."""
@@ -170,7 +171,7 @@ def sizes_from_nodes(cluster: str, nodes: list[str]) -> dict[str, int]:
 
 
 def assign(
-    doc: dict,
+    doc: dict[str, Any],
     existing: dict[str, list[str]],
     sizes: dict[str, int],
     cluster: str,
@@ -190,7 +191,7 @@ def assign(
     unless it asks anew (a reimage runs its first boot again)."""
     prefix = f"{cluster}-"
     old_names: dict[str, dict[str, str]] = doc.get("names", {})
-    old_unnamed: dict[str, dict[str, dict]] = doc.get("unnamed", {})
+    old_unnamed: dict[str, dict[str, dict[str, Any]]] = doc.get("unnamed", {})
     out = Assignment({"names": {}, "unnamed": {}})
     for scale_set in sorted(set(existing) | set(old_names) | set(old_unnamed)):
         ids = sorted(set(existing.get(scale_set, [])), key=int)
@@ -206,7 +207,7 @@ def assign(
         lost = {i for s, i, _ in out.freed if s == scale_set and i in ids}
         taken = set(names.values())
         free = [n for n in map(partial(slurm_name, group), range(1, size + 1)) if n not in taken]
-        unnamed: dict[str, dict] = {}
+        unnamed: dict[str, dict[str, Any]] = {}
         for instance_id in ids:
             if instance_id in names:
                 continue

@@ -18,9 +18,10 @@ import logging
 import os
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from . import down_billing as leak
 from . import names as naming
@@ -51,7 +52,7 @@ class Config:
     job it failed is requeued elsewhere first, and a capacity shortage has time to pass."""
     backend: str = "azure"
     """"azure", or NAME for a module NAME_backend.py placed beside this package (make_backend)."""
-    settings: dict = field(default_factory=dict)
+    settings: dict[str, Any] = field(default_factory=dict)
     """The chosen backend's own block, power.json's key of the same name. Azure's:
     subscriptionId, resourceGroup (default: the scheduler's own, from IMDS), clientId."""
     log_file: str | None = "/var/log/slurm/gpucl-power.log"
@@ -104,14 +105,14 @@ class PowerProgram:
     sleep: Callable[[float], None] = time.sleep
     clock: Callable[[], float] = time.monotonic
     now: Callable[[], float] = time.time
-    _names: dict | None = field(default=None, init=False)
+    _names: dict[str, Any] | None = field(default=None, init=False)
     _names_read: bool = field(default=False, init=False)
 
     def reason(self, text: str) -> str:
         return f"{self.config.reason_prefix} power: {text}"[:MAX_REASON]
 
     @property
-    def name_map(self) -> dict | None:
+    def name_map(self) -> dict[str, Any] | None:
         """The map's names section, read once per call (None: no map, the old rule)."""
         if not self._names_read:
             self._names = naming.load_names(self.config.names_file)
@@ -147,7 +148,7 @@ class PowerProgram:
         honoured up to it, never past it)."""
         deadline = self.clock() + seconds
         if hasattr(self.backend, "deadline"):
-            self.backend.deadline = deadline  # type: ignore[attr-defined]
+            self.backend.deadline = deadline
         return deadline
 
     def resume(self, names: Sequence[str]) -> int:
@@ -246,7 +247,7 @@ class PowerProgram:
         return down, todo, powered_down
 
     def _stop_billing(
-        self, billing: list[NodeRef], ours: list[str], down: dict[str, str], states: dict
+        self, billing: list[NodeRef], ours: list[str], down: dict[str, str], states: dict[str, Any]
     ) -> dict[str, str | None]:
         """Deallocates the billing VMs of nodes this program set DOWN; the others' are only
         reported. Returns the deallocates sent (node -> None, or why refused)."""
@@ -279,7 +280,7 @@ class PowerProgram:
     def _write_down_billing(
         self,
         billing: Sequence[NodeRef],
-        states: dict,
+        states: dict[str, Any],
         reasons: dict[str, str],
         refused: dict[str, str | None],
     ) -> None:
@@ -475,21 +476,22 @@ class PowerProgram:
                 )
         return code
 
-    def _stop_quietly(self, refs) -> None:
+    def _stop_quietly(self, refs: Iterable[NodeRef]) -> None:
         errors = self.backend.stop(list(refs))
         for name, error in errors.items():
             if error:
                 LOG.error("%s: deallocate after failure refused: %s", name, error)
 
 
-def _read_names_doc(path: Path) -> dict:
+def _read_names_doc(path: Path) -> dict[str, Any]:
     try:
-        return json.loads(path.read_text())
+        doc: dict[str, Any] = json.loads(path.read_text())
+        return doc
     except FileNotFoundError:
         return {}
 
 
-def _write_names_doc(path: Path, doc: dict) -> None:
+def _write_names_doc(path: Path, doc: dict[str, Any]) -> None:
     """Atomically: a node reading the map at boot never sees half of it."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}")
     tmp.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
@@ -540,7 +542,8 @@ def make_backend(config: Config) -> PowerBackend:
             f"unknown backend '{config.backend}' in {CONFIG}: no module "
             f"{config.backend}_backend.py beside {Path(__file__).parent}"
         ) from None
-    return module.make(config.settings)
+    backend: PowerBackend = module.make(config.settings)
+    return backend
 
 
 def main(
