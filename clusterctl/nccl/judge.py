@@ -48,7 +48,8 @@ _SEVERITY: dict[str, int] = {"pass": 0, "warn": 1, "inconclusive": 2, "fail": 3}
 # Below the baseline's message size and with no curve for that size, a run this far under the
 # floor fails: busbw only grows with the message size, and the healthy sweeps on record lose far
 # less between 1 GiB and 16 GiB (ND H100 v5: 466.35 at 1 GiB vs 478.87 at 8 GiB, Azure/
-# AI-benchmarking-guide; 2 H100 nodes: 448.90 at 1 GiB vs 469.10 at 16 GiB, nccl-tests issue 309).
+# AI-benchmarking-guide; 2 H100 nodes: 448.90 at 1 GiB vs 469.10 at 16 GiB,
+# NVIDIA/nccl-tests issue 309).
 UNCHARTED_FLOOR_RATIO = 0.8
 
 
