@@ -195,7 +195,7 @@ class EksGpuCluster(pulumi.ComponentResource):
         if spec.kubernetes.private_api_server:
             # The private endpoint answers only what the cluster security group lets in: the
             # VPN or peered ranges of ssh.allowedCidrs (rules_k8s.private_api_server).
-            self.api_ingress = [
+            for i, cidr in enumerate(spec.ssh.allowed_cidrs):
                 aws.vpc.SecurityGroupIngressRule(
                     f"{name}-api-{i}",
                     security_group_id=self.cluster.vpc_config.cluster_security_group_id,
@@ -203,12 +203,10 @@ class EksGpuCluster(pulumi.ComponentResource):
                     ip_protocol="tcp",
                     from_port=443,
                     to_port=443,
-                    description="Kubernetes API from a private network (kubernetes.privateApiServer)",
+                    description="Kubernetes API from a VPN or peered network",
                     tags=tags,
                     opts=child,
                 )
-                for i, cidr in enumerate(spec.ssh.allowed_cidrs)
-            ]
 
     def _node_groups(self, name, spec, stack, cat, tags, labels, child) -> None:
         """The system node group, the EFA security group and one GPU node group per partition."""

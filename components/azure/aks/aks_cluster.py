@@ -1,7 +1,8 @@
 """AksGpuCluster: an AKS cluster whose GPU node pools run on InfiniBand, with the GPU add-ons.
 
-Resource group -> AKSInfinibandSupport registration -> AKS (system pool, Azure CNI overlay, Entra
-ID with Azure RBAC, local accounts off) -> the deployer's cluster-admin role assignment ->
+Resource group -> AKSInfinibandSupport registration -> AKS (Standard tier, system pool, Azure CNI
+overlay with Cilium enforcing network policies, Entra ID with Azure RBAC or Kubernetes RBAC, local
+accounts off) -> the deployer's cluster-admin role assignment (Azure RBAC) ->
 one GPU node pool per partition -> Kubernetes add-ons (Network Operator + NicClusterPolicy, GPU
 Operator or device plugin, MPI operator, ...) over the cluster's kubeconfig.
 """
@@ -156,7 +157,7 @@ class AksGpuCluster(pulumi.ComponentResource):
                 name="Base", tier=spec.kubernetes.aks_tier.capitalize()
             ),
             # Cilium enforces NetworkPolicy (the nccl-tests namespace's default deny); the policy
-            # `cilium` needs the Cilium dataplane (the API's NetworkPolicy enum; docs/decisions/0008).
+            # `cilium` needs the Cilium dataplane (the API's NetworkPolicy enum; decision 0008).
             network_profile=azure.containerservice.ContainerServiceNetworkProfileArgs(
                 network_plugin="azure",
                 network_plugin_mode="overlay",

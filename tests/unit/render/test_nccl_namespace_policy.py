@@ -150,7 +150,9 @@ def _baseline_violations(template: dict[str, Any]) -> list[str]:
     for c in spec["containers"]:
         sc = c.get("securityContext") or {}
         bad += ["privileged"] if sc.get("privileged") else []
-        bad += [x for x in (sc.get("capabilities") or {}).get("add", []) if x not in PSS_BASELINE_ADD]
+        bad += [
+            x for x in (sc.get("capabilities") or {}).get("add", []) if x not in PSS_BASELINE_ADD
+        ]
         bad += [str(p) for p in c.get("ports", []) if p.get("hostPort")]
     return bad
 

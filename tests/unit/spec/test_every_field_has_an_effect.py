@@ -120,7 +120,11 @@ ELSEWHERE = {
 # Fields whose effect is to let a value through that is refused without them.
 # (Kubernetes RBAC and its admin groups only go together: tests/component/
 # test_kubernetes_network_and_access.py shows what the pair builds.)
-REFUSED_WITHOUT = {"ssh.allowWorldOpen", "kubernetes.authorization", "kubernetes.adminGroupObjectIds"}
+REFUSED_WITHOUT = {
+    "ssh.allowWorldOpen",
+    "kubernetes.authorization",
+    "kubernetes.adminGroupObjectIds",
+}
 # Values accepted by the schema but refused on this stack, rather than silently ignored.
 REFUSED = {"partitions[0].fabric"}
 # Settings a second, combined change needs before the plan may change.
