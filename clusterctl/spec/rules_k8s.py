@@ -112,23 +112,25 @@ _PRIVATE_RANGES = tuple(
 )  # fmt: skip
 
 
-def aks_only_access(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
-    """kubernetes.authorization, adminGroupObjectIds and aksTier: AKS settings; Kubernetes RBAC
-    needs the Entra groups that get cluster-admin (local accounts are off: nobody else would)."""
+@only_on(cloud="aws", scheduler="kubernetes")
+def aks_settings_on_eks(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
+    """kubernetes.authorization, adminGroupObjectIds and aksTier are AKS settings: refused on
+    EKS rather than ignored."""
     k8s = spec.kubernetes
-    on_aks = (
-        not scheduler_of(spec.scheduler).head_node
-        and cloud_of(spec.cloud).kubernetes_tier_service is not None
-    )
-    if not on_aks:
-        for key, value in (
-            ("authorization", k8s.authorization != "azure-rbac"),
-            ("adminGroupObjectIds", bool(k8s.admin_group_object_ids)),
-            ("aksTier", k8s.aks_tier != "standard"),
-        ):
-            if value:
-                yield Finding("error", "AKS only: remove it", field_path("kubernetes", key))
-        return
+    for key, value in (
+        ("authorization", k8s.authorization != "azure-rbac"),
+        ("adminGroupObjectIds", bool(k8s.admin_group_object_ids)),
+        ("aksTier", k8s.aks_tier != "standard"),
+    ):
+        if value:
+            yield Finding("error", "AKS only: remove it", field_path("kubernetes", key))
+
+
+@only_on(cloud="azure", scheduler="kubernetes")
+def aks_authorization(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
+    """Kubernetes RBAC needs the Entra groups that get cluster-admin (local accounts are off:
+    nobody else would be); admin groups mean nothing under Azure RBAC."""
+    k8s = spec.kubernetes
     if k8s.authorization == "kubernetes-rbac" and not k8s.admin_group_object_ids:
         yield Finding(
             "error",
@@ -522,7 +524,8 @@ RULES: tuple[Rule, ...] = (
     api_server_reach,
     private_api_server,
     private_api_server_routes,
-    aks_only_access,
+    aks_settings_on_eks,
+    aks_authorization,
     aks_entra_sign_in,
     kubernetes_version_supported,
     eks_upgrade_policy,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from clusterctl.errors import SpecError
 from clusterctl.project import config_dir
 from clusterctl.spec.catalog import catalog
 from clusterctl.spec.cost import cost_per_hour, idle_cost_per_hour
@@ -71,7 +72,7 @@ def test_admin_groups_with_azure_rbac_are_refused() -> None:
 
 
 def test_an_admin_group_must_be_an_object_id() -> None:
-    with pytest.raises(Exception, match="adminGroupObjectIds"):
+    with pytest.raises(SpecError, match=r"adminGroupObjectIds\[0\]: 'ops' has the wrong form"):
         load_stack_spec(
             "aks-h100",
             ["kubernetes.authorization=kubernetes-rbac", "kubernetes.adminGroupObjectIds=[ops]"],
