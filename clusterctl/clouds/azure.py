@@ -175,8 +175,10 @@ CLOUD = Azure(
     nccl_tests_binary="/opt/nccl_tests/build/all_reduce_perf",
     mpirun="/usr/bin/mpirun",
     forward_env=("PATH", "LD_LIBRARY_PATH"),
-    # AKS's Free tier control plane costs nothing; its load balancer and outbound IP do
+    # AKS's load balancer and outbound IP bill whatever the tier; the Standard tier's control
+    # plane bills too (kubernetes.aksTier, its own line)
     kubernetes_services=("aksLoadBalancer", "aksOutboundIp"),
+    kubernetes_tier_service="aksStandardTier",
     # AKS taints every node of a Spot pool (MicrosoftDocs azure-aks-docs
     # articles/aks/spot-node-pool.md): a pod without the toleration never lands.
     kubernetes_spot_taint=("kubernetes.azure.com/scalesetpriority", "spot", "NoSchedule"),

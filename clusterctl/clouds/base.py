@@ -135,6 +135,9 @@ class Cloud:
     kubernetes_services: tuple[str, ...] = ()
     """config/services.yaml keys a Kubernetes cluster of this cloud bills by the hour besides its
     nodes, idle or not: plan's cost lines."""
+    kubernetes_tier_service: str | None = None
+    """The config/services.yaml key of the control plane's paid tier where the stack chooses it
+    (AKS Standard: kubernetes.aksTier), billed per cluster hour; None where there is no choice."""
     kubernetes_spot_taint: tuple[str, str, str] | None = None
     """(key, value, effect) of the taint the cloud puts on every spot node of a pool, or None
     where spot nodes are untainted (EKS managed node groups)."""

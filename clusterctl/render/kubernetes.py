@@ -31,6 +31,7 @@ from clusterctl.spec.kubernetes import (
     NCCL_TOPOLOGY,
     NFD_MELLANOX_LABEL,
     PEERMEM_LOADER_IMAGE,
+    POD_SECURITY_LABEL,
     SHM_SIZE,
     VALIDATION_NAMESPACE,
     cluster_gpu_tolerations,
@@ -38,7 +39,9 @@ from clusterctl.spec.kubernetes import (
     gpu_sku,
     nccl_launcher,
     node_labels,
+    pod_security_level,
     topology_file,
+    worker_capabilities,
     worker_resources,
 )
 from clusterctl.spec.kubernetes_addons import HelmAddon, network_operator_images
@@ -85,8 +88,14 @@ def cluster_manifests(spec: ClusterSpec, stack: str, cat: Catalog | None = None)
     kinds = {fabric_kind(p, cat) for p in spec.partitions}
     files = {
         "namespace-nccl-tests.yaml": render_template(
-            "k8s/namespace.yaml.j2", namespace=VALIDATION_NAMESPACE, labels=labels, privileged=False
-        )
+            "k8s/namespace.yaml.j2",
+            namespace=VALIDATION_NAMESPACE,
+            labels=labels,
+            pod_security=nccl_pod_security(spec, cat),
+        ),
+        "network-policy-nccl-tests.yaml": render_template(
+            "k8s/network-policy.yaml.j2", namespace=VALIDATION_NAMESPACE, labels=labels
+        ),
     }
     topologies = sorted(
         {t for p in spec.partitions if (t := topology_file(gpu_sku(p, cat), fabric_kind(p, cat)))}
@@ -153,6 +162,12 @@ def cluster_manifests(spec: ClusterSpec, stack: str, cat: Catalog | None = None)
             ],
         )
     return files
+
+
+def nccl_pod_security(spec: ClusterSpec, cat: Catalog) -> str:
+    """The NCCL namespace's Pod Security level: the least every node group's workers pass."""
+    levels = {pod_security_level(worker_capabilities(fabric_kind(p, cat))) for p in spec.partitions}
+    return "privileged" if "privileged" in levels else "baseline"
 
 
 def kueue_quota(spec: ClusterSpec, part: Any, cat: Catalog) -> dict[str, str]:
@@ -296,8 +311,9 @@ def mpijob_prerequisites(launcher: out.NcclLauncher) -> list[dict[str, Any]]:
     made elsewhere (`--kubeconfig`) gets them."""
     ns = launcher["namespace"]
     labels = {"app.kubernetes.io/managed-by": "clusterctl"}
+    ns_labels = {**labels, POD_SECURITY_LABEL: pod_security_level(launcher["capabilities"])}
     docs: list[dict[str, Any]] = [
-        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns, "labels": labels}}
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns, "labels": ns_labels}}
     ]
     topology = launcher.get("topology")
     if topology:

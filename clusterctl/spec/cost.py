@@ -86,6 +86,9 @@ def cost_per_hour(spec: ClusterSpec, cat: Catalog) -> Cost:
             _service(cat, spec.cloud, key, spec.region)
             for key in cloud_of(spec.cloud).kubernetes_services
         ]
+        tier = cloud_of(spec.cloud).kubernetes_tier_service
+        if tier and spec.kubernetes.aks_tier == "standard":
+            lines.append(_service(cat, spec.cloud, tier, spec.region))
     for part in spec.partitions:
         line = _line(cat, f"partition {part.name}", part.sku, part.nodes, spec.region)
         if part.spot and line.usd_per_hour_each is not None:

@@ -133,6 +133,28 @@ WORKER_MEMORY_MIB = 32000
 """The worker's own memory (awsome's nccl-tests MPIJob asks 32000Mi), before /dev/shm."""
 LAUNCHER_RESOURCES = {"cpu": "500m", "memory": "512Mi"}
 KUEUE_LOCAL_QUEUE = "nccl-tests"
+POD_SECURITY_LABEL = "pod-security.kubernetes.io/enforce"
+BASELINE_CAPABILITIES = frozenset({
+    "AUDIT_WRITE", "CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "MKNOD",
+    "NET_BIND_SERVICE", "SETFCAP", "SETGID", "SETPCAP", "SETUID", "SYS_CHROOT",
+})  # fmt: skip
+"""The capabilities a container may add under the Pod Security Standards' `baseline` level
+(kubernetes.io, "Pod Security Standards", Baseline, Capabilities). IPC_LOCK is not one."""
+
+
+def worker_capabilities(kind: str) -> list[str]:
+    """What an NCCL/training worker adds: IPC_LOCK on an RDMA fabric (memory registration)."""
+    return ["IPC_LOCK"] if kind in ("efa", "infiniband") else []
+
+
+def pod_security_level(capabilities: list[str] | tuple[str, ...]) -> str:
+    """The least Pod Security level the NCCL/training pods pass. They use no host namespace,
+    host path or privileged mode, run as root (so never `restricted`), and add only
+    `capabilities`: `baseline` unless one is outside its list (IPC_LOCK, which RDMA's memory
+    registration needs on EFA and InfiniBand workers), then `privileged`."""
+    return "baseline" if set(capabilities) <= BASELINE_CAPABILITIES else "privileged"
+
+
 DEFAULT_STORAGE_CLASS = "gp3-encrypted"
 
 
@@ -362,7 +384,7 @@ def launcher_for(
         "nodeSelector": dict(node_selector or {}),
         "tolerations": gpu_tolerations(sku.cloud, spot),
         "resources": worker_resources(sku, kind),
-        "capabilities": ["IPC_LOCK"] if kind in ("efa", "infiniband") else [],
+        "capabilities": worker_capabilities(kind),
         "env": nccl_env(sku, kind, cat),
         "shmSize": SHM_SIZE,
         "mpiJobApiVersion": "kubeflow.org/v2beta1",

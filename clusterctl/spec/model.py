@@ -344,6 +344,11 @@ def _kubernetes_version(value: Any) -> Any:
     return value
 
 
+EntraObjectId = Annotated[
+    str, StringConstraints(pattern=r"^[0-9a-fA-F]{8}(-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}$")
+]
+
+
 class KubernetesSpec(Model):
     version: Annotated[str | None, BeforeValidator(_kubernetes_version)] = None
     """EKS/AKS only (the `kubernetes` keys are refused on Slurm stacks): the Kubernetes version,
@@ -367,6 +372,27 @@ class KubernetesSpec(Model):
     running `pulumi up`, by IAM's issuer ARN (SSO roles keep their
     `aws-reserved/sso.amazonaws.com/` path). The list replaces the deployer, so include the role
     that runs `up`."""
+    private_api_server: Annotated[bool, Strict()] = False
+    """The API server on a private address in the cluster's network only. EKS turns its public
+    endpoint off and lets `ssh.allowedCidrs` in on port 443; AKS makes a private cluster (its
+    name still resolves in public DNS, to the private address). `ssh.allowedCidrs` must then be
+    the private ranges (VPN, peering, Direct Connect/ExpressRoute) that `up`, kubectl and
+    `validate` run from, connected to `network.addressSpace` (EKS) or AKS's VNet before `up`
+    installs the add-ons through it. Unset: a public endpoint open only to `ssh.allowedCidrs`
+    (docs/decisions/0008-kubernetes-network-and-access.md)."""
+    authorization: Literal["azure-rbac", "kubernetes-rbac"] = "azure-rbac"
+    """AKS only: what decides an Entra ID user's rights in the cluster. `azure-rbac`: Azure role
+    assignments (the deployer gets "Azure Kubernetes Service RBAC Cluster Admin");
+    `kubernetes-rbac`: the cluster's own Roles and RoleBindings, with `adminGroupObjectIds`
+    bound to cluster-admin."""
+    admin_group_object_ids: tuple[EntraObjectId, ...] = ()
+    """AKS with `authorization: kubernetes-rbac` only, and required there: object ids of the
+    Entra ID groups whose members are cluster-admin. `up` installs the add-ons as the
+    deployer, who must be in one."""
+    aks_tier: Literal["standard", "free"] = "standard"
+    """AKS only: the control plane's pricing tier. `standard` bills per cluster hour and has the
+    API server's uptime SLA (99.9%, 99.95% with zones); `free` has no SLA and fewer control
+    plane resources (Azure: not for production)."""
     shared_filesystem: SharedFilesystemSpec | None = None
     """EKS only: a shared Lustre file system every pod of the `nccl-tests` namespace mounts by the
     claim `shared` (ReadWriteMany) (clusterctl/spec/lustre.py); unset: none."""

@@ -6,6 +6,7 @@ checked in clusterctl/spec/rules.py already; these add what the Kubernetes clust
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from collections.abc import Iterator
 
@@ -44,6 +45,15 @@ def api_server_reach(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
     if spec.ssh.allowed_cidrs:
         return
     service = cloud_of(spec.cloud).kubernetes_service.upper()
+    if spec.kubernetes.private_api_server:
+        yield Finding(
+            "error",
+            f"empty: with kubernetes.privateApiServer nothing could reach the {service} API "
+            "server, not even `up`; list the private ranges of the VPN or peered network you "
+            "run up and kubectl from (e.g. [10.8.0.0/16])",
+            field_path("ssh", "allowedCidrs"),
+        )
+        return
     yield Finding(
         "error",
         f"empty: the {service} API server would be reachable from the whole "
@@ -53,6 +63,91 @@ def api_server_reach(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
     )
 
 
+@only_on(scheduler="kubernetes")
+def private_api_server(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
+    """A private API server is reached only from networks routed into the cluster's own: every
+    `ssh.allowedCidrs` range must be private (RFC 1918 or shared 100.64/10); `up` itself must
+    run from one of them."""
+    if not spec.kubernetes.private_api_server:
+        return
+    for i, cidr in enumerate(spec.ssh.allowed_cidrs):
+        net = ipaddress.ip_network(cidr, strict=False)
+        if not any(net.subnet_of(p) for p in _PRIVATE_RANGES):  # type: ignore[arg-type]
+            yield Finding(
+                "error",
+                f"{cidr} is not a private range: a private API server is reached only over a "
+                "VPN or peering; list that network's private range (10/8, 172.16/12, "
+                "192.168/16 or 100.64/10), or set kubernetes.privateApiServer: false",
+                field_path("ssh", "allowedCidrs", i),
+            )
+    yield Finding(
+        "warning",
+        "the API server gets no public address: `up` installs the add-ons through it, so run "
+        "`up`, kubectl and `validate` from a network in ssh.allowedCidrs that is connected "
+        "(VPN, peering) to the cluster's network before `up` reaches the add-ons",
+        field_path("kubernetes", "privateApiServer"),
+    )
+
+
+@only_on(cloud="aws", scheduler="kubernetes")
+def private_api_server_routes(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
+    """The EKS VPC is `network.addressSpace`: a network routed to it cannot share its addresses.
+    (AKS makes its own VNet, whatever the stack's address space says.)"""
+    if not spec.kubernetes.private_api_server:
+        return
+    own = ipaddress.ip_network(spec.network.address_space)
+    for i, cidr in enumerate(spec.ssh.allowed_cidrs):
+        if ipaddress.ip_network(cidr, strict=False).overlaps(own):
+            yield Finding(
+                "error",
+                f"{cidr} overlaps network.addressSpace {own}: a network routed to the cluster's "
+                "cannot share its addresses; change one of them",
+                field_path("ssh", "allowedCidrs", i),
+            )
+
+
+_PRIVATE_RANGES = tuple(
+    ipaddress.ip_network(c) for c in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16",
+                                      "100.64.0.0/10")
+)  # fmt: skip
+
+
+@only_on(cloud="aws", scheduler="kubernetes")
+def aks_settings_on_eks(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
+    """kubernetes.authorization, adminGroupObjectIds and aksTier are AKS settings: refused on
+    EKS rather than ignored."""
+    k8s = spec.kubernetes
+    for key, value in (
+        ("authorization", k8s.authorization != "azure-rbac"),
+        ("adminGroupObjectIds", bool(k8s.admin_group_object_ids)),
+        ("aksTier", k8s.aks_tier != "standard"),
+    ):
+        if value:
+            yield Finding("error", "AKS only: remove it", field_path("kubernetes", key))
+
+
+@only_on(cloud="azure", scheduler="kubernetes")
+def aks_authorization(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
+    """Kubernetes RBAC needs the Entra groups that get cluster-admin (local accounts are off:
+    nobody else would be); admin groups mean nothing under Azure RBAC."""
+    k8s = spec.kubernetes
+    if k8s.authorization == "kubernetes-rbac" and not k8s.admin_group_object_ids:
+        yield Finding(
+            "error",
+            "empty with authorization: kubernetes-rbac: with local accounts off nobody would be "
+            "cluster-admin, not even `up`; list the object id of an Entra ID group you are in "
+            "(az ad group show --group NAME --query id)",
+            field_path("kubernetes", "adminGroupObjectIds"),
+        )
+    if k8s.authorization == "azure-rbac" and k8s.admin_group_object_ids:
+        yield Finding(
+            "error",
+            "only with authorization: kubernetes-rbac; with Azure RBAC grant the groups an Azure "
+            "role on the cluster instead (az role assignment create --scope <cluster id>)",
+            field_path("kubernetes", "adminGroupObjectIds"),
+        )
+
+
 @only_on(cloud="azure", scheduler="kubernetes")
 def aks_entra_sign_in(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
     """Say how AKS access works before `up` needs it: Entra ID, no local accounts."""
@@ -60,7 +155,12 @@ def aks_entra_sign_in(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
         "info",
         "AKS signs in with Entra ID (local accounts off, no admin certificate): the kubeconfig "
         "runs `kubelogin get-token --login azurecli`, so `pulumi up`, kubectl and clusterctl "
-        "need kubelogin (`az aks install-cli`) and your `az login`; Azure RBAC decides access",
+        "need kubelogin (`az aks install-cli`) and your `az login`; "
+        + (
+            "Kubernetes RBAC decides access (adminGroupObjectIds are cluster-admin)"
+            if spec.kubernetes.authorization == "kubernetes-rbac"
+            else "Azure RBAC decides access"
+        ),
     )
 
 
@@ -422,6 +522,10 @@ def shared_filesystem(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
 
 RULES: tuple[Rule, ...] = (
     api_server_reach,
+    private_api_server,
+    private_api_server_routes,
+    aks_settings_on_eks,
+    aks_authorization,
     aks_entra_sign_in,
     kubernetes_version_supported,
     eks_upgrade_policy,

@@ -111,6 +111,12 @@ PLATFORM_RULES: Final[dict[tuple[str, str, str], Rule]] = {
     # the control plane upgrades, then each node is replaced with one of the new version.
     ("aws", "kubernetes", "kubernetes.version"): NODES_ROLL,
     ("azure", "kubernetes", "kubernetes.version"): NODES_ROLL,
+    # AKS makes a cluster private only when it creates it (MicrosoftDocs azure-aks-docs
+    # private-clusters.md: converting an existing cluster is supported only with API server
+    # VNet integration, which the stack does not use); EKS switches its endpoints in place.
+    ("azure", "kubernetes", "kubernetes.privateApiServer"): Rule(
+        "refused", "the AKS cluster: a private API server only on a new cluster (down, then up)"
+    ),
 }
 
 RULES: Final[dict[str, Rule]] = {

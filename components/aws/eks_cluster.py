@@ -8,6 +8,7 @@ add-ons over the cluster's kubeconfig.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pulumi
@@ -52,6 +53,24 @@ MANAGED_ADDONS = (
 through it (IMDS is out of pods' reach). Without the EBS CSI driver no persistent volume binds
 (Kubernetes removed its in-tree EBS plugin in 1.27); the default StorageClass is rendered with
 the manifests (clusterctl.render.kubernetes)."""
+
+
+ADDON_CONFIG = {"vpc-cni": json.dumps({"enableNetworkPolicy": "true"})}
+"""Add-on configuration values: the VPC CNI's network policy agent enforces NetworkPolicy (the
+nccl-tests namespace's default deny); without it EKS accepts policies and enforces none (Amazon
+EKS user guide, "Limit pod traffic with Kubernetes network policies": `enableNetworkPolicy`)."""
+
+
+def _vpc_config(spec: ClusterSpec, private_ids: list) -> aws.eks.ClusterVpcConfigArgs:
+    """Public: the endpoint answers only `ssh.allowedCidrs` (never empty: AWS reads that as
+    0.0.0.0/0; rules_k8s.api_server_reach refuses it first). Private: no public endpoint."""
+    private = spec.kubernetes.private_api_server
+    return aws.eks.ClusterVpcConfigArgs(
+        subnet_ids=private_ids,
+        endpoint_private_access=True,
+        endpoint_public_access=not private,
+        public_access_cidrs=None if private else list(spec.ssh.allowed_cidrs),
+    )
 
 
 def managed_addons(spec: ClusterSpec) -> tuple[str, ...]:
@@ -116,14 +135,7 @@ class EksGpuCluster(pulumi.ComponentResource):
             name=eks_cluster_name(spec, stack),
             version=kubernetes_version(spec, cat),
             role_arn=self.iam.cluster_role.arn,
-            vpc_config=aws.eks.ClusterVpcConfigArgs(
-                subnet_ids=private_ids,
-                endpoint_private_access=True,
-                endpoint_public_access=True,
-                # Who may reach the API server. Never empty: AWS reads that as 0.0.0.0/0, and
-                # rules_k8s.api_server_reach refuses it before this runs.
-                public_access_cidrs=list(spec.ssh.allowed_cidrs),
-            ),
+            vpc_config=_vpc_config(spec, private_ids),
             access_config=aws.eks.ClusterAccessConfigArgs(
                 authentication_mode="API",
                 bootstrap_cluster_creator_admin_permissions=False,
@@ -157,6 +169,7 @@ class EksGpuCluster(pulumi.ComponentResource):
                     cluster_name=cluster_name,
                     addon_name=addon,
                     addon_version=addon_version(addon, version, child),
+                    configuration_values=ADDON_CONFIG.get(addon),
                     resolve_conflicts_on_create="OVERWRITE",
                     resolve_conflicts_on_update="OVERWRITE",
                     pod_identity_associations=(
@@ -179,6 +192,21 @@ class EksGpuCluster(pulumi.ComponentResource):
             pulumi.ResourceOptions(parent=self, depends_on=self.addons[:1]),
         )
         self._private_ids = private_ids
+        if spec.kubernetes.private_api_server:
+            # The private endpoint answers only what the cluster security group lets in: the
+            # VPN or peered ranges of ssh.allowedCidrs (rules_k8s.private_api_server).
+            for i, cidr in enumerate(spec.ssh.allowed_cidrs):
+                aws.vpc.SecurityGroupIngressRule(
+                    f"{name}-api-{i}",
+                    security_group_id=self.cluster.vpc_config.cluster_security_group_id,
+                    cidr_ipv4=cidr,
+                    ip_protocol="tcp",
+                    from_port=443,
+                    to_port=443,
+                    description="Kubernetes API from a VPN or peered network",
+                    tags=tags,
+                    opts=child,
+                )
 
     def _node_groups(self, name, spec, stack, cat, tags, labels, child) -> None:
         """The system node group, the EFA security group and one GPU node group per partition."""

@@ -66,6 +66,9 @@ def test_manifests_validate(tmp_path: Path, stack: str, overrides: list[str]) ->
     kinds = {doc["kind"] for rel in manifests for doc in yaml.safe_load_all(files[rel]) if doc}
     assert warned == kinds & CUSTOM_KINDS, out
     assert "passed" in out, "at least one built-in object was validated against a schema"
+    # the NCCL namespace's policies, each checked against the NetworkPolicy schema
+    for name in ("default-deny", "within-namespace", "dns", "train-packages"):
+        assert f"passed for resource networkpolicy/{name} " in out, out
 
 
 @pytest.mark.parametrize(("stack", "overrides"), CASES)

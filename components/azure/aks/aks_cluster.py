@@ -1,7 +1,8 @@
 """AksGpuCluster: an AKS cluster whose GPU node pools run on InfiniBand, with the GPU add-ons.
 
-Resource group -> AKSInfinibandSupport registration -> AKS (system pool, Azure CNI overlay, Entra
-ID with Azure RBAC, local accounts off) -> the deployer's cluster-admin role assignment ->
+Resource group -> AKSInfinibandSupport registration -> AKS (Standard tier, system pool, Azure CNI
+overlay with Cilium enforcing network policies, Entra ID with Azure RBAC or Kubernetes RBAC, local
+accounts off) -> the deployer's cluster-admin role assignment (Azure RBAC) ->
 one GPU node pool per partition -> Kubernetes add-ons (Network Operator + NicClusterPolicy, GPU
 Operator or device plugin, MPI operator, ...) over the cluster's kubeconfig.
 """
@@ -37,6 +38,21 @@ from components.azure.aks.aks_maintenance import AksMaintenance
 from components.k8s.gpu_addons import KubernetesGpuAddons
 
 
+def _api_server_access(spec: ClusterSpec):
+    """Public: only `ssh.allowedCidrs` (never none: AKS reads none as "anywhere",
+    rules_k8s.api_server_reach). Private: a private cluster; AKS applies no authorized ranges to
+    the private endpoint, so who reaches it is who is routed into the VNet (the allowed ranges,
+    by the VPN or peering). Its public FQDN resolves to the private address, so a peered network
+    needs no link to AKS's private DNS zone (MicrosoftDocs azure-aks-docs private-clusters.md)."""
+    if spec.kubernetes.private_api_server:
+        return azure.containerservice.ManagedClusterAPIServerAccessProfileArgs(
+            enable_private_cluster=True, enable_private_cluster_public_fqdn=True
+        )
+    return azure.containerservice.ManagedClusterAPIServerAccessProfileArgs(
+        authorized_ip_ranges=list(spec.ssh.allowed_cidrs)
+    )
+
+
 class AksGpuCluster(pulumi.ComponentResource):
     def __init__(
         self, name: str, spec: ClusterSpec, stack: str, opts: pulumi.ResourceOptions | None = None
@@ -62,8 +78,13 @@ class AksGpuCluster(pulumi.ComponentResource):
         self.maintenance = AksMaintenance(
             f"{name}-maintenance", self.resource_group.name, self.cluster.name, child
         )
-        self.admin = AksAdminRole(
-            f"{name}-admin", self.cluster.id, self._client.object_id, stack, spec.name, child
+        # With Kubernetes RBAC the deployer is cluster-admin through adminGroupObjectIds instead
+        self.admin = (
+            AksAdminRole(
+                f"{name}-admin", self.cluster.id, self._client.object_id, stack, spec.name, child
+            )
+            if spec.kubernetes.authorization == "azure-rbac"
+            else None
         )
         self.gpu_pools: dict[str, AksGpuNodePool] = {}
         depends = [self.infiniband_feature] if self.infiniband_feature else []
@@ -79,7 +100,7 @@ class AksGpuCluster(pulumi.ComponentResource):
         self.provider = k8s.Provider(
             f"{name}-k8s",
             kubeconfig=self.kubeconfig,
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.admin]),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.admin] if self.admin else []),
         )
         self.k8s_addons = KubernetesGpuAddons(
             f"{name}-addons",
@@ -131,19 +152,28 @@ class AksGpuCluster(pulumi.ComponentResource):
                     tags=tags,
                 )
             ],
+            # Free: no SLA (docs/decisions/0008-kubernetes-network-and-access.md)
+            sku=azure.containerservice.ManagedClusterSKUArgs(
+                name="Base", tier=spec.kubernetes.aks_tier.capitalize()
+            ),
+            # Cilium enforces NetworkPolicy (the nccl-tests namespace's default deny); the policy
+            # `cilium` needs the Cilium dataplane (the API's NetworkPolicy enum; decision 0008).
             network_profile=azure.containerservice.ContainerServiceNetworkProfileArgs(
                 network_plugin="azure",
                 network_plugin_mode="overlay",
+                network_dataplane="cilium",
+                network_policy="cilium",
             ),
-            # Never without ranges: AKS reads none as "anywhere" (rules_k8s.api_server_reach).
-            api_server_access_profile=azure.containerservice.ManagedClusterAPIServerAccessProfileArgs(
-                authorized_ip_ranges=list(spec.ssh.allowed_cidrs)
-            ),
+            api_server_access_profile=_api_server_access(spec),
             enable_rbac=True,
-            # Entra ID sign-in, Kubernetes authorization by Azure RBAC, and no local accounts:
+            # Entra ID sign-in, Kubernetes authorization by Azure RBAC (or, if the stack says
+            # so, Kubernetes RBAC with Entra groups as cluster-admin), and no local accounts:
             # no static admin certificate exists to leak.
             aad_profile=azure.containerservice.ManagedClusterAADProfileArgs(
-                managed=True, enable_azure_rbac=True, tenant_id=self._client.tenant_id
+                managed=True,
+                enable_azure_rbac=spec.kubernetes.authorization == "azure-rbac",
+                admin_group_object_ids=list(spec.kubernetes.admin_group_object_ids) or None,
+                tenant_id=self._client.tenant_id,
             ),
             disable_local_accounts=True,
             # Workload identity: a pod's service account can be federated with an Entra ID

@@ -3,7 +3,8 @@
 The cluster has local accounts off, so there are no admin credentials to read. AKS's user
 credentials give the API server and its CA; the user entry is replaced by kubelogin's exec plugin
 in `azurecli` mode, so kubectl, Helm and the Pulumi provider each get a short-lived Entra ID token
-for whoever is logged in with `az login`, and Azure RBAC decides what that identity may do.
+for whoever is logged in with `az login`, and Azure RBAC (or, with `kubernetes.authorization:
+kubernetes-rbac`, the cluster's own RBAC) decides what that identity may do.
 Needs `kubelogin` on the PATH (`az aks install-cli`).
 """
 

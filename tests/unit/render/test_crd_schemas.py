@@ -26,7 +26,13 @@ CASES = [
     ("aks-h100", ["kubernetes.gpuDriver=managed", "kubernetes.kueue=true"]),
     ("aks-h100", ["partitions[0].sku=Standard_ND96asr_v4", "kubernetes.kueue=true"]),
 ]
-BUILT_IN_GROUPS = {"", "v1", "apps/v1", "storage.k8s.io/v1"}  # kubernetes-validate checks these
+BUILT_IN_GROUPS = {
+    "",
+    "v1",
+    "apps/v1",
+    "storage.k8s.io/v1",
+    "networking.k8s.io/v1",
+}  # kubernetes-validate checks these
 CHARTS = Path(__file__).resolve().parents[2] / "data" / "charts"
 # The CEL rules (x-kubernetes-validations) our objects reach over CASES: (kind, node, message,
 # outcome). Equality, so a rule that stops being reached (or starts) shows here. The rules on

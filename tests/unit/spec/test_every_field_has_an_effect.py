@@ -81,6 +81,10 @@ FLIPS: dict[str, tuple[str, str]] = {
     "kubernetes.monitoring": (EKS, "false"),
     "kubernetes.systemNodes": (AKS, "3"),
     "kubernetes.adminPrincipalArns": (EKS, "[arn:aws:iam::123456789012:role/platform/admin]"),
+    "kubernetes.privateApiServer": (EKS, "true"),
+    "kubernetes.authorization": (AKS, "kubernetes-rbac"),
+    "kubernetes.adminGroupObjectIds": (AKS, "[0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f0]"),
+    "kubernetes.aksTier": (AKS, "free"),
     "kubernetes.sharedFilesystem.kind": (EKS, "lustre"),
     "kubernetes.sharedFilesystem.sizeGib": (EKS, "2400"),
     "kubernetes.sharedFilesystem.throughputMbpsPerTib": (EKS, "250"),
@@ -114,7 +118,13 @@ ELSEWHERE = {
     "validation.nccl.onFailure": "tests/validate/test_hook.py (the hook passes, warns or fails)",
 }
 # Fields whose effect is to let a value through that is refused without them.
-REFUSED_WITHOUT = {"ssh.allowWorldOpen"}
+# (Kubernetes RBAC and its admin groups only go together: tests/component/
+# test_kubernetes_network_and_access.py shows what the pair builds.)
+REFUSED_WITHOUT = {
+    "ssh.allowWorldOpen",
+    "kubernetes.authorization",
+    "kubernetes.adminGroupObjectIds",
+}
 # Values accepted by the schema but refused on this stack, rather than silently ignored.
 REFUSED = {"partitions[0].fabric"}
 # Settings a second, combined change needs before the plan may change.
@@ -125,6 +135,7 @@ WITH = {
         " {name: b, sku: Standard_ND96isr_H100_v5, nodes: 1}]"
     ],
     "validation.nccl.warnBelowGbps": ["validation.nccl.failBelowGbps=300"],
+    "kubernetes.privateApiServer": ["ssh.allowedCidrs=[10.8.0.0/16]"],
     "partitions[0].capacityBlock": ["partitions[0].capacityReservationId=cr-0123456789abcdef0"],
     "accounts[0].name": ["users[0].account=language"],
     "qos[0].name": ["accounts[1].qos=[normal, debug]"],

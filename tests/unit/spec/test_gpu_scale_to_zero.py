@@ -77,7 +77,7 @@ def test_reserved_capacity_idles_at_full_size() -> None:
     assert idle_cost_per_hour(spec, cat) == cost_per_hour(spec, cat).total
 
 
-@pytest.mark.parametrize(("stack", "idle"), [("aws-p5", "$0.92"), ("aks-h100", "$0.80")])
+@pytest.mark.parametrize(("stack", "idle"), [("aws-p5", "$0.92"), ("aks-h100", "$0.90")])
 def test_plan_shows_the_idle_cost(stack: str, idle: str) -> None:
     proc = plan_cli(config_dir(), "-s", stack)
     assert proc.returncode == 0, proc.stderr

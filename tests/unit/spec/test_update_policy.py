@@ -125,3 +125,14 @@ def test_a_gpu_image_of_another_release_replaces_the_partitions_scale_sets() -> 
     assert "scale sets" in c.affects
     line = refusal([c], allow_replace=False)
     assert line and line.startswith("partitions[0].image: ") and "--allow-replace" in line
+
+
+def test_a_private_api_server_is_refused_on_a_deployed_aks_cluster_and_in_place_on_eks() -> None:
+    edit = ["kubernetes.privateApiServer=true", "ssh.allowedCidrs=[10.8.0.0/16]"]
+    changes = {}
+    for stack in ("aks-h100", "aws-p5"):
+        old = load_stack_spec(stack, ["ssh.allowedCidrs=[10.8.0.0/16]"])[0]
+        (changes[stack],) = diff(old, load_stack_spec(stack, edit)[0])
+        assert changes[stack].path == "kubernetes.privateApiServer"
+    assert changes["aks-h100"].policy == "refused" and "new cluster" in changes["aks-h100"].affects
+    assert changes["aws-p5"].policy == "in place"
