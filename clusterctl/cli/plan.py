@@ -216,6 +216,7 @@ def _print_shared_gpus(spec) -> None:
     from clusterctl.spec.catalog import catalog
     from clusterctl.spec.cost import shared_gpu_offers
 
+    group = "node pool" if spec.scheduler == "kubernetes" else "partition"
     for o in shared_gpu_offers(spec, catalog()):
         price = (
             f"${o.usd_per_hour_each:,.3f} per slice-hour"
@@ -223,9 +224,11 @@ def _print_shared_gpus(spec) -> None:
             else "[yellow]price unknown[/]"
         )
         out.print(
-            f"partition {o.partition}: {o.total} x {o.gres} ({o.per_node} per node; "
-            f"--gres={o.gres}:1), {price} [dim](the node's price per GPU, times the slice's "
-            "share of it)[/]"
+            f"{group} {o.partition}: {o.total} x {o.gres} ({o.per_node} per node; "
+            f"{o.request}), {price} [dim](the node's price per GPU, times the slice's "
+            "share of it)[/]",
+            markup=True,
+            highlight=False,
         )
 
 
