@@ -96,4 +96,22 @@ def sharing_fits_the_gpu(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
             )
 
 
-RULES: tuple[Rule, ...] = (sharing_fits_the_gpu, sharing_needs_the_gpu_operator)
+def no_nccl_acceptance_on_mig_slices(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
+    """The post-deploy NCCL run uses the default partition (node pool); on MIG slices it would
+    measure no fabric, as `validate --nccl` says when it refuses one."""
+    part = spec.default_partition
+    if spec.validation.nccl.on_deploy and part.sharing and part.sharing.mig:
+        yield Finding(
+            "error",
+            f"the NCCL acceptance test would run on {part.name}, whose GPUs are MIG slices (NCCL "
+            "across MIG slices is not a bandwidth acceptance test); set onDeploy: false or make "
+            "a whole-GPU partition the default",
+            field_path("validation", "nccl", "onDeploy"),
+        )
+
+
+RULES: tuple[Rule, ...] = (
+    sharing_fits_the_gpu,
+    sharing_needs_the_gpu_operator,
+    no_nccl_acceptance_on_mig_slices,
+)

@@ -67,6 +67,17 @@ def test_without_the_gpu_operator_only_an_aks_profile_pool_shares(stack, overrid
     assert line.startswith(FIELD + ":") and "kubernetes.gpuDriver: gpu-operator" in line
 
 
+@pytest.mark.parametrize("stack", ["aws-p5", "aks-h100", "azure-h100"])
+def test_the_post_deploy_nccl_run_is_refused_on_a_mig_default_pool(stack: str) -> None:
+    mig = "partitions[0].sharing={mig: {1g.10gb: 7}}"
+    load_stack_spec(stack, [mig])  # accepted without onDeploy
+    with pytest.raises(SpecError) as caught:
+        load_stack_spec(stack, [mig, "validation.nccl.onDeploy=true"])
+    (line,) = caught.value.problems
+    assert line.startswith("gpu-clusters:cluster.validation.nccl.onDeploy:"), line
+    assert "MIG slices" in line
+
+
 @pytest.mark.parametrize(
     ("layout", "profile"),
     [

@@ -8,8 +8,11 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from clusterctl.spec.kubernetes import DEVICE_PLUGIN_CONFIG_LABEL, MIG_CONFIG_LABEL
 from tests.conftest import plan_stack, resources
+
+# The labels NVIDIA's MIG manager and device plugin read (GPU Operator docs)
+MIG_CONFIG_LABEL = "nvidia.com/mig.config"
+DEVICE_PLUGIN_CONFIG_LABEL = "nvidia.com/device-plugin.config"
 
 POOL = "azure-native:containerservice:AgentPool"
 NG = "aws:eks/nodeGroup:NodeGroup"
