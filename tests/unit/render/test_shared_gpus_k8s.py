@@ -156,3 +156,20 @@ def test_plan_prices_a_pools_slices_and_names_the_resource_a_pod_requests() -> N
     line = next(x for x in result.stdout.splitlines() if "x gpu:3g.40gb" in x)
     assert "node pool gpu:" in line and "nvidia.com/mig-3g.40gb" in line
     assert "per slice-hour" in line
+
+
+def test_the_device_plugin_chart_advertises_aks_made_slices_by_profile() -> None:
+    """AKS cut the GPUs (gpuInstanceProfile); the chart's plugin runs with MIG_STRATEGY mixed, so
+    a slice is nvidia.com/mig-1g.10gb, never nvidia.com/gpu."""
+    _, releases = rendered("aks-h100", (MANAGED, "partitions[0].sharing={mig: {1g.10gb: 7}}"))
+    containers = [
+        c
+        for d in releases["nvidia-device-plugin"]
+        if d["kind"] == "DaemonSet"
+        for c in d["spec"]["template"]["spec"]["containers"]
+        if c["name"] == "nvidia-device-plugin-ctr"
+    ]
+    assert containers, "the chart rendered no device plugin container"
+    for c in containers:
+        env = {e["name"]: e.get("value") for e in c.get("env", [])}
+        assert env["MIG_STRATEGY"] == "mixed"
