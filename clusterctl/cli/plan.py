@@ -213,10 +213,11 @@ def _print_largest_jobs(spec) -> None:
 
 def _print_shared_gpus(spec) -> None:
     """Per partition with `sharing`: the slices or shards it offers and a slice-hour's cost."""
+    from clusterctl.platform import scheduler_of
     from clusterctl.spec.catalog import catalog
     from clusterctl.spec.cost import shared_gpu_offers
 
-    group = "node pool" if spec.scheduler == "kubernetes" else "partition"
+    group = scheduler_of(spec.scheduler).node_group
     for o in shared_gpu_offers(spec, catalog()):
         price = (
             f"${o.usd_per_hour_each:,.3f} per slice-hour"

@@ -405,20 +405,21 @@ def refuse_mig_slices(stack: str, partition: str | None) -> None:
     """NCCL across MIG slices measures no fabric: a slice has no NVLink or network path of its
     own to share, so the bandwidth says nothing about the nodes (NVIDIA MIG user guide: no
     GPU-to-GPU P2P between MIG instances). Refused before anything is reached."""
+    from clusterctl.platform import scheduler_of
     from clusterctl.spec.load import load_stack_spec
     from clusterctl.spec.model import field_path
 
     spec, _ = load_stack_spec(stack)
+    sched = scheduler_of(spec.scheduler)
     name = partition or spec.default_partition.name
     for i, part in enumerate(spec.partitions):
         if part.name == name and part.sharing and part.sharing.mig:
-            group = "node pool" if spec.scheduler == "kubernetes" else "partition"
+            how = f" ({sched.partition_flag})" if sched.partition_flag else ""
             raise UserError(
-                f"stack {stack} {field_path('partitions', i, 'sharing', 'mig')}: {group} "
-                f"{name} is cut into MIG slices, and NCCL across MIG slices is not a bandwidth "
-                "acceptance test; validate a whole-GPU one"
-                + (" (--partition NAME)" if spec.scheduler == "slurm" else "")
-                + " or remove sharing.mig"
+                f"stack {stack} {field_path('partitions', i, 'sharing', 'mig')}: "
+                f"{sched.node_group} {name} is cut into MIG slices, and NCCL across MIG slices "
+                f"is not a bandwidth acceptance test; validate a whole-GPU one{how} or remove "
+                "sharing.mig"
             )
 
 

@@ -214,7 +214,7 @@ def shared_gpu_offers(spec: ClusterSpec, cat: Catalog) -> list[SharedGpuOffer]:
     from clusterctl.spec.kubernetes import mig_resource
     from clusterctl.spec.mig import COMPUTE_SLICES, mig_placements
 
-    kubernetes = spec.scheduler == "kubernetes"
+    kubernetes = scheduler_of(spec.scheduler).gpu_resources
     offers = []
     for part in spec.partitions:
         sku = cat.get(part.sku, spec.cloud)
