@@ -26,6 +26,14 @@ class Scheduler:
     """Idle GPU nodes are deallocated and started again for a job (Slurm's power saving)."""
     unsupported: Mapping[Feature, str] = field(default_factory=dict)
     """Features no cloud has with this scheduler -> what to do instead."""
+    node_group: str = "partition"
+    """What a `partitions[]` entry is called to the user: a Slurm partition, a node pool."""
+    gpu_resources: bool = False
+    """Jobs ask for GPUs (and slices of them) as extended resources of the NVIDIA device plugin
+    (`nvidia.com/gpu`, `nvidia.com/mig-1g.10gb`); otherwise as Slurm GRES (`--gres=`)."""
+    partition_flag: str | None = "--partition NAME"
+    """How `validate --nccl` is pointed at another partition; None: it always runs on the
+    default one."""
 
 
 SCHEDULERS = {
@@ -42,6 +50,9 @@ SCHEDULERS = {
                 "up; use scheduler: slurm"
             ),
         },
+        node_group="node pool",
+        gpu_resources=True,
+        partition_flag=None,
     ),
 }
 

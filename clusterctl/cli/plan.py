@@ -229,9 +229,11 @@ def _print_largest_jobs(spec) -> None:
 
 def _print_shared_gpus(spec) -> None:
     """Per partition with `sharing`: the slices or shards it offers and a slice-hour's cost."""
+    from clusterctl.platform import scheduler_of
     from clusterctl.spec.catalog import catalog
     from clusterctl.spec.cost import shared_gpu_offers
 
+    group = scheduler_of(spec.scheduler).node_group
     for o in shared_gpu_offers(spec, catalog()):
         price = (
             f"${o.usd_per_hour_each:,.3f} per slice-hour"
@@ -239,9 +241,11 @@ def _print_shared_gpus(spec) -> None:
             else "[yellow]price unknown[/]"
         )
         out.print(
-            f"partition {o.partition}: {o.total} x {o.gres} ({o.per_node} per node; "
-            f"--gres={o.gres}:1), {price} [dim](the node's price per GPU, times the slice's "
-            "share of it)[/]"
+            f"{group} {o.partition}: {o.total} x {o.gres} ({o.per_node} per node; "
+            f"{o.request}), {price} [dim](the node's price per GPU, times the slice's "
+            "share of it)[/]",
+            markup=True,
+            highlight=False,
         )
 
 

@@ -401,6 +401,28 @@ def _resume(stack, host, kubeconfig, sku, sandbox, nodes: list[str]) -> int:
     return 0 if all(r.passed for r in results) else 1
 
 
+def refuse_mig_slices(stack: str, partition: str | None) -> None:
+    """NCCL across MIG slices measures no fabric: a slice has no NVLink or network path of its
+    own to share, so the bandwidth says nothing about the nodes (NVIDIA MIG user guide: no
+    GPU-to-GPU P2P between MIG instances). Refused before anything is reached."""
+    from clusterctl.platform import scheduler_of
+    from clusterctl.spec.load import load_stack_spec
+    from clusterctl.spec.model import field_path
+
+    spec, _ = load_stack_spec(stack)
+    sched = scheduler_of(spec.scheduler)
+    name = partition or spec.default_partition.name
+    for i, part in enumerate(spec.partitions):
+        if part.name == name and part.sharing and part.sharing.mig:
+            how = f" ({sched.partition_flag})" if sched.partition_flag else ""
+            raise UserError(
+                f"stack {stack} {field_path('partitions', i, 'sharing', 'mig')}: "
+                f"{sched.node_group} {name} is cut into MIG slices, and NCCL across MIG slices "
+                f"is not a bandwidth acceptance test; validate a whole-GPU one{how} or remove "
+                "sharing.mig"
+            )
+
+
 def _run(
     stack, host, kubeconfig, sandbox, from_log, sku, nodes, partition,
     sweep, drain, fail_below, warn_below, min_bytes, max_bytes, peer_floor, *, quiet: bool,
@@ -408,6 +430,8 @@ def _run(
     from clusterctl.cli.common import resolve_target
     from clusterctl.validate.run import Options, validate, with_stack_overrides
 
+    if stack is not None:
+        refuse_mig_slices(stack, partition)
     target = resolve_target(
         stack=stack, host=host, kubeconfig=kubeconfig, sandbox=sandbox, from_log=from_log,
         sku=sku, nodes=nodes, partition=partition,

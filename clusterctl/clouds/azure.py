@@ -169,6 +169,7 @@ CLOUD = Azure(
     kubernetes_driver_in_image=False,
     kubernetes_default_storage_class=False,
     kubernetes_autoscaler_release=False,
+    kubernetes_mig_pools=True,
     # Azure/aks-rdma-infiniband tests/containers/nccl-tests: the image, where it keeps
     # all_reduce_perf, and its Dockerfile installs Ubuntu's openmpi-bin
     nccl_tests_image="ghcr.io/azure/aks-rdma-infiniband/nccl-tests:latest",

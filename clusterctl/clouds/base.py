@@ -141,6 +141,10 @@ class Cloud:
     kubernetes_spot_taint: tuple[str, str, str] | None = None
     """(key, value, effect) of the taint the cloud puts on every spot node of a pool, or None
     where spot nodes are untainted (EKS managed node groups)."""
+    kubernetes_mig_pools: bool = False
+    """A GPU node pool can be made with a MIG profile by the cloud itself (AKS
+    `gpuInstanceProfile`, when AKS installs the driver); otherwise MIG on Kubernetes needs the
+    GPU Operator's MIG manager."""
 
     def tag_problem(self, key: str, value: str) -> str | None:
         """This cloud's own tag rules, past the lengths (tag_key_max, tag_value_max)."""

@@ -207,11 +207,17 @@ class SharedGpuOffer:
     usd_per_hour_each: float | None
     """The node's price per GPU times the slice's share of the GPU (compute slices of 7, or one
     shard of `shards`): what a slice-hour costs while the node runs; None: no catalog price."""
+    request: str = ""
+    """What a job asks for one: Slurm `--gres=gpu:1g.10gb:1`; Kubernetes the resource a pod
+    requests (`nvidia.com/mig-1g.10gb: 1` under the `mixed` MIG strategy, or a time-sliced
+    `nvidia.com/gpu: 1`)."""
 
 
 def shared_gpu_offers(spec: ClusterSpec, cat: Catalog) -> list[SharedGpuOffer]:
+    from clusterctl.spec.kubernetes import mig_resource
     from clusterctl.spec.mig import COMPUTE_SLICES, mig_placements
 
+    kubernetes = scheduler_of(spec.scheduler).gpu_resources
     offers = []
     for part in spec.partitions:
         sku = cat.get(part.sku, spec.cloud)
@@ -221,7 +227,12 @@ def shared_gpu_offers(spec: ClusterSpec, cat: Catalog) -> list[SharedGpuOffer]:
         if part.sharing.shards:
             each = per_gpu / part.sharing.shards if per_gpu else None
             n = part.sharing.shards * sku.gpus
-            offers.append(SharedGpuOffer(part.name, "shard", n, n * part.nodes, each))
+            request = (
+                f"nvidia.com/gpu: 1 (time-sliced, {part.sharing.shards} per GPU)"
+                if kubernetes
+                else "--gres=shard:1"
+            )
+            offers.append(SharedGpuOffer(part.name, "shard", n, n * part.nodes, each, request))
             continue
         counts: dict[str, tuple[int, int]] = {}
         for p in mig_placements(part, sku, cat):
@@ -229,5 +240,8 @@ def shared_gpu_offers(spec: ClusterSpec, cat: Catalog) -> list[SharedGpuOffer]:
             counts[p.profile.name] = (n + sku.gpus, p.profile.compute_slices)
         for name, (n, compute) in counts.items():
             each = per_gpu * compute / COMPUTE_SLICES if per_gpu else None
-            offers.append(SharedGpuOffer(part.name, f"gpu:{name}", n, n * part.nodes, each))
+            request = f"{mig_resource(name)}: 1" if kubernetes else f"--gres=gpu:{name}:1"
+            offers.append(
+                SharedGpuOffer(part.name, f"gpu:{name}", n, n * part.nodes, each, request)
+            )
     return offers

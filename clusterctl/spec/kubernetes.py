@@ -13,6 +13,7 @@ from typing import Any
 from clusterctl import outputs as out
 from clusterctl.platform import cloud_of
 from clusterctl.spec.catalog import Catalog, Sku, catalog
+from clusterctl.spec.mig import place
 from clusterctl.spec.model import ClusterSpec, PartitionSpec
 from clusterctl.spec.topology import ScaleSet, scale_sets_of
 
@@ -271,8 +272,70 @@ def fabric_kind(part: PartitionSpec, cat: Catalog) -> str:
     return "none" if part.fabric == "none" else sku.fabric.kind
 
 
+MIG_CONFIG_LABEL = "nvidia.com/mig.config"
+"""The node label the GPU Operator's MIG manager reads: the name of a mig-parted config to apply
+(NVIDIA GPU Operator docs, "GPU Operator with MIG"); nodes without it get the ClusterPolicy's
+`migManager.config.default` (all-disabled)."""
+DEVICE_PLUGIN_CONFIG_LABEL = "nvidia.com/device-plugin.config"
+"""The node label the GPU Operator's device plugin reads: the key of its config in the
+devicePlugin.config ConfigMap (NVIDIA GPU Operator docs, "Time-Slicing GPUs in Kubernetes")."""
+MIG_PARTED_CONFIGMAP = "gpucl-mig-parted"
+DEVICE_PLUGIN_CONFIGMAP = "gpucl-device-plugin"
+MIG_STRATEGY = "mixed"
+"""`mixed` for every layout: the strategy is one per cluster (the ClusterPolicy's `mig.strategy`),
+`single` would advertise a slice as `nvidia.com/gpu`, the very resource whole-GPU pools and the
+NCCL MPIJob use, and a layout of two profiles needs `mixed` anyway. With `mixed` a slice is
+`nvidia.com/mig-<profile>` (k8s-device-plugin README, "MIG strategies") on every pool alike."""
+
+
+def sharing_config_name(part: PartitionSpec) -> str:
+    """The mig-parted config (MIG) or device-plugin config (shards) a sharing pool's nodes name
+    in their label."""
+    return f"gpucl-{part.name}"
+
+
 def node_labels(part: PartitionSpec) -> dict[str, str]:
-    return {PARTITION_LABEL: part.name}
+    """The partition label, and on a pool whose GPUs are shared the label that picks its MIG
+    layout (MIG manager) or its time-slicing config (device plugin)."""
+    labels = {PARTITION_LABEL: part.name}
+    if part.sharing and part.sharing.mig:
+        labels[MIG_CONFIG_LABEL] = sharing_config_name(part)
+    elif part.sharing and part.sharing.shards:
+        labels[DEVICE_PLUGIN_CONFIG_LABEL] = sharing_config_name(part)
+    return labels
+
+
+def mig_resource(profile: str) -> str:
+    """The extended resource a pod requests for one slice under the `mixed` strategy."""
+    return f"nvidia.com/mig-{profile}"
+
+
+AKS_GPU_INSTANCE_PROFILES = ("MIG1g", "MIG2g", "MIG3g", "MIG4g", "MIG7g")
+"""pulumi-azure-native AgentPool `gpuInstanceProfile` (enum GPUInstanceProfile). AKS cuts every
+GPU into as many instances of the smallest `<N>g` profile as fit, one profile per pool
+(MicrosoftDocs aks/gpu-multi-instance.md: MIG1g = 1g.5gb x7 on an A100 40GB), and only on a pool
+whose driver AKS installs: Azure/AgentBaker's cse_main.sh runs its mig-partition service inside
+`if GPU_NODE && skip_nvidia_driver_install != true`."""
+
+
+def aks_gpu_instance_profile(part: PartitionSpec, cat: Catalog) -> str | None:
+    """The pool's `gpuInstanceProfile` where it says the whole layout: one profile, the smallest
+    of its compute size, as many instances as fit one GPU. None: the layout needs the MIG
+    manager (or the pool shares no GPU by MIG)."""
+    if not (part.sharing and len(part.sharing.mig) == 1):
+        return None
+    gpu = cat.mig(gpu_sku(part, cat))
+    ((name, count),) = part.sharing.mig.items()
+    profile = gpu.profile(name) if gpu else None
+    if gpu is None or profile is None:
+        return None
+    same_size = [p for p in gpu.profiles if p.compute_slices == profile.compute_slices]
+    if profile != min(same_size, key=lambda p: p.memory_slices):
+        return None
+    if place(gpu, {name: count + 1}) is not None:  # AKS would make more than the layout asks
+        return None
+    aks = f"MIG{profile.compute_slices}g"
+    return aks if aks in AKS_GPU_INSTANCE_PROFILES else None
 
 
 def partition_pools(part: PartitionSpec) -> list[ScaleSet]:

@@ -8,22 +8,28 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+import yaml
+
 from clusterctl.platform import cloud_of
 from clusterctl.spec.catalog import Catalog, catalog
 from clusterctl.spec.kubernetes import (
     AUTOSCALER_IDLE_MINUTES,
     CLUSTER_AUTOSCALER_NAMESPACE,
     CLUSTER_AUTOSCALER_SERVICE_ACCOUNT,
+    DEVICE_PLUGIN_CONFIGMAP,
     FALLBACK_DOCA_DRIVER,
     FALLBACK_SRIOV_DEVICE_PLUGIN,
+    MIG_PARTED_CONFIGMAP,
+    MIG_STRATEGY,
     NODE_PROVISION_MINUTES,
     PARTITION_LABEL,
     cluster_gpu_tolerations,
     eks_cluster_name,
     fabric_kind,
     kubernetes_version,
+    sharing_config_name,
 )
-from clusterctl.spec.model import ClusterSpec
+from clusterctl.spec.model import ClusterSpec, PartitionSpec
 
 
 @dataclass(frozen=True)
@@ -165,6 +171,8 @@ def helm_addons(spec: ClusterSpec, stack: str, cat: Catalog | None = None) -> li
                     "tolerations": cluster_gpu_tolerations(spec),
                     "nodeSelector": {},
                     "affinity": _gpu_node_affinity(spec),
+                    # AKS cut the GPUs (gpuInstanceProfile); slices are nvidia.com/mig-<profile>
+                    **({"migStrategy": MIG_STRATEGY} if _mig_pools(spec) else {}),
                 },
                 privileged_namespace=True,
             )
@@ -258,7 +266,7 @@ def gpu_operator_values(spec: ClusterSpec, infiniband: bool) -> dict[str, Any]:
             "enabled": spec.kubernetes.dcgm_exporter,
             "serviceMonitor": {"enabled": False},
         },
-        "migManager": {"enabled": False},
+        **gpu_sharing_values(spec),
         "vgpuDeviceManager": {"enabled": False},
         "vfioManager": {"enabled": False},
         "sandboxDevicePlugin": {"enabled": False},
@@ -280,6 +288,80 @@ def gpu_operator_values(spec: ClusterSpec, infiniband: bool) -> dict[str, Any]:
         if infiniband:
             values["nfd"] = {"enabled": False}  # the Network Operator already runs NFD
     return values
+
+
+def _mig_pools(spec: ClusterSpec) -> list[PartitionSpec]:
+    return [p for p in spec.partitions if p.sharing and p.sharing.mig]
+
+
+def _shard_pools(spec: ClusterSpec) -> list[PartitionSpec]:
+    return [p for p in spec.partitions if p.sharing and p.sharing.shards]
+
+
+def mig_parted_config(spec: ClusterSpec) -> dict[str, Any]:
+    """The MIG manager's mig-parted config (NVIDIA/mig-parted, `version: v1`, `mig-configs`): the
+    default `all-disabled` and one config per MIG pool, its layout on every GPU, which the pool's
+    nodes name in their `nvidia.com/mig.config` label."""
+    configs: dict[str, Any] = {"all-disabled": [{"devices": "all", "mig-enabled": False}]}
+    for part in _mig_pools(spec):
+        assert part.sharing is not None
+        configs[sharing_config_name(part)] = [
+            {"devices": "all", "mig-enabled": True, "mig-devices": dict(part.sharing.mig)}
+        ]
+    return {"version": "v1", "mig-configs": configs}
+
+
+def device_plugin_configs(spec: ClusterSpec) -> dict[str, dict[str, Any]]:
+    """The device plugin's configs (NVIDIA/k8s-device-plugin config `version: v1`): `default` with
+    no sharing, and per shards pool time-slicing of `nvidia.com/gpu` with `replicas` = shards, so
+    up to that many pods share one whole GPU; each pool's nodes name theirs in their
+    `nvidia.com/device-plugin.config` label."""
+    flags = {"migStrategy": MIG_STRATEGY if _mig_pools(spec) else "none"}
+    configs: dict[str, dict[str, Any]] = {"default": {"version": "v1", "flags": flags}}
+    for part in _shard_pools(spec):
+        assert part.sharing is not None
+        configs[sharing_config_name(part)] = {
+            "version": "v1",
+            "flags": flags,
+            "sharing": {
+                "timeSlicing": {
+                    "resources": [{"name": "nvidia.com/gpu", "replicas": part.sharing.shards}]
+                }
+            },
+        }
+    return configs
+
+
+def gpu_sharing_values(spec: ClusterSpec) -> dict[str, Any]:
+    """The GPU Operator's MIG manager and device plugin config for pools with `sharing`: the
+    chart makes both ConfigMaps from these values (templates/mig_config.yaml,
+    plugin_config.yaml) and the ClusterPolicy names them. No sharing: the MIG manager off."""
+    values: dict[str, Any] = {"migManager": {"enabled": False}}
+    if _mig_pools(spec):
+        values["mig"] = {"strategy": MIG_STRATEGY}
+        values["migManager"] = {
+            "enabled": True,
+            "config": {
+                "name": MIG_PARTED_CONFIGMAP,
+                "create": True,
+                "default": "all-disabled",
+                "data": {"config.yaml": _yaml(mig_parted_config(spec))},
+            },
+        }
+    if _shard_pools(spec):
+        values["devicePlugin"] = {
+            "config": {
+                "name": DEVICE_PLUGIN_CONFIGMAP,
+                "create": True,
+                "default": "default",
+                "data": {k: _yaml(v) for k, v in device_plugin_configs(spec).items()},
+            }
+        }
+    return values
+
+
+def _yaml(doc: dict[str, Any]) -> str:
+    return str(yaml.safe_dump(doc, sort_keys=False))
 
 
 def _gpu_node_affinity(spec: ClusterSpec) -> dict[str, Any]:

@@ -119,17 +119,24 @@ class SharingSpec(Model):
     mig: dict[MigProfileName, Annotated[int, Strict(), Field(ge=1, le=7)]] = Field(
         default_factory=dict
     )
-    """Slurm only: the MIG layout of every GPU of the partition, profile -> instances, e.g.
+    """The MIG layout of every GPU of the partition or node pool, profile -> instances, e.g.
     `{"1g.10gb": 7}` or `{"3g.40gb": 1, "2g.20gb": 1, "1g.10gb": 2}`. Profiles are the SKU's GPU's
     (`config/skus.yaml` `migGpus`, from NVIDIA's MIG user guide); the instances must fit one GPU
-    by NVIDIA's placement rules (7 compute and 8 memory slices). A boot step applies it before
-    slurmd on every boot; each instance is a typed GPU (`--gres=gpu:1g.10gb:1`) that a job sees
-    alone (cgroup device isolation). A slice counts as one GPU against an account's `gpuLimit`
-    and as its share of the GPU's compute slices in fair share. Not with `shards`."""
+    by NVIDIA's placement rules (7 compute and 8 memory slices). Not with `shards`. Slurm: a boot
+    step applies it before slurmd on every boot; each instance is a typed GPU
+    (`--gres=gpu:1g.10gb:1`) that a job sees alone (cgroup device isolation); a slice counts as
+    one GPU against an account's `gpuLimit` and as its share of the GPU's compute slices in fair
+    share. Kubernetes (`gpuDriver: gpu-operator`): the GPU Operator's MIG manager applies it to
+    the pool's nodes (label `nvidia.com/mig.config`), MIG strategy `mixed`, so a pod requests
+    `nvidia.com/mig-1g.10gb: 1`; on AKS with `gpuDriver: managed` only one profile filling the
+    GPU (`{1g.10gb: 7}`, `{3g.40gb: 2}`, ...), which the pool makes itself
+    (`gpuInstanceProfile` MIG1g..MIG7g). docs/shared-gpus.md."""
     shards: Annotated[int, Strict()] | None = Field(default=None, ge=2, le=128)
-    """Slurm only: each whole GPU is shared by up to this many jobs at once (Slurm's
-    `gres/shard`, `--gres=shard:1`), without memory or fault isolation between them. A shard
-    counts as 1/shards of a GPU in fair share; `gpuLimit` does not count shards. Not with
+    """Each whole GPU is shared by up to this many jobs or pods at once, without memory or fault
+    isolation between them. Slurm: `gres/shard` (`--gres=shard:1`); a shard counts as 1/shards of
+    a GPU in fair share, `gpuLimit` does not count shards. Kubernetes (`gpuDriver:
+    gpu-operator`): the device plugin's time-slicing, `replicas` = shards, so each GPU is
+    advertised as this many `nvidia.com/gpu` (label `nvidia.com/device-plugin.config`). Not with
     `mig`."""
 
 
@@ -181,7 +188,7 @@ class PartitionSpec(Model):
     group holds at most 100); sets fill in order, `pg0` first. Fixed once the partition is
     deployed (`up` refuses a change: it would move nodes between sets)."""
     sharing: SharingSpec | None = None
-    """Slurm only: share the partition's GPUs between jobs, by MIG slices (`mig`) or by shards
+    """Share the partition's (node pool's) GPUs between jobs, by MIG slices (`mig`) or by shards
     (`shards`); jobs then share nodes instead of getting whole ones (docs/shared-gpus.md).
     Unset: every job gets whole nodes."""
 

@@ -6,8 +6,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from clusterctl.errors import Finding
-from clusterctl.platform import only_on
+from clusterctl.platform import cloud_of, only_on
 from clusterctl.spec.catalog import Catalog
+from clusterctl.spec.kubernetes import aks_gpu_instance_profile
 from clusterctl.spec.mig import (
     COMPUTE_SLICES,
     compute_slices,
@@ -20,18 +21,31 @@ from clusterctl.spec.rules import Rule
 
 
 @only_on(scheduler="kubernetes")
-def sharing_only_on_slurm(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
+def sharing_needs_the_gpu_operator(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
+    """On Kubernetes the GPU Operator shares GPUs (its MIG manager, its device plugin's
+    time-slicing config); with `gpuDriver: managed` only a layout the cloud itself makes at node
+    creation (AKS gpuInstanceProfile, one profile filling every GPU) works."""
+    if spec.kubernetes.gpu_driver == "gpu-operator":
+        return
+    can_profile = cloud_of(spec.cloud).kubernetes_mig_pools
     for i, part in enumerate(spec.partitions):
-        if part.sharing is not None:
-            yield Finding(
-                "error",
-                "shared GPUs are built for Slurm partitions only; remove it (a Kubernetes node "
-                "pool's MIG or time-slicing is not rendered yet)",
-                field_path("partitions", i, "sharing"),
-            )
+        sharing = part.sharing
+        if sharing is None or (can_profile and aks_gpu_instance_profile(part, cat)):
+            continue
+        what = "MIG layout" if sharing.mig else "time-slicing (shards)"
+        hint = (
+            " (or one profile filling the GPU, e.g. {1g.10gb: 7}, which the AKS pool makes "
+            "itself by gpuInstanceProfile)"
+            if can_profile and sharing.mig
+            else ""
+        )
+        yield Finding(
+            "error",
+            f"this {what} needs the GPU Operator; set kubernetes.gpuDriver: gpu-operator{hint}",
+            field_path("partitions", i, "sharing"),
+        )
 
 
-@only_on(scheduler="slurm")
 def sharing_fits_the_gpu(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
     for i, part in enumerate(spec.partitions):
         sharing, sku = part.sharing, cat.get(part.sku, spec.cloud)
@@ -41,7 +55,7 @@ def sharing_fits_the_gpu(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
         if sharing.mig and sharing.shards is not None:
             yield Finding(
                 "error",
-                "give mig or shards, not both (Slurm shards whole GPUs, not MIG slices)",
+                "give mig or shards, not both (shards time-share whole GPUs, not MIG slices)",
                 where,
             )
             continue
@@ -82,4 +96,22 @@ def sharing_fits_the_gpu(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
             )
 
 
-RULES: tuple[Rule, ...] = (sharing_only_on_slurm, sharing_fits_the_gpu)
+def no_nccl_acceptance_on_mig_slices(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
+    """The post-deploy NCCL run uses the default partition (node pool); on MIG slices it would
+    measure no fabric, as `validate --nccl` says when it refuses one."""
+    part = spec.default_partition
+    if spec.validation.nccl.on_deploy and part.sharing and part.sharing.mig:
+        yield Finding(
+            "error",
+            f"the NCCL acceptance test would run on {part.name}, whose GPUs are MIG slices (NCCL "
+            "across MIG slices is not a bandwidth acceptance test); set onDeploy: false or make "
+            "a whole-GPU partition the default",
+            field_path("validation", "nccl", "onDeploy"),
+        )
+
+
+RULES: tuple[Rule, ...] = (
+    sharing_fits_the_gpu,
+    sharing_needs_the_gpu_operator,
+    no_nccl_acceptance_on_mig_slices,
+)

@@ -11,6 +11,7 @@ import pulumi_azure_native as azure
 from clusterctl.spec.catalog import Catalog, Sku
 from clusterctl.spec.kubernetes import (
     GPU_TAINT,
+    aks_gpu_instance_profile,
     aks_node_template_tags,
     autoscaler_node_template,
     gpu_sku,
@@ -94,6 +95,11 @@ class AksGpuNodePool(pulumi.ComponentResource):
             os_sku="Ubuntu",
             os_disk_type=os_disk_type(gpu_sku(part, cat)),
             gpu_profile=azure.containerservice.GPUProfileArgs(driver=gpu_driver(spec)),
+            # AKS cuts the GPUs itself only when it installs the driver; with the GPU Operator
+            # the MIG manager applies the layout (nvidia.com/mig.config, node_labels).
+            gpu_instance_profile=(
+                aks_gpu_instance_profile(part, cat) if gpu_driver(spec) == "Install" else None
+            ),
             node_labels={**labels, **pool_labels(part, pool)},
             node_taints=[taint],
             enable_node_public_ip=False,
@@ -108,7 +114,11 @@ class AksGpuNodePool(pulumi.ComponentResource):
                     autoscaler_node_template(part, cat, {**labels, **pool_labels(part, pool)})
                 ),
             },
-            opts=pulumi.ResourceOptions(parent=self, ignore_changes=["count"]),
+            # "The applied GPU Instance Profile cannot be changed after node pool creation"
+            # (MicrosoftDocs aks/gpu-multi-instance.md): a new layout is a new pool.
+            opts=pulumi.ResourceOptions(
+                parent=self, ignore_changes=["count"], replace_on_changes=["gpuInstanceProfile"]
+            ),
         )
         self.register_outputs(
             {"agentPoolName": agent_pool_name(part, pool.index), "gpuDriver": gpu_driver(spec)}

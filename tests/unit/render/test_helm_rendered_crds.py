@@ -49,6 +49,10 @@ CASES = [
     ("aks-h100", ()),
     ("aks-h100", ("kubernetes.gpuDriver=managed", "kubernetes.kueue=true")),
     ("aks-h100", ("partitions[0].sku=Standard_ND96asr_v4", "kubernetes.kueue=true")),
+    # shared GPUs: the MIG manager's mig-parted ConfigMap, the device plugin's time-slicing one
+    ("aws-p5", ("partitions[0].sharing={mig: {3g.40gb: 1, 2g.20gb: 2}}",)),
+    ("aks-h100", ("partitions[0].sharing={shards: 4}",)),
+    ("aks-h100", ("kubernetes.gpuDriver=managed", "partitions[0].sharing={mig: {1g.10gb: 7}}")),
 ]
 # The custom resources each case's charts render. Equality, so a case that validates nothing it
 # should, or a chart bump that starts rendering a new kind, fails here.
@@ -58,6 +62,9 @@ EXPECTED_CUSTOM_KINDS = {
     CASES[2]: {"ClusterPolicy"},
     CASES[3]: set(),
     CASES[4]: {"ClusterPolicy"},
+    CASES[5]: {"ClusterPolicy"},
+    CASES[6]: {"ClusterPolicy"},
+    CASES[7]: set(),
 }
 BUILT_IN_GROUPS = {
     "", "apps", "batch", "policy", "autoscaling", "rbac.authorization.k8s.io",

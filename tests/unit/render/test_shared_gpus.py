@@ -105,12 +105,6 @@ def test_mig_on_a_gpu_without_it_is_refused() -> None:
     assert "has no MIG; use sharing.shards" in finding.message
 
 
-def test_kubernetes_pools_refuse_sharing_for_now() -> None:
-    with pytest.raises(SpecError) as caught:
-        load_stack_spec("aks-h100", ["partitions[0].sharing={shards: 4}"])
-    assert any(p.startswith(FIELD + ":") for p in caught.value.problems)
-
-
 def test_plan_exits_2_with_one_error_line() -> None:
     result = subprocess.run(
         [sys.executable, "-m", "clusterctl", "plan", "-s", "azure-h100", "--set",

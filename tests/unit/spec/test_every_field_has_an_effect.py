@@ -199,6 +199,13 @@ def test_flipping_a_field_changes_what_it_should(field: str) -> None:
     assert before != after, f"{flip} changed nothing on {stack}"
 
 
+@pytest.mark.parametrize("stack", [EKS, AKS])
+@pytest.mark.parametrize("value", ["{mig: {1g.10gb: 7}}", "{shards: 4}"])
+def test_sharing_changes_a_kubernetes_plan_too(stack: str, value: str) -> None:
+    """partitions[].sharing's rows above flip it on Slurm; a node pool's GPUs share too."""
+    assert _fingerprint(stack, []) != _fingerprint(stack, [f"partitions[0].sharing={value}"])
+
+
 def test_the_fingerprint_is_stable() -> None:
     """Else every flip would look like a change."""
     assert _fingerprint(SLURM, []) == _fingerprint(SLURM, [])
