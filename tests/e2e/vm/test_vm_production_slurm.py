@@ -41,9 +41,13 @@ def test_ssh_to_a_gpu_node_needs_a_job_there_and_lands_in_its_cgroup(cluster, pr
     refused = ssh_as(cluster, project, USER, "true", node=node)
     assert refused.returncode != 0, refused.stdout
     # with a key, sshd runs PAM's account stack inside authentication: the client sees only
-    # "Permission denied"; the refusal and its reason are in the node's journal
-    journal = on_node(cluster, node, f"journalctl --no-pager -q --since '{since}'").stdout
-    assert re.search(r"pam_slurm_adopt.*\b(no active jobs|Access denied)", journal), journal[-3000:]
+    # "Permission denied"; the refusal and its reason are in the node's journal (journald may
+    # write it a moment later on a loaded host: seen empty right after the refusal)
+    journal = f"journalctl --no-pager -q --since '{since}'"
+    refusal = r"pam_slurm_adopt.*\b(no active jobs|Access denied)"
+    wait_for("pam_slurm_adopt's refusal in the journal", lambda: re.search(
+        refusal, on_node(cluster, node, journal).stdout), 30,
+        detail=lambda: on_node(cluster, node, journal).stdout[-3000:])  # fmt: skip
     # the team's admin (group gpucl-admins) and root log in without a job
     assert ssh_as(cluster, project, "ann", "true", node=node).returncode == 0
     slurm_name = on_node(cluster, node, "hostname").stdout.strip()  # the node's Slurm name
