@@ -104,3 +104,28 @@ def test_aks_kubernetes_rbac_binds_the_groups_and_makes_no_azure_role() -> None:
     assert aad["adminGroupObjectIDs"] == [GROUP]
     assert cluster.inputs["disableLocalAccounts"] is True
     assert resources(plan, ROLE, at_least=0) == []
+
+
+def test_a_private_aks_clusters_kubeconfig_names_the_public_fqdn(monkeypatch) -> None:
+    """Without `server-fqdn=public` AKS hands out the privatelink name, which only a VNet linked
+    to its private DNS zone resolves: `up`'s Kubernetes provider, kubectl and `validate` would
+    fail on DNS from the VPN or peering the private endpoint relies on."""
+    from clusterctl.plan import invokes
+
+    real = invokes.MOCK_INVOKES["azure-native:containerservice:listManagedClusterUserCredentials"]
+    seen: list[dict] = []
+
+    def credentials(args):
+        seen.append(dict(args))
+        return real(args)
+
+    monkeypatch.setitem(
+        invokes.MOCK_INVOKES,
+        "azure-native:containerservice:listManagedClusterUserCredentials",
+        credentials,
+    )
+    _aks("kubernetes.privateApiServer=true", f"ssh.allowedCidrs=[{VPN}]")
+    assert seen and all(a.get("serverFqdn") == "public" for a in seen), seen
+    seen.clear()
+    _aks()
+    assert seen and all("serverFqdn" not in a for a in seen), seen

@@ -95,7 +95,11 @@ class AksGpuCluster(pulumi.ComponentResource):
                 self.gpu_pools[key] = self._pool(name, key, spec, part, cat, pool, labels, tags,
                                                  depends)  # fmt: skip
 
-        self.kubeconfig = aks_kubeconfig(self.resource_group.name, self.cluster.name)
+        self.kubeconfig = aks_kubeconfig(
+            self.resource_group.name,
+            self.cluster.name,
+            public_fqdn=spec.kubernetes.private_api_server,
+        )
         # The Helm releases below run as the deployer: its cluster-admin role must exist first.
         self.provider = k8s.Provider(
             f"{name}-k8s",

@@ -61,10 +61,21 @@ def entra_kubeconfig(raw: str) -> str:
 
 
 def aks_kubeconfig(
-    resource_group_name: pulumi.Input[str], cluster_name: pulumi.Input[str]
+    resource_group_name: pulumi.Input[str],
+    cluster_name: pulumi.Input[str],
+    *,
+    public_fqdn: bool = False,
 ) -> pulumi.Output[str]:
+    """`public_fqdn`: a private cluster's kubeconfig names its public FQDN (which resolves to the
+    private address), not the privatelink name that only a VNet linked to AKS's private DNS zone
+    resolves; the deployer reaches the API through a VPN or peering (`az aks get-credentials
+    --public-fqdn`, the API's `server-fqdn=public`)."""
+    extra = {"server_fqdn": "public"} if public_fqdn else {}
     creds = azure.containerservice.list_managed_cluster_user_credentials_output(
-        resource_group_name=resource_group_name, resource_name=cluster_name, format="exec"
+        resource_group_name=resource_group_name,
+        resource_name=cluster_name,
+        format="exec",
+        **extra,
     )
     # Not a credential any more; kept a secret output as the stack outputs' contract says.
     return pulumi.Output.secret(
