@@ -413,13 +413,26 @@ def refuse_mig_slices(stack: str, partition: str | None) -> None:
     sched = scheduler_of(spec.scheduler)
     name = partition or spec.default_partition.name
     for i, part in enumerate(spec.partitions):
-        if part.name == name and part.sharing and part.sharing.mig:
-            how = f" ({sched.partition_flag})" if sched.partition_flag else ""
+        if part.name != name or not part.sharing:
+            continue
+        how = f" ({sched.partition_flag})" if sched.partition_flag else ""
+        if part.sharing.mig:
             raise UserError(
                 f"stack {stack} {field_path('partitions', i, 'sharing', 'mig')}: "
                 f"{sched.node_group} {name} is cut into MIG slices, and NCCL across MIG slices "
                 f"is not a bandwidth acceptance test; validate a whole-GPU one{how} or remove "
                 "sharing.mig"
+            )
+        if part.sharing.shards and sched.gpu_resources:
+            # time-sliced replicas of one request may be the same GPU (NVIDIA k8s-device-plugin,
+            # time-slicing: no isolation, `failRequestsGreaterThanOne` off): NCCL then stops on a
+            # duplicate GPU or measures GPUs shared with other jobs. Slurm's shards are a GRES
+            # beside `gpu`: the NCCL job's whole GPUs are never shards at the same time.
+            raise UserError(
+                f"stack {stack} {field_path('partitions', i, 'sharing', 'shards')}: "
+                f"{sched.node_group} {name} shares its GPUs by time-slicing, and NCCL on shared "
+                f"GPUs is not a bandwidth acceptance test; validate a whole-GPU one{how} or remove "
+                "sharing.shards"
             )
 
 

@@ -37,6 +37,7 @@ from clusterctl.spec.kubernetes import (
     cluster_gpu_tolerations,
     fabric_kind,
     gpu_sku,
+    mig_resource,
     nccl_launcher,
     node_labels,
     pod_security_level,
@@ -187,7 +188,23 @@ def kueue_quota(spec: ClusterSpec, part: Any, cat: Catalog) -> dict[str, str]:
         else:
             number, unit = _split_quantity(value)
             quota[name] = f"{number * part.nodes}{unit}"
-    return quota
+    return quota | _shared_gpu_quota(part, sku.gpus)
+
+
+def _shared_gpu_quota(part: Any, gpus: int) -> dict[str, str]:
+    """What a shared pool's nodes advertise instead of whole GPUs: under the `mixed` MIG strategy
+    no `nvidia.com/gpu` at all, one `nvidia.com/mig-<profile>` per slice; with time-slicing
+    `nvidia.com/gpu` times the replicas. A quota on whole GPUs would admit no slice request, or
+    1/shards of the pool."""
+    sharing = part.sharing
+    if sharing is None:
+        return {}
+    if sharing.mig:
+        slices = {mig_resource(p): str(n * gpus * part.nodes) for p, n in sharing.mig.items()}
+        return {"nvidia.com/gpu": "0", **slices}
+    if sharing.shards:
+        return {"nvidia.com/gpu": str(gpus * sharing.shards * part.nodes)}
+    return {}
 
 
 def _split_quantity(value: str) -> tuple[int, str]:

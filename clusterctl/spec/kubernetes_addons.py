@@ -341,6 +341,10 @@ def gpu_sharing_values(spec: ClusterSpec) -> dict[str, Any]:
         values["mig"] = {"strategy": MIG_STRATEGY}
         values["migManager"] = {
             "enabled": True,
+            # On a cloud VM (passthrough GPUs) enabling MIG mode may need the node rebooted
+            # (NVML_ERROR_RESET_REQUIRED); without this the node stays at mig.config.state=failed
+            # (NVIDIA "GPU Operator with MIG": "In a CSP environment ... WITH_REBOOT ... true").
+            "env": [{"name": "WITH_REBOOT", "value": "true"}],
             "config": {
                 "name": MIG_PARTED_CONFIGMAP,
                 "create": True,

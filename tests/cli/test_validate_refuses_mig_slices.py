@@ -1,5 +1,6 @@
 """`validate --nccl` refuses, in one line and before reaching any cluster, a node pool or
-partition cut into MIG slices: NCCL across MIG slices is not a bandwidth acceptance test."""
+partition cut into MIG slices or shared by time-slicing: NCCL on shared GPUs is not a bandwidth
+acceptance test."""
 
 from __future__ import annotations
 
@@ -35,7 +36,20 @@ def test_nccl_on_a_mig_pool_is_one_line_exit_2(tmp_path: Path, example: str, gro
     assert "not a bandwidth acceptance test" in line
 
 
-def test_a_pool_shared_by_time_slicing_is_not_refused_for_mig(tmp_path: Path) -> None:
+def test_nccl_on_a_time_sliced_node_pool_is_one_line_exit_2(tmp_path: Path) -> None:
+    """Time-sliced replicas of one request may be the same GPU: NCCL stops on a duplicate GPU
+    or measures GPUs other jobs share. Before, only MIG was refused."""
     proj = _project(tmp_path, "aks-h100", {"shards": 4})
     res = run_cli("validate", "--nccl", "-s", "aks-h100", cwd=proj)
-    assert "MIG slices" not in res.stderr + res.stdout
+    assert res.returncode == 2, res.stdout + res.stderr
+    (line,) = error_lines(res.stderr)
+    assert line.startswith("error: ") and "partitions[0].sharing.shards" in line, line
+    assert "node pool gpu shares its GPUs by time-slicing" in line
+    assert "MIG slices" not in line
+
+
+def test_a_slurm_partition_with_shards_is_validated_on_whole_gpus(tmp_path: Path) -> None:
+    """Slurm's gres/shard sits beside gres/gpu: the NCCL job's `--gres=gpu:8` gets whole GPUs."""
+    proj = _project(tmp_path, "azure-h100", {"shards": 4})
+    res = run_cli("validate", "--nccl", "-s", "azure-h100", cwd=proj)
+    assert "sharing" not in res.stderr + res.stdout, res.stderr

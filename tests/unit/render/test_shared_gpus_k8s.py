@@ -173,3 +173,41 @@ def test_the_device_plugin_chart_advertises_aks_made_slices_by_profile() -> None
     for c in containers:
         env = {e["name"]: e.get("value") for e in c.get("env", [])}
         assert env["MIG_STRATEGY"] == "mixed"
+
+
+def _queue_quota(*overrides: str) -> dict[str, str]:
+    from tests.unit.render.test_crd_schemas import custom_docs
+
+    docs = custom_docs("aws-p5", ["kubernetes.kueue=true", *overrides])
+    (queue,) = [d for _, d in docs if d["kind"] == "ClusterQueue"]
+    (group,) = queue["spec"]["resourceGroups"]
+    (flavor,) = group["flavors"]
+    quota = {r["name"]: str(r["nominalQuota"]) for r in flavor["resources"]}
+    assert sorted(quota) == sorted(group["coveredResources"])
+    return quota
+
+
+def test_kueue_admits_slice_requests_on_a_mig_pool() -> None:
+    """Under the mixed strategy a MIG node advertises no nvidia.com/gpu, only one resource per
+    profile: a queue covering whole GPUs only admitted no slice request (before)."""
+    spec, _ = load_stack_spec("aws-p5", [MIXED])
+    nodes, gpus = spec.partitions[0].nodes, catalog().require("p5.48xlarge").gpus
+    quota = _queue_quota(MIXED)
+    assert quota["nvidia.com/mig-3g.40gb"] == str(1 * gpus * nodes)
+    assert quota["nvidia.com/mig-2g.20gb"] == str(2 * gpus * nodes)
+    assert quota["nvidia.com/gpu"] == "0"
+
+
+def test_kueue_counts_a_time_sliced_pools_replicas() -> None:
+    spec, _ = load_stack_spec("aws-p5", [SHARDS])
+    nodes, gpus = spec.partitions[0].nodes, catalog().require("p5.48xlarge").gpus
+    assert _queue_quota(SHARDS)["nvidia.com/gpu"] == str(4 * gpus * nodes)
+    assert _queue_quota()["nvidia.com/gpu"] == str(gpus * nodes)  # whole GPUs as before
+
+
+def test_the_mig_manager_may_reboot_a_cloud_node_to_enable_mig() -> None:
+    """Cloud VMs pass the GPUs through: turning MIG mode on may need a reset only a reboot
+    gives (NVIDIA, GPU Operator with MIG: WITH_REBOOT=true in a CSP environment)."""
+    _, releases = rendered("aws-p5", (MIXED,))
+    (policy,) = [d for d in releases["gpu-operator"] if d["kind"] == "ClusterPolicy"]
+    assert {"name": "WITH_REBOOT", "value": "true"} in policy["spec"]["migManager"]["env"]
