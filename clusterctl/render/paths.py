@@ -28,6 +28,10 @@ waits for them without end (gpucl-mounts.sh --wait). One `mount` is cut at `atte
 itself retries a foreground mount for 2 minutes (nfs(5), `retry=`)."""
 
 
+BUILD_LOCK_S = 600
+"""How long a node waits for another's build of pyxis or NHC (gpucl-build-cache.sh) before it
+builds for itself: longer than one build takes on the slowest node the sandbox boots."""
+
 PYXIS_LIBRARY = "/usr/local/lib/slurm/spank_pyxis.so"
 
 

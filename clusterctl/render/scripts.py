@@ -14,6 +14,7 @@ from clusterctl.render.paths import (
     IMEX_DIR,
     IMEX_SERVER_PORT,
     JOB_ENV,
+    BUILD_LOCK_S,
     MOUNT_RETRY,
     NCCL_CONF_OURS,
     PYXIS_LIBRARY,
@@ -62,6 +63,7 @@ def node_scripts(
         "pyxis_tag": node_versions(catalog())["pyxis"],
         "pyxis_commit": pyxis_commit(catalog()),
         "pyxis_library": PYXIS_LIBRARY,
+        "build_lock_s": BUILD_LOCK_S,
         "pyxis_conf": render_template(
             "slurm/pyxis.conf.j2", pyxis_library=PYXIS_LIBRARY, enroot_runtime=ENROOT_RUNTIME
         ).strip(),

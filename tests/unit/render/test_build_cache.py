@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import subprocess
 import tarfile
+import time
 from pathlib import Path
 
 from clusterctl.render.scripts import node_scripts
@@ -15,7 +16,7 @@ from clusterctl.spec.load import load_stack_spec
 BUILD = "mkdir -p $DESTDIR/usr/sbin && echo built >> {log} && echo nhc > $DESTDIR/usr/sbin/nhc"
 
 
-def run(tmp_path: Path, *, mounted: bool, name: str = "nhc") -> subprocess.CompletedProcess:
+def script_for(tmp_path: Path, *, mounted: bool) -> tuple[str, dict[str, str]]:
     spec, _ = load_stack_spec("azure-h100", [])
     script = node_scripts(spec, cloud_site(spec), None)["gpucl-build-cache.sh"]
     root, sched, bins = tmp_path / "root", tmp_path / "sched", tmp_path / "bin"
@@ -24,8 +25,12 @@ def run(tmp_path: Path, *, mounted: bool, name: str = "nhc") -> subprocess.Compl
     script = script.replace("/sched/", f"{sched}/").replace("-C / ", f"-C {root} ")
     (bins / "mountpoint").write_text(f"#!/bin/sh\nexit {0 if mounted else 1}\n")
     (bins / "mountpoint").chmod(0o755)
+    return script, {"PATH": f"{bins}:/usr/bin:/bin"}
+
+
+def run(tmp_path: Path, *, mounted: bool, name: str = "nhc") -> subprocess.CompletedProcess:
+    script, env = script_for(tmp_path, mounted=mounted)
     build = BUILD.format(log=tmp_path / "builds")
-    env = {"PATH": f"{bins}:/usr/bin:/bin"}
     return subprocess.run(["bash", "-c", script, "gpucl-build-cache", name, "1.2.3", build],
                           capture_output=True, text=True, env=env)  # fmt: skip
 
@@ -80,7 +85,58 @@ def test_gpu_nodes_build_pyxis_and_nhc_through_the_cache_and_mount_sched_first()
     )
     assert "autoconf" not in gpu.split("runcmd:")[0]  # not installed unless NHC is built here
     runcmd = gpu.split("runcmd:")[1]
-    assert runcmd.index("timeout 20 mount /sched") < runcmd.index("gpucl-pyxis.sh")
-    assert "gpucl-build-cache.sh nhc" in runcmd
+    # the mounts' bounded wait comes before both builds, so a new cluster's nodes share them
+    # (at creation they used to try /sched for 20 s, then each built pyxis and NHC itself)
+    assert "timeout 20 mount" not in runcmd
+    mounts = runcmd.index("gpucl-mounts.sh]")
+    assert mounts < runcmd.index("gpucl-pyxis.sh") < runcmd.index("gpucl-build-cache.sh nhc")
+    assert runcmd.index("apt-get install -y /tmp") < mounts  # enroot meanwhile: no /sched needed
     pyxis = node_scripts(spec, cloud_site(spec), None)["gpucl-pyxis.sh"]
     assert "gpucl-build-cache.sh pyxis" in pyxis
+
+
+def test_nodes_booting_at_once_build_once_the_others_wait_for_the_builder(tmp_path) -> None:
+    """A new cluster's nodes all reach the build at once: the first takes the key's lock in the
+    cache and builds; the second waits on the lock, then installs the first's build."""
+    script, env = script_for(tmp_path, mounted=True)
+    gate = tmp_path / "gate"
+    slow = f"while [ ! -e {gate} ]; do sleep 0.05; done; " + BUILD.format(log=tmp_path / "builds")
+    argv = ["bash", "-c", script, "gpucl-build-cache", "nhc", "1.2.3"]
+    first = subprocess.Popen([*argv, slow], stdout=subprocess.PIPE, text=True, env=env)
+    lock = tmp_path / "sched/h100/build"
+    for _ in range(200):  # the first holds the lock once its .lock file exists
+        if list(lock.glob("*.lock")):
+            break
+        time.sleep(0.05)
+    second = subprocess.Popen([*argv, BUILD.format(log=tmp_path / "builds")],
+                              stdout=subprocess.PIPE, text=True, env=env)  # fmt: skip
+    time.sleep(0.5)
+    assert second.poll() is None  # waiting on the builder, not building beside it
+    gate.touch()
+    out_first, _ = first.communicate(timeout=30)
+    out_second, _ = second.communicate(timeout=30)
+    assert first.returncode == 0 and second.returncode == 0
+    assert "built here and published" in out_first
+    assert "waiting for it" in out_second and "installed from" in out_second
+    assert builds(tmp_path) == 1
+
+
+def test_a_builder_that_never_finishes_is_waited_for_a_bounded_time(tmp_path) -> None:
+    script, env = script_for(tmp_path, mounted=True)
+    (tmp_path / "sched/h100/build").mkdir(parents=True)
+    key_lock = tmp_path / "sched/h100/build/held.lock"
+    holder = subprocess.Popen(["flock", str(key_lock), "sleep", "30"])
+    try:
+        time.sleep(0.3)
+        script = script.replace('exec 9>>"$cache/$key.lock"', f'exec 9>>"{key_lock}"')
+        got = subprocess.run(
+            ["bash", "-c", script, "gpucl-build-cache", "nhc", "1.2.3",
+             BUILD.format(log=tmp_path / "builds")],
+            capture_output=True, text=True, env={**env, "GPUCL_BUILD_LOCK_S": "1"}, timeout=20,
+        )  # fmt: skip
+    finally:
+        holder.kill()
+        holder.wait()
+    assert got.returncode == 0, got.stderr
+    assert "still locked after 1 s; building here" in got.stdout
+    assert builds(tmp_path) == 1

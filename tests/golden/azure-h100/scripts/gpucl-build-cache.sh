@@ -5,9 +5,13 @@
 # that installs under $DESTDIR (pyxis' and NHC's `make install` honour it). The cache key is
 # VERSION plus what the build depends on here: CPU architecture, OS release, the Slurm release
 # (pyxis must be built against the deployed one), so a node of another image builds its own.
-# /sched not mounted yet (a new cluster's nodes can boot before the scheduler exports it): build
-# here, publish nothing. Anyone who is root on a node can write /sched, and already holds the
-# munge key: the cache trusts nothing less than the cluster already does.
+# One builder per key: the others wait on its lock in the cache (flock; on NFS 4.1 the client
+# takes it as a POSIX lock on the server, which frees it when a crashed holder's lease ends), so
+# a new cluster's nodes, which all boot at once, build once too: the scheduler builds pyxis
+# before slurmctld starts, the first GPU node NHC. The wait is bounded ($GPUCL_BUILD_LOCK_S):
+# past it, a node builds for itself. /sched not mounted: build here, publish nothing. Anyone who
+# is root on a node can write /sched, and already holds the munge key: the cache trusts nothing
+# less than the cluster already does.
 set -eu
 name=$1 version=$2 build=$3
 arch=$(dpkg --print-architecture)
@@ -18,6 +22,13 @@ cache=/sched/h100/build
 tarball=$cache/$key.tar.gz
 # Existing directories keep their owner and mode (/, /usr, /etc are never taken from a tarball).
 unpack() { tar -xzf "$1" -C / --no-overwrite-dir --no-same-owner; }
+lock_s=${GPUCL_BUILD_LOCK_S:-600}
+if mountpoint -q /sched && mkdir -p "$cache" && exec 9>>"$cache/$key.lock"; then
+  if ! flock -n 9; then
+    echo "gpucl-build-cache: another node is building $name; waiting for it (at most $lock_s s)"
+    flock -w "$lock_s" 9 || echo "gpucl-build-cache: $name: still locked after $lock_s s; building here"
+  fi
+fi
 if mountpoint -q /sched && [ -s "$tarball" ]; then
   unpack "$tarball"
   echo "gpucl-build-cache: $name installed from $tarball"

@@ -10,7 +10,9 @@ if [ ! -e "$lib" ]; then
   # once per cluster: the first node (or the scheduler) builds, the others install its build
   # The tag's commit is pinned (config/versions.yaml nodePackages.pyxis.gitCommit): a clone whose
   # HEAD differs (a moved or replaced tag) is refused before anything is built or installed.
-  /usr/local/libexec/gpu-clusters/gpucl-build-cache.sh pyxis 107519944221822ea1dace4db8e7234b2eaa4cd5 "rm -rf $src && git clone -q --depth 1 --branch v0.24.0 https://github.com/NVIDIA/pyxis.git $src && head=\$(git -C $src rev-parse HEAD) && if [ \"\$head\" != 107519944221822ea1dace4db8e7234b2eaa4cd5 ]; then echo \"gpu-clusters: REFUSED pyxis v0.24.0: the clone is commit \$head, not the pinned 107519944221822ea1dace4db8e7234b2eaa4cd5 (config/versions.yaml)\" >&2; exit 1; fi && make -C $src install prefix=/usr/local libdir=/usr/local/lib"
+  # A compiler only where this node builds: the HPC image has one, the scheduler's plain image
+  # gets build-essential here, not at every boot of a scheduler that installs the cache's build.
+  /usr/local/libexec/gpu-clusters/gpucl-build-cache.sh pyxis 107519944221822ea1dace4db8e7234b2eaa4cd5 "(command -v gcc && command -v make || DEBIAN_FRONTEND=noninteractive apt-get install -y -q build-essential) >/dev/null && rm -rf $src && git clone -q --depth 1 --branch v0.24.0 https://github.com/NVIDIA/pyxis.git $src && head=\$(git -C $src rev-parse HEAD) && if [ \"\$head\" != 107519944221822ea1dace4db8e7234b2eaa4cd5 ]; then echo \"gpu-clusters: REFUSED pyxis v0.24.0: the clone is commit \$head, not the pinned 107519944221822ea1dace4db8e7234b2eaa4cd5 (config/versions.yaml)\" >&2; exit 1; fi && make -C $src install prefix=/usr/local libdir=/usr/local/lib"
 fi
 # The scheduler's plugstack.conf is what configless nodes get from slurmctld: name pyxis there
 # once, then have slurmctld hand the new file out. Nodes have no plugstack.conf of their own.
