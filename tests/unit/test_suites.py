@@ -124,3 +124,14 @@ def test_every_e2e_module_has_its_place_in_the_workers_order() -> None:
     assert len(E2E_ORDER) == len(set(E2E_ORDER))
     assert set(E2E_FIRST) <= set(E2E_ORDER)
     assert E2E_ORDER[: len(E2E_FIRST)] == E2E_FIRST  # started before the others take the CPU
+
+
+def test_ci_runs_the_fast_suite_as_a_user_who_is_not_root() -> None:
+    """A newcomer runs the README's test command as themselves: CI, which runs as root, runs the
+    fast suite as another user, so a test that needs root fails in CI as it would for them."""
+    ci = (ROOT / ".ci" / "run").read_text()
+    fast = next(line for line in ci.splitlines() if line.startswith("suite fast "))
+    assert fast.startswith('suite fast required "${as_user[@]}" .venv/bin/python -m pytest')
+    assert "as_user=(runuser -u gpucl-ci --)" in ci
+    setup, _, after = ci.partition(fast)
+    assert "chown -R gpucl-ci: ." in setup and "chown -R root: ." in after
