@@ -111,7 +111,9 @@ def make_plan(stack: str, overrides: list[str] | None = None) -> Plan:
             ),
         ]
     if slurm:
-        findings = [*findings, _prometheus_retention(spec, stack)]
+        from clusterctl.render.slurm_conf import block_size_findings
+
+        findings += [*block_size_findings(spec, catalog()), _prometheus_retention(spec, stack)]
     return Plan(
         stack=stack,
         spec=spec,
