@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,7 @@ from clusterctl.project import PROJECT_NAME
 from clusterctl.spec.catalog import catalog
 from clusterctl.spec.cost import Cost, cost_per_hour, idle_cost_per_hour, shared_gpu_offers
 from clusterctl.spec.load import load_stack_spec
-from clusterctl.spec.model import ClusterSpec
+from clusterctl.spec.model import ClusterSpec, field_path
 
 
 @dataclass
@@ -55,6 +56,31 @@ class Plan:
         )
 
 
+def _prometheus_retention(spec: ClusterSpec, stack: str) -> Finding:
+    """What the scheduler's Prometheus keeps at full size: a warning when its cap (a tenth of the
+    data disk) holds fewer days than the configured retention."""
+    from clusterctl.render.monitoring import RETENTION_DAYS, retention
+    from clusterctl.spec.defaults import uses_files_share
+
+    r = retention(spec, stack, catalog())
+    text = (
+        f"Prometheus on the scheduler: about {r.series:,} series with every GPU node up, "
+        f"{r.gb_per_day:.2g} GB a day; its cap of {r.cap_gb} GB (a tenth of the data disk) "
+        f"holds {f'about {r.days:.0f}' if r.days < 1000 else 'over 999'} days"
+    )
+    if not r.short:
+        return Finding("info", f"{text}; it keeps {RETENTION_DAYS}")
+    need = math.ceil(r.gb_per_day * RETENTION_DAYS * 10)
+    if uses_files_share(spec):
+        return Finding("warning", f"{text}, not {RETENTION_DAYS}: older metrics are deleted")
+    return Finding(
+        "warning",
+        f"{text}, not {RETENTION_DAYS}: older metrics are deleted; set sizeGib to at least "
+        f"{need} to keep {RETENTION_DAYS}",
+        field_path("storage", "sizeGib"),
+    )
+
+
 def make_plan(stack: str, overrides: list[str] | None = None) -> Plan:
     spec, findings = load_stack_spec(stack, overrides)
     from clusterctl.render.bundle import render_bundle
@@ -84,6 +110,10 @@ def make_plan(stack: str, overrides: list[str] | None = None) -> Plan:
                 f"config/versions.yaml: {', '.join(loose)}",
             ),
         ]
+    if slurm:
+        from clusterctl.render.slurm_conf import block_size_findings
+
+        findings += [*block_size_findings(spec, catalog()), _prometheus_retention(spec, stack)]
     return Plan(
         stack=stack,
         spec=spec,

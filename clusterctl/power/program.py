@@ -356,7 +356,7 @@ class PowerProgram:
 
     def _running_a_job(self, refs: Sequence[NodeRef]) -> set[str]:
         """The nodes that run a job: their VMs are not deleted."""
-        busy = {r.name for r in refs if slurm.jobs_on(r.name, self.runner)}
+        busy = slurm.busy([r.name for r in refs], self.runner)
         for name in sorted(busy):
             LOG.error("%s: runs a job; its VM is not deleted", name)
         return busy

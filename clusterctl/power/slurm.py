@@ -58,6 +58,16 @@ def jobs_on(node: str, runner: Runner = run) -> list[str]:
     return [line.strip() for line in out.splitlines() if line.strip()]
 
 
+def busy(names: Sequence[str], runner: Runner = run) -> set[str]:
+    """Those of `names` that run or start a job: one squeue for the list (`-w` takes a
+    hostlist; a job's %N may name nodes outside it) and one local hostlist expansion."""
+    if not names:
+        return set()
+    argv = ["squeue", "-h", "-w", ",".join(names), "-t", "RUNNING,CONFIGURING,COMPLETING"]
+    lists = [line.strip() for line in runner([*argv, "-o", "%N"]).splitlines() if line.strip()]
+    return set(expand(",".join(lists), runner)) & set(names) if lists else set()
+
+
 def requeue(jobs: Sequence[str], runner: Runner = run) -> None:
     if jobs:
         runner(["scontrol", "requeue", ",".join(jobs)])

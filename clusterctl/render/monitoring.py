@@ -6,8 +6,13 @@ dashboards as JSON for `plan --out`. Pure: spec in, text out."""
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import yaml
 
 from clusterctl.project import templates_dir
 from clusterctl.render.downloads import dcgm_reference
@@ -49,6 +54,12 @@ def _mon_dir() -> Path:
 
 
 def _ctx(spec: ClusterSpec, stack: str) -> dict[str, Any]:
+    ctx = _base_ctx(spec, stack)
+    rules = render_template("monitoring/gpucl.rules.yml.j2", **ctx)
+    return {**ctx, "kept_metrics": kept_metrics_regex(rules, dashboards().values())}
+
+
+def _base_ctx(spec: ClusterSpec, stack: str) -> dict[str, Any]:
     return {
         "cluster": spec.name,
         "stack": stack,
@@ -67,14 +78,57 @@ def render_prometheus_config(spec: ClusterSpec, stack: str) -> str:
 
 
 def render_alert_rules(spec: ClusterSpec, stack: str) -> str:
-    return render_template("monitoring/gpucl.rules.yml.j2", **_ctx(spec, stack))
+    return render_template("monitoring/gpucl.rules.yml.j2", **_base_ctx(spec, stack))
+
+
+# PromQL words that are not metric names: operators, modifiers, literals. Functions and
+# aggregations are known by the `(` after them; label names by where they stand.
+_NOT_METRICS = {"and", "or", "unless", "bool", "offset", "inf", "nan", "atan2", "start", "end"}
+_LABEL_LISTS = re.compile(r"\b(?:by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)")
+_NAME = re.compile(r"(?<![\w.:])([a-zA-Z_:][a-zA-Z0-9_:]*)(\s*\()?")
+
+
+def metric_names(expr: str) -> set[str]:
+    """The metric names a PromQL expression reads (Prometheus docs, querying/basics: a name is
+    [a-zA-Z_:][a-zA-Z0-9_:]*, label matchers stand in {}, ranges and durations in [])."""
+    text = re.sub(r'"(?:\\.|[^"\\])*"|\'(?:\\.|[^\'\\])*\'', " ", expr)
+    text = re.sub(r"\{[^}]*\}|\[[^\]]*\]", " ", text)
+    text = re.sub(r"\boffset\s+\S+", " ", text)
+    text = _LABEL_LISTS.sub(" ", text)
+    return {n for n, call in _NAME.findall(text) if not call and n.lower() not in _NOT_METRICS}
+
+
+def _exprs(node: Any) -> Iterator[str]:
+    """Every `expr` string in a rules file or a Grafana dashboard, however deep."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == "expr" and isinstance(value, str):
+                yield value
+            else:
+                yield from _exprs(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from _exprs(item)
+
+
+def used_metrics(rules: str, dashboard_texts: Iterable[str]) -> set[str]:
+    """The metric names the shipped alert rules and dashboard panels read."""
+    docs = [yaml.safe_load(rules), *(json.loads(t) for t in dashboard_texts)]
+    return {name for doc in docs for expr in _exprs(doc) for name in metric_names(expr)}
+
+
+def kept_metrics_regex(rules: str, dashboard_texts: Iterable[str]) -> str:
+    """The `keep` regex of the node and DCGM scrapes: every name a rule or a panel reads, and no
+    other (node_exporter alone sends ~1,900 series per 96-core GPU VM: ~1.9 M at 1,000 nodes).
+    Prometheus anchors it (^...$); `up` and the scrape_* series are not relabelled."""
+    return "|".join(sorted(used_metrics(rules, dashboard_texts)))
 
 
 def prometheus_args(spec: ClusterSpec) -> str:
     """The scheduler's Prometheus command line (a drop-in replaces the package's ExecStart):
     our config, 30 days kept but never more than a tenth of the data disk, the UI and API on
     localhost only (reach it through ssh -L)."""
-    cap_gb = max(1, scheduler_disk_gib(spec) // 10)
+    cap_gb = retention_cap_gb(spec)
     return " ".join(
         [
             "/usr/bin/prometheus",
@@ -85,6 +139,49 @@ def prometheus_args(spec: ClusterSpec) -> str:
             f"--web.listen-address=127.0.0.1:{PORTS['prometheus']}",
         ]
     )
+
+
+BYTES_PER_SAMPLE = 2
+"""Prometheus's storage docs (docs/storage.md, "Operational aspects"): "an average of only 1-2
+bytes per sample"; the upper end, so the estimate errs towards fewer days."""
+SCRAPE_SERIES_PER_TARGET = 5
+"""up, scrape_duration_seconds, scrape_samples_scraped, scrape_samples_post_metric_relabeling,
+scrape_series_added: written for every target, never relabelled (Prometheus docs,
+configuration: "Automatically generated labels and time series")."""
+
+
+@dataclass(frozen=True)
+class Retention:
+    series: int
+    gb_per_day: float
+    cap_gb: int
+    days: float
+
+    @property
+    def short(self) -> bool:
+        return self.days < RETENTION_DAYS
+
+
+def retention_cap_gb(spec: ClusterSpec) -> int:
+    """storage.tsdb.retention.size: a tenth of the scheduler's data disk."""
+    return max(1, scheduler_disk_gib(spec) // 10)
+
+
+def retention(spec: ClusterSpec, stack: str, cat: Catalog) -> Retention:
+    """How many days of metrics the cap holds with every GPU node up: the kept series (each
+    GPU's DCGM fields a rule or panel reads, each fabric NIC's kept node_exporter series, the
+    scrape series of both targets) sampled every INTERVAL_S, at BYTES_PER_SAMPLE."""
+    kept = set(str(_ctx(spec, stack)["kept_metrics"]).split("|"))
+    dcgm = len({n for n in kept if n.startswith("DCGM_FI_")})
+    ib = len({n for n in kept if n.startswith("node_infiniband_")})
+    series = 0
+    for part in spec.partitions:
+        sku = partition_sku(part, cat)
+        per_node = dcgm * sku.gpus + ib * sku.fabric.nics + 2 * SCRAPE_SERIES_PER_TARGET
+        series += part.nodes * per_node
+    gb_per_day = series * (86400 / INTERVAL_S) * BYTES_PER_SAMPLE / 1e9
+    cap = retention_cap_gb(spec)
+    return Retention(series, gb_per_day, cap, cap / gb_per_day if gb_per_day else RETENTION_DAYS)
 
 
 def monitoring_config(spec: ClusterSpec, cat: Catalog) -> str:

@@ -7,6 +7,7 @@ import base64
 from collections.abc import Mapping
 from typing import Any
 
+from clusterctl.errors import Finding
 from clusterctl.power.names import hostlist
 from clusterctl.render.paths import ACCOUNTING_DB, TASK_PROLOG
 from clusterctl.render.site import SlurmSite, cloud_site
@@ -14,7 +15,7 @@ from clusterctl.render.storage import NFSD_CONF, render_nfsd_conf, scheduler_nfs
 from clusterctl.render.templates import render_template
 from clusterctl.spec.catalog import Catalog, Sku, catalog
 from clusterctl.spec.mig import COMPUTE_SLICES, cap_minor, mig_placements
-from clusterctl.spec.model import ClusterSpec, PartitionSpec
+from clusterctl.spec.model import ClusterSpec, PartitionSpec, field_path
 from clusterctl.spec.power import power_plan
 from clusterctl.spec.topology import ScaleSet, scale_sets_of
 
@@ -160,6 +161,37 @@ def job_node_limits(spec: ClusterSpec, cat: Catalog) -> dict[str, int]:
         if sizes and partition_sku(part, cat).nodes_per_nvlink_domain > 1:
             most = min(most, sizes[-1])
         out[part.name] = most
+    return out
+
+
+def block_size_findings(spec: ClusterSpec, cat: Catalog) -> list[Finding]:
+    """A warning per block partition whose scale sets cannot all use their whole size in one
+    job: BlockSizes (block_sizes) keeps a level only while 2^k divides every set's block count,
+    so a set of 5 racks (or one beside a set of 2) loses the levels above, and MaxNodes with
+    them."""
+    sizes = cluster_block_sizes(spec, cat)
+    out = []
+    for i, part in enumerate(spec.partitions):
+        domain = partition_sku(part, cat).nodes_per_nvlink_domain
+        if domain <= 1 or not sizes:
+            continue
+        sets = scale_sets_of(part.name, part.nodes, part.max_nodes_per_scale_set)
+        counts = [-(-ss.size // domain) for ss in sets]
+        top = sizes[-1] // domain
+        if top >= min(max(counts), 16):  # Slurm's levels 0-4 at most: 16 blocks
+            continue
+        best = domain * (1 << (max(counts).bit_length() - 1))
+        out.append(
+            Finding(
+                "warning",
+                f"partition {part.name}: its scale sets hold {', '.join(map(str, counts))} "
+                f"NVLink blocks of {domain} nodes, not all a power of two alike; aggregated blocks "
+                f"stay inside one set only with BlockSizes={','.join(map(str, sizes))}, "
+                f"so the largest job is {sizes[-1]} nodes, not {max(ss.size for ss in sets)}: "
+                f"set maxNodesPerScaleSet to {best} and nodes to a multiple of it",
+                field_path("partitions", i, "maxNodesPerScaleSet"),
+            )
+        )
     return out
 
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -422,9 +423,13 @@ def _slurm_setup(target: SlurmTarget, opts: Options, launcher: Any = None) -> tu
 
     bench = target.benchmark
     if launcher is None:
-        ssh = Ssh(target.ssh)
+        ssh = Ssh(target.ssh, reuse=True)  # closed by _closing
         opts.say(f"connecting to {target.ssh.label}")
-        ssh.check_reachable()
+        try:
+            ssh.check_reachable()
+        except BaseException:
+            ssh.close()
+            raise
         launcher = SlurmLauncher(ssh, remote_dir=target.remote_dir, keep_files=target.keep_files)
     job = SlurmJob(
         nodes=target.nodes,
@@ -446,11 +451,27 @@ def _slurm_setup(target: SlurmTarget, opts: Options, launcher: Any = None) -> tu
     return launcher, job
 
 
+@contextmanager
+def _closing(launcher: Any, owned: bool) -> Iterator[None]:
+    """Ends the launcher's shared ssh connection when this run made it, whatever happens."""
+    try:
+        yield
+    finally:
+        if owned:
+            launcher.ssh.close()
+
+
 def recheck_slurm(target: SlurmTarget, opts: Options, nodes: list[str], *, launcher: Any = None):
     """`--resume NODE...`: pair-test nodes validate drained; back in service or drained again."""
+    owned = launcher is None
+    launcher, job = _slurm_setup(target, opts, launcher)
+    with _closing(launcher, owned):
+        return _recheck_slurm(target, opts, nodes, launcher, job)
+
+
+def _recheck_slurm(target: SlurmTarget, opts: Options, nodes: list[str], launcher: Any, job: Any):
     from clusterctl.validate.recheck import recheck_nodes
 
-    launcher, job = _slurm_setup(target, opts, launcher)
     ratio = target.benchmark.calibrate_ratio
     pair = None if ratio is not None else catalog_thresholds(target.sku, 2, opts)
     return recheck_nodes(
@@ -467,11 +488,17 @@ def recheck_slurm(target: SlurmTarget, opts: Options, nodes: list[str], *, launc
 
 
 def validate_slurm(target: SlurmTarget, opts: Options, *, launcher: Any = None) -> Outcome:
+    owned = launcher is None
+    launcher, job = _slurm_setup(target, opts, launcher)
+    with _closing(launcher, owned):
+        return _validate_slurm(target, opts, launcher, job)
+
+
+def _validate_slurm(target: SlurmTarget, opts: Options, launcher: Any, job: Any) -> Outcome:
     from clusterctl.validate.drain import drain_slurm, reasons_for
     from clusterctl.validate.slurm_launcher import pair_job
 
     ratio = target.benchmark.calibrate_ratio
-    launcher, job = _slurm_setup(target, opts, launcher)
     timeout_s = opts.timeout_minutes * 60
 
     def run_pairs(pairs: list[tuple[str, str]]) -> list[str]:

@@ -34,6 +34,7 @@ class FakeSlurm:
         self.states: dict[str, str] = {}
         self.since: dict[str, str] = {}
         self.jobs: dict[str, list[str]] = {}
+        self.squeues: list[list[str]] = []
         self.nodes: list[str] = []
 
     def __call__(self, argv):
@@ -58,7 +59,16 @@ class FakeSlurm:
         if argv[:4] == ["sinfo", "-h", "-N", "-n"]:
             return self.reasons.get(argv[4], "none") + "\n"
         if argv[:1] == ["squeue"] and "-w" in argv:
-            return "".join(f"{j}\n" for j in self.jobs.get(argv[argv.index("-w") + 1], []))
+            self.squeues.append(argv)
+            asked = argv[argv.index("-w") + 1].split(",")
+            if argv[-2:] == ["-o", "%N"]:  # each job's allocation, which may reach past `asked`
+                by_job: dict[str, list[str]] = {}
+                for node, jobs in self.jobs.items():
+                    for j in jobs:
+                        by_job.setdefault(j, []).append(node)
+                return "".join(f"{','.join(ns)}\n" for ns in by_job.values()
+                               if set(ns) & set(asked))  # fmt: skip
+            return "".join(f"{j}\n" for n in asked for j in self.jobs.get(n, []))
         if argv == ["sinfo", "-h", "-N", "-o", "%N"]:
             return "".join(f"{n}\n" for n in self.nodes)
         raise AssertionError(argv)

@@ -41,7 +41,9 @@ class Platform:
         return sorted(self.ids)
 
 
-def _program(platform: Platform) -> tuple[PowerProgram, list[float]]:
+def _program(
+    platform: Platform, slurm: FakeSlurm | None = None
+) -> tuple[PowerProgram, list[float]]:
     now = [0.0]
     slept: list[float] = []
 
@@ -50,7 +52,8 @@ def _program(platform: Platform) -> tuple[PowerProgram, list[float]]:
         now[0] += s
 
     cfg = Config(cluster=CLUSTER, resume_wait_s=5, poll_s=1, log_file=None)
-    prog = PowerProgram(cfg, platform, runner=FakeSlurm(), sleep=sleep, clock=lambda: now[0])  # type: ignore[arg-type]
+    runner = slurm or FakeSlurm()
+    prog = PowerProgram(cfg, platform, runner=runner, sleep=sleep, clock=lambda: now[0])  # type: ignore[arg-type]
     prog._names = {SET: {"0": "gpu-pg0-1", "1": "gpu-pg0-2", "2": "gpu-pg0-3"}}
     prog._names_read = True
     return prog, slept
@@ -82,3 +85,17 @@ def test_the_wait_polls_until_the_vms_are_no_longer_listed(caplog) -> None:
         assert prog.delete(["gpu-pg0-1"]) == 0
     assert f"gpu-pg0-1: VM {SET}_0 deleted" in caplog.text
     assert slept == [1, 1] and platform.ids == {"1", "2"}
+
+
+def test_one_squeue_tells_which_of_the_nodes_run_a_job(caplog) -> None:
+    """A shrink of many nodes asks slurmctld once for the whole list, not once per node; a job
+    that also holds a node outside the list refuses only the listed node it holds."""
+    slurm = FakeSlurm()
+    slurm.jobs = {"gpu-pg0-2": ["41"], "gpu-pg0-9": ["41"]}
+    platform = Platform()
+    prog, _ = _program(platform, slurm)
+    with caplog.at_level(logging.INFO):
+        assert prog.delete(["gpu-pg0-1", "gpu-pg0-2", "gpu-pg0-3"]) == 1
+    assert len(slurm.squeues) == 1
+    assert "gpu-pg0-2: runs a job; its VM is not deleted" in caplog.text
+    assert platform.deleting == {"0", "2"}

@@ -180,3 +180,31 @@ def test_block_aggregation_stays_inside_one_scale_set(nodes, per_set, sizes, max
         assert len(sets) == 1, f"an aggregated block spans scale sets: {aggregate}"
     part = next(x for x in files["slurm/slurm.conf"].splitlines() if x.startswith("PartitionName"))
     assert f" MaxNodes={max_nodes} " in part
+
+
+@pytest.mark.parametrize(
+    ("nodes", "per_set", "warns", "largest"),
+    [(180, 90, True, 18), (108, 72, True, 36), (144, 72, False, 72), (36, 36, False, 36)],
+)
+def test_plan_warns_when_scale_sets_are_not_a_power_of_two_racks(
+    nodes, per_set, warns, largest
+) -> None:
+    """5 racks per set (or a set of 4 beside one of 2): BlockSizes loses the levels above what
+    every set divides by, and the largest job shrinks to them; plan says so, naming the field and
+    a size that keeps every level."""
+    plan = make_plan(
+        "azure-gb200",
+        [f"partitions[0].nodes={nodes}", f"partitions[0].maxNodesPerScaleSet={per_set}"],
+    )
+    found = [f for f in plan.findings if "BlockSizes" in f.message]
+    assert bool(found) is warns
+    if warns:
+        (f,) = found
+        assert f.level == "warning" and f.field.endswith("partitions[0].maxNodesPerScaleSet")
+        assert f"the largest job is {largest} nodes, not {per_set}" in f.message
+        best = int(f.message.split("maxNodesPerScaleSet to ")[1].split()[0])
+        fixed = make_plan(
+            "azure-gb200",
+            [f"partitions[0].nodes={2 * best}", f"partitions[0].maxNodesPerScaleSet={best}"],
+        )
+        assert not [x for x in fixed.findings if "BlockSizes" in x.message]

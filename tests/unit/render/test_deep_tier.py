@@ -62,6 +62,15 @@ def run(tmp_path: Path, script: str, env: dict[str, str]) -> subprocess.Complete
     return subprocess.run(["bash", str(path)], capture_output=True, text=True, env=environ)
 
 
+# `scontrol show hostnames` for `prefix-[a-b]` and comma lists, as the round uses it
+HOSTNAMES = r"""[ "$1 $2" = "show hostnames" ] || exit 1
+for part in ${3//,/ }; do
+  if [[ $part =~ ^(.*)\[([0-9]+)-([0-9]+)\]$ ]]; then
+    for ((i = BASH_REMATCH[2]; i <= BASH_REMATCH[3]; i++)); do echo "${BASH_REMATCH[1]}$i"; done
+  else echo "$part"; fi
+done"""
+
+
 def test_the_deep_prefix_is_not_the_fast_tiers(scripts) -> None:
     spec = make_plan("azure-h100").spec
     assert deep_prefix(spec) == "gpucl-deep:"
@@ -77,7 +86,8 @@ def test_the_round_submits_to_idle_nodes_only(tmp_path, scripts) -> None:
         "printf 'gpu-pg0-1 idle gpu*\\ngpu-pg0-2 allocated gpu*\\n"
         "gpu-pg0-3 idle~ gpu*\\ngpu-pg0-4 drained gpu*\\ngpu-pg0-5 idle gpu*\\n'",
     )
-    stub(bins, "squeue", 'case "$*" in *gpu-pg0-2*RUNNING*) echo 42;; esac')
+    stub(bins, "squeue", "echo '42|train|RUNNING|gpu-pg0-[2-3]|'")
+    stub(bins, "scontrol", HOSTNAMES)
     stub(bins, "sbatch", f'echo "$@" >> {tmp_path}/sbatch.log; echo 7')
     log = tmp_path / "deep.log"
     proc = run(tmp_path, scripts["gpucl-deep-health.sh"], {"GPUCL_DEEP_LOG": str(log)})
@@ -90,6 +100,35 @@ def test_the_round_submits_to_idle_nodes_only(tmp_path, scripts) -> None:
     for line in submitted:
         assert "--exclusive" in line and "-p gpu " in line and "--no-requeue" in line
         assert "--deadline=now+24hours" in line and "gpucl-deep-check.sh" in line
+
+
+def test_the_round_asks_squeue_once_and_skips_a_node_whose_check_is_pending(
+    tmp_path, scripts
+) -> None:
+    """Forty nodes, one squeue for the round (not one per node); a deep check still pending has no
+    allocated nodes, so the node it asked for (%n) says it is queued."""
+    bins = tmp_path / "bin"
+    bins.mkdir()
+    rows = "".join(f"gpu-pg0-{n} {'idle' if n > 10 else 'allocated'} gpu*\\n" for n in range(1, 41))
+    stub(bins, "sinfo", f"printf '{rows}'")
+    stub(
+        bins,
+        "squeue",
+        f'echo "$*" >> {tmp_path}/squeue.log\n'
+        "printf '42|train|RUNNING|gpu-pg0-[1-10]|\\n77|gpucl-deep|PENDING||gpu-pg0-12\\n'",
+    )
+    stub(bins, "scontrol", HOSTNAMES)
+    stub(bins, "sbatch", f'echo "$@" >> {tmp_path}/sbatch.log; echo 7')
+    log = tmp_path / "deep.log"
+    proc = run(tmp_path, scripts["gpucl-deep-health.sh"], {"GPUCL_DEEP_LOG": str(log)})
+    assert proc.returncode == 0, proc.stderr
+    assert len((tmp_path / "squeue.log").read_text().splitlines()) == 1
+    text = log.read_text()
+    assert "gpu-pg0-7 skipped: allocated (job 42)" in text
+    assert "gpu-pg0-12 skipped: a deep check is queued already (job 77)" in text
+    submitted = [line.split("-w ")[1].split()[0]
+                 for line in (tmp_path / "sbatch.log").read_text().splitlines()]  # fmt: skip
+    assert sorted(submitted) == sorted(f"gpu-pg0-{n}" for n in range(11, 41) if n != 12)
 
 
 @pytest.mark.parametrize(

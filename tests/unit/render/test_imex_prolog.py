@@ -19,15 +19,18 @@ from clusterctl.render.paths import IMEX_DIR
 from tests.conftest import node_script
 
 NODES = 36  # two NVL72 blocks of 18
-ADDRESSES = {f"gpu-pg0-{n}": f"10.40.128.{n + 10}" for n in range(1, NODES + 1)}
+ADDRESSES = {f"gpu-pg0-{n}": f"10.40.{n // 200}.{n % 200 + 10}" for n in range(1, 1009)}
 
 SCONTROL = r'''#!PYTHON
 """scontrol as SLURM_RELEASE answers `show topology`, `show hostnames`, `show node -o`."""
 import os, re, sys
 
-BLOCKS = [("gpu-pg0-nvl0", "gpu-pg0-[1-18]"), ("gpu-pg0-nvl1", "gpu-pg0-[19-36]")]
-ADDR = {f"gpu-pg0-{n}": f"10.40.128.{n + 10}" for n in range(1, 37)}
+RACKS = int(os.environ.get("RACKS", "2"))
+BLOCKS = [(f"gpu-pg0-nvl{b}", f"gpu-pg0-[{18 * b + 1}-{18 * b + 18}]") for b in range(RACKS)]
+ADDR = {f"gpu-pg0-{n}": f"10.40.{n // 200}.{n % 200 + 10}" for n in range(1, 18 * RACKS + 1)}
 release = os.environ["SLURM_RELEASE"]
+with open(os.environ["SCONTROL_CALLS"], "a") as calls:
+    calls.write(" ".join(sys.argv[1:]) + "\n")
 
 
 def expand(hostlist):
@@ -48,7 +51,9 @@ def record(name, nodes):
 
 
 args = sys.argv[1:]
-if args[:2] == ["show", "hostnames"]:
+if args == ["--version"]:
+    print(f"slurm {release}.5")
+elif args[:2] == ["show", "hostnames"]:
     print("\n".join(expand(args[2])))
 elif args[:3] == ["show", "node", "-o"]:
     for n in expand(args[3]):
@@ -109,21 +114,27 @@ def _prolog(tmp_path: Path) -> Path:
     return script
 
 
-@pytest.mark.parametrize("release", ["24.11", "25.11", "26.05"])
-def test_imex_peers_are_the_jobs_nodes_in_this_nodes_nvl72_block(tmp_path, release) -> None:
-    script = _prolog(tmp_path)
+def _run(tmp_path: Path, script: Path, release: str, me: str, nodelist: str, racks: int) -> None:
     env = {
         "PATH": f"{tmp_path / 'bin'}:/usr/bin:/bin",
         "SLURM_RELEASE": release,
-        "SLURMD_NODENAME": "gpu-pg0-2",
+        "RACKS": str(racks),
+        "SLURMD_NODENAME": me,
         "SLURM_JOB_ID": "5234",
-        "SLURM_JOB_NODELIST": "gpu-pg0-[1-2],gpu-pg0-19",
+        "SLURM_JOB_NODELIST": nodelist,
         "SCONTROL_LOG": str(tmp_path / "scontrol.log"),
+        "SCONTROL_CALLS": str(tmp_path / "calls.log"),
         "SYSTEMCTL_LOG": str(tmp_path / "systemctl.log"),
     }
     done = subprocess.run(["bash", str(script)], env=env, capture_output=True, text=True,
                           timeout=60)  # fmt: skip
     assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.parametrize("release", ["24.11", "25.11", "26.05"])
+def test_imex_peers_are_the_jobs_nodes_in_this_nodes_nvl72_block(tmp_path, release) -> None:
+    script = _prolog(tmp_path)
+    _run(tmp_path, script, release, "gpu-pg0-2", "gpu-pg0-[1-2],gpu-pg0-19", racks=2)
     peers = (tmp_path / "imex" / "nodes_config.cfg").read_text().split()
     # gpu-pg0-19 is in the job but in the other NVL72 block
     assert peers == [ADDRESSES["gpu-pg0-1"], ADDRESSES["gpu-pg0-2"]]
@@ -132,3 +143,20 @@ def test_imex_peers_are_the_jobs_nodes_in_this_nodes_nvl72_block(tmp_path, relea
     assert (tmp_path / "imex" / "config.cfg").read_text() == "SERVER_PORT=50000\n"
     assert (tmp_path / "systemctl.log").read_text() == "restart nvidia-imex.service\n"
     assert not (tmp_path / "scontrol.log").exists(), "the prolog drained the node"
+
+
+@pytest.mark.parametrize("release", ["24.11", "25.11", "26.05"])
+def test_the_prolog_asks_slurm_a_fixed_number_of_times_however_many_racks(
+    tmp_path, release
+) -> None:
+    """56 NVL72 racks (1,008 nodes), this node in the last: the prolog of every node of a job
+    asks slurmctld for this node's block and the job's addresses once each, and expands each
+    hostlist once, never once per block or per node."""
+    script = _prolog(tmp_path)  # the topology is the stand-in's
+    _run(tmp_path, script, release, "gpu-pg0-1000", "gpu-pg0-[991-1008],gpu-pg0-1", racks=56)
+    peers = (tmp_path / "imex" / "nodes_config.cfg").read_text().split()
+    assert peers == [ADDRESSES[f"gpu-pg0-{n}"] for n in range(991, 1009)]
+    calls = (tmp_path / "calls.log").read_text().splitlines()
+    asked = [c for c in calls if c.startswith(("show topology", "show node"))]
+    assert len(asked) == 2, calls
+    assert len(calls) <= 5, calls

@@ -191,7 +191,9 @@ def test_the_scheduler_runs_prometheus_on_localhost_with_our_rules_and_exporter(
     jobs = {j["job_name"]: j for j in prom["scrape_configs"]}
     assert jobs["dcgm"]["file_sd_configs"][0]["files"] == [f"{monitoring.TARGETS_DIR}/dcgm.json"]
     # the Slurm exporter's `node` label survives the scheduler's own target label
-    assert jobs["node"]["metric_relabel_configs"][0]["source_labels"] == ["exported_node"]
+    assert ["exported_node"] in [
+        r.get("source_labels") for r in jobs["node"]["metric_relabel_configs"]
+    ]
     cfg = json.loads(paths[monitoring.MONITOR_CONFIG]["content"])
     price = catalog().get(spec.partitions[0].sku, "azure").price.usd_per_hour
     assert cfg["pricesUsdPerHour"] == {spec.partitions[0].name: price}
@@ -234,3 +236,89 @@ def test_a_drains_owner_is_read_from_its_prefix() -> None:
     assert owner("gpuclx: mine", "gpucl:") == "admin"
     assert owner("rack inspection", "gpucl:") == "admin"
     assert owner("ops: fan", "ops:") == "health" and owner("ops-deep: x", "ops:") == "deep"
+
+
+def _kept(prom: dict, job: str) -> re.Pattern[str]:
+    """The job's `keep` rule by name, anchored as Prometheus anchors it."""
+    (rule,) = [
+        r
+        for r in next(j for j in prom["scrape_configs"] if j["job_name"] == job)[
+            "metric_relabel_configs"
+        ]
+        if r.get("action") == "keep"
+    ]
+    assert rule["source_labels"] == ["__name__"]
+    return re.compile(f"^(?:{rule['regex']})$")
+
+
+def test_the_scrapes_keep_the_series_a_rule_or_panel_reads_and_drop_the_rest() -> None:
+    """node_exporter's and the DCGM exporter's series nobody reads never reach the disk: at a
+    thousand nodes they are ~1.9 M series, which the size cap would trade for weeks of history."""
+    spec = load_stack_spec("azure-h100")[0]
+    prom = yaml.safe_load(monitoring.render_prometheus_config(spec, "azure-h100"))
+    node, dcgm = _kept(prom, "node"), _kept(prom, "dcgm")
+    # read by alert rules (GpuXidError, IbPortDown, NodeDrained) and by panels
+    for name in ("DCGM_FI_DEV_XID_ERRORS", "node_infiniband_state_id", "gpucl_slurm_node_drained"):
+        assert node.match(name) and dcgm.match(name), name
+    assert dcgm.match("DCGM_FI_DEV_GPU_UTIL")  # the GPU utilisation panel
+    # read by nothing: the CPU's per-core series, a DCGM field the counters file collects
+    for name in ("node_cpu_seconds_total", "DCGM_FI_DEV_MEMORY_TEMP", "node_infiniband_info"):
+        assert not node.match(name) and not dcgm.match(name), name
+    # the regex follows the rules and dashboards, not a list kept by hand
+    rules = yaml.safe_load(monitoring.render_alert_rules(spec, "azure-h100"))
+    exprs = [r["expr"] for g in rules["groups"] for r in g["rules"]]
+    exprs += [e for text_ in monitoring.dashboards().values() for e in _exprs(text_)]
+    for expr in exprs:
+        for name in _metric_names(expr):
+            assert node.match(name) and dcgm.match(name), (name, expr)
+
+
+def test_metric_names_are_told_from_functions_labels_and_durations() -> None:
+    expr = (
+        'sum by (node, gpu) (rate(a_total{job="x}", b=~"y"}[5m] offset 1h)) / on (node) '
+        "group_left (reason) c:ratio * 1e3 > bool 2 and time() - inf"
+    )
+    assert monitoring.metric_names(expr) == {"a_total", "c:ratio"}
+
+
+@pytest.mark.integration
+def test_promtool_accepts_the_rendered_config_and_rules(tmp_path) -> None:
+    import subprocess
+
+    from tests.conftest import need_tool
+
+    promtool = need_tool("promtool")
+    spec = load_stack_spec("azure-h100")[0]
+    rules = tmp_path / "gpucl.rules.yml"
+    rules.write_text(monitoring.render_alert_rules(spec, "azure-h100"))
+    config = tmp_path / "prometheus.yml"
+    config.write_text(
+        monitoring.render_prometheus_config(spec, "azure-h100")
+        .replace(monitoring.PROM_RULES, str(rules))
+        .replace(monitoring.TARGETS_DIR, str(tmp_path))
+    )
+    for args in (["check", "rules", str(rules)], ["check", "config", str(config)]):
+        done = subprocess.run([promtool, *args], capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stdout + done.stderr
+
+
+@pytest.mark.parametrize(("nodes", "size_gib", "short"), [(1000, 1024, False), (1000, 128, True)])
+def test_plan_says_how_many_days_the_data_disk_holds(nodes: int, size_gib: int, short) -> None:
+    from clusterctl.plan.program import _prometheus_retention
+    from clusterctl.spec.load import load_stack_spec as load
+
+    spec = load("azure-h100", [f"partitions[0].nodes={nodes}", f"storage.sizeGib={size_gib}"])[0]
+    r = monitoring.retention(spec, "azure-h100", catalog())
+    # 8 GPUs x the DCGM fields read + 8 IB ports x the node_exporter series read + scrape series
+    assert 60 <= r.series / nodes <= 150
+    assert r.cap_gb == size_gib // 10 and r.short is short
+    finding = _prometheus_retention(spec, "azure-h100")
+    assert f"holds about {r.days:.0f} days" in finding.message
+    if short:
+        assert finding.level == "warning" and finding.field is not None
+        assert finding.field.endswith("storage.sizeGib")
+        need = int(finding.message.rsplit("at least ", 1)[1].split()[0])
+        bigger = load("azure-h100", [f"partitions[0].nodes={nodes}", f"storage.sizeGib={need}"])[0]
+        assert not monitoring.retention(bigger, "azure-h100", catalog()).short
+    else:
+        assert finding.level == "info"

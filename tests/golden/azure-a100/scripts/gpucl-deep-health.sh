@@ -8,15 +8,32 @@ set -u
 log=${GPUCL_DEEP_LOG:-/var/log/slurm/gpucl-deep.log}
 say() { printf '%s gpucl-deep: %s\n' "$(date -Is)" "$*" | tee -a "$log"; }
 submitted=0
+# One squeue for the round, not one per node (slurmctld answers every call): each job's
+# allocated nodes (%N) and, for a deep check still pending (no allocation yet), the node it
+# asked for (%n, its -w). squeue(1) -w matches allocated nodes only, so a pending check is
+# found by its request. Hostlists expand locally (`scontrol show hostnames` asks no daemon).
+declare -A jobs_of=() queued=()
+if ! queue=$(squeue -h -o '%i|%j|%T|%N|%n'); then
+  say "squeue failed; no deep check submitted this round"
+  exit 1
+fi
+while IFS='|' read -r id name state alloc asked; do
+  case "$state" in RUNNING | CONFIGURING | COMPLETING)
+    [ -n "$alloc" ] && for n in $(scontrol show hostnames "$alloc"); do jobs_of[$n]+=${jobs_of[$n]:+,}$id; done ;;
+  esac
+  if [ "$name" = gpucl-deep ] && [ -n "${alloc:-$asked}" ]; then
+    for n in $(scontrol show hostnames "${alloc:-$asked}"); do queued[$n]=$id; done
+  fi
+done <<< "$queue"
 while read -r node state part; do
   [ -n "$node" ] || continue
   if [ "$state" != idle ]; then
-    jobs=$(squeue -h -w "$node" -t RUNNING,CONFIGURING,COMPLETING -o %i | paste -sd, -)
+    jobs=${jobs_of[$node]:-}
     say "$node skipped: $state${jobs:+ (job $jobs)}"
     continue
   fi
-  if [ -n "$(squeue -h -w "$node" -n gpucl-deep -o %i)" ]; then
-    say "$node skipped: a deep check is queued already"
+  if [ -n "${queued[$node]:-}" ]; then
+    say "$node skipped: a deep check is queued already (job ${queued[$node]})"
     continue
   fi
   job=$(sbatch --parsable --exclusive -w "$node" -p "${part%\*}" -J gpucl-deep --nice=10000 \
