@@ -160,7 +160,7 @@ def _managed_lustre(cat: Catalog, spec: ClusterSpec) -> list[CostLine]:
     key = AMLFS_PRICE_KEY.format(throughput=fs.throughput_mbps_per_tib)
     price = cat.services.get(spec.cloud, {}).get(key)
     if price is None or price.usd_per_gb_month is None:
-        return [CostLine(f"Azure Managed Lustre, {shape}", shape, 1, None, "", service=True)]
+        return [CostLine("Azure Managed Lustre", shape, 1, None, "", service=True)]
     gib = fs.size_tib * GIB_PER_TIB
     hourly = round(gib * price.usd_per_gb_month / HOURS_PER_MONTH, 4)
     return [

@@ -17,7 +17,7 @@ import yaml
 from clusterctl.errors import SpecError
 from clusterctl.render.cloud_init import render_cloud_init
 from clusterctl.render.versions import node_versions
-from clusterctl.spec.catalog import catalog
+from clusterctl.spec.catalog import ServicePrice, catalog
 from clusterctl.spec.cost import cost_per_hour
 from clusterctl.spec.load import load_stack_spec
 from clusterctl.spec.lustre import AMLFS_MGS_PLACEHOLDER
@@ -94,6 +94,9 @@ def test_gpu_and_login_nodes_mount_it_at_boot_and_the_scheduler_does_not(lustre)
         # the client step comes before the mounts are tried
         assert steps.index(install) < next(i for i, c in enumerate(steps) if "gpucl-mounts" in c)
         assert "amlfs.list" in doc["apt"]["sources"]
+    gpu = yaml.safe_load(lustre.files["cloud-init/gpu.yaml"])
+    (enroot,) = [f for f in gpu["write_files"] if f["path"].startswith("/etc/enroot/mounts.d/")]
+    assert "/lustre /lustre none x-create=dir,bind,nosuid,nodev,private 0 -1" in enroot["content"]
     sched = lustre.files["cloud-init/scheduler.yaml"]
     assert "lustrefs" not in sched and "amlfs" not in sched
 
@@ -118,9 +121,27 @@ def test_the_node_gets_the_address_azure_reports() -> None:
 def test_plan_shows_its_cost_line() -> None:
     spec, _ = load_stack_spec("azure-h100", [ON])
     (line,) = [c for c in cost_per_hour(spec, catalog()).lines if "Managed Lustre" in c.item]
-    assert "16 TiB AMLFS-Durable-Premium-125" in line.item
+    assert line.sku == "16 TiB AMLFS-Durable-Premium-125" and line.service
     # no rate could be sourced: an unpriced line, not a guess
     assert line.usd_per_hour_each is None
+
+
+def test_a_sourced_rate_prices_the_provisioned_capacity_per_hour() -> None:
+    """When config/services.yaml gets a SKU's rate, the line is its GiB-month price per hour."""
+    spec, _ = load_stack_spec(
+        "azure-h100", ["storage.lustre={throughputMbpsPerTib: 250, sizeTib: 8}"]
+    )
+    cat = catalog()
+    rate = ServicePrice.model_validate(
+        {"title": "Azure Managed Lustre", "usdPerGbMonth": 0.2, "region": "eastus",
+         "asOf": "2026-11-28", "source": "a test rate, not a price (stand-in for a sourced one)"}
+    )  # fmt: skip
+    priced = cat.model_copy(
+        update={"services": {**cat.services, "azure": {
+            **cat.services["azure"], "managedLustreDurablePremium250": rate}}}
+    )  # fmt: skip
+    (line,) = [c for c in cost_per_hour(spec, priced).lines if "Managed Lustre" in c.item]
+    assert line.usd_per_hour_each == pytest.approx(8 * 1024 * 0.2 / 730, abs=1e-4)
 
 
 @pytest.mark.parametrize(
