@@ -154,7 +154,8 @@ def managed_lustre(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
     if fs is None:
         return
     where = ("storage", "lustre")
-    if not (spec.cloud == "azure" and scheduler_of(spec.scheduler).head_node):
+    # Slurm stacks run on Azure only (clouds/aws.py `unsupported`): a head node means Azure Slurm
+    if not scheduler_of(spec.scheduler).head_node:
         yield Finding(
             "error",
             "storage.lustre (Azure Managed Lustre) is built for Azure Slurm stacks only; remove "
