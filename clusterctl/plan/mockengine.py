@@ -20,6 +20,8 @@ from pulumi.runtime import rpc, settings
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
+from clusterctl.spec.lustre import AMLFS_MGS_PLACEHOLDER
+
 SECRET = "[secret]"
 
 
@@ -161,6 +163,9 @@ def _azure_state(type_: str, name: str, inputs: dict[str, Any], state: dict[str,
         state["name"] = inputs["accountName"]  # the provider answers the name it was given
     if kind == "PublicIPAddress":
         state.setdefault("ipAddress", "198.51.100.10")
+    if kind == "AmlFilesystem":  # the address the nodes mount (clientInfo.mgsAddress)
+        mgs = AMLFS_MGS_PLACEHOLDER
+        state.setdefault("clientInfo", {"mgsAddress": mgs, "mountCommand": f"{mgs}@tcp:/lustrefs"})
     if kind == "UserAssignedIdentity":
         state.setdefault("principalId", "11111111-1111-1111-1111-111111111111")
         state.setdefault("clientId", "22222222-2222-2222-2222-222222222222")

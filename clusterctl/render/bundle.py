@@ -16,6 +16,7 @@ from clusterctl.render.storage import FILES_ACCOUNT_PLACEHOLDER, render_restore_
 from clusterctl.render.team import render_team_sync
 from clusterctl.spec.catalog import Catalog, catalog
 from clusterctl.spec.defaults import login_count
+from clusterctl.spec.lustre import AMLFS_MGS_PLACEHOLDER
 from clusterctl.spec.model import ClusterSpec
 
 MUNGE_PLACEHOLDER = base64.b64encode(b"munge key: a Pulumi secret made at deploy time").decode()
@@ -63,6 +64,7 @@ def _slurm_bundle(
             munge_key_b64=MUNGE_PLACEHOLDER,
             cat=cat,
             files_account=FILES_ACCOUNT_PLACEHOLDER,
+            lustre_mgs=AMLFS_MGS_PLACEHOLDER,
             login_index=0,
             plan=plan,
         )
@@ -81,6 +83,7 @@ def _slurm_bundle(
             partition=part,
             cat=cat,
             files_account=FILES_ACCOUNT_PLACEHOLDER,
+            lustre_mgs=AMLFS_MGS_PLACEHOLDER,
             plan=plan,
         )
         files[f"nodes/{part.name}/nhc.conf"] = render_nhc_conf(

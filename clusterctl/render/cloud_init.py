@@ -55,6 +55,7 @@ from clusterctl.render.templates import render_template
 from clusterctl.render.versions import node_versions, slurm_repo
 from clusterctl.spec.catalog import Catalog, Sku, catalog
 from clusterctl.spec.defaults import login_count, login_host
+from clusterctl.spec.lustre import AMLFS_FS_NAME, AMLFS_MOUNT_OPTIONS
 from clusterctl.spec.model import ClusterSpec, PartitionSpec
 
 CUSTOM_DATA_LIMIT = 64 * 1024
@@ -102,6 +103,22 @@ def _files_home(spec: ClusterSpec, account: str | None) -> str | None:
     return files_home_source(account)
 
 
+def lustre_client(spec: ClusterSpec, cat: Catalog, mgs: str | None) -> dict[str, str] | None:
+    """What a GPU or login node needs to mount storage.lustre: the fstab source (Microsoft's
+    `MGS@tcp:/lustrefs`), the mount point and options, and the pinned client package."""
+    fs = spec.storage.lustre
+    if fs is None:
+        return None
+    if not mgs:
+        raise ValueError("storage.lustre: the file system's MGS address is needed")
+    return {
+        "source": f"{mgs}@tcp:/{AMLFS_FS_NAME}",
+        "mount": fs.mount_point,
+        "options": AMLFS_MOUNT_OPTIONS,
+        "client": node_versions(cat)["amlfs_lustre"],
+    }
+
+
 def render_cloud_init(
     spec: ClusterSpec,
     stack: str,
@@ -111,12 +128,14 @@ def render_cloud_init(
     cat: Catalog | None = None,
     db_password: str | None = None,
     files_account: str | None = None,
+    lustre_mgs: str | None = None,
     identity_client_id: str | None = None,
     login_index: int | None = None,
     plan: SlurmPlan | None = None,
 ) -> str:
     """User-data for the scheduler (partition None) or a GPU node of `partition`;
     `files_account` is the storage account of /home's share (storage.kind azure-files-nfs);
+    `lustre_mgs` the MGS address of storage.lustre's file system (GPU and login nodes mount it);
     `identity_client_id` the scheduler's managed identity, for the power program;
     `login_index`: the user-data of that login node instead; `plan`: the cluster's files rendered
     once for this run (clusterctl/render/roles.py), rendered here when not given."""
@@ -160,11 +179,13 @@ def render_cloud_init(
         "deep_hours": deep_hours(spec),
         "files_home": _files_home(spec, files_account),
         "files_mount_options": FILES_MOUNT_OPTIONS,
+        # the GPU and login nodes mount storage.lustre; the scheduler does not
+        "lustre": lustre_client(spec, cat, lustre_mgs) if sku or login_index is not None else None,
         "team": team_context(spec) if spec.head_node.accounting else None,
     }
     if login_index is not None:
         ctx["scripts"] = {k: v for k, v in ctx["scripts"].items() if k in LOGIN_SCRIPTS}
-        ctx["scripts"] = dict(sorted((ctx["scripts"] | mounts_script()).items()))
+        ctx["scripts"] = dict(sorted((ctx["scripts"] | mounts_script(spec)).items()))
         return render_template(
             "cloud-init/login.yaml.j2", **ctx, login_host=login_host(spec, login_index)
         )

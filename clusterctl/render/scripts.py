@@ -42,10 +42,11 @@ def node_scripts(
 ) -> dict[str, str]:
     """Scripts under site.libexec_dir; GPU nodes get their bring-up scripts too (and the MIG
     layout's boot step on a partition with `sharing.mig`)."""
-    ctx = {
+    ctx: dict[str, object] = {
         "drain_prefix": spec.health_checks.drain_prefix,
         "scratch": SCRATCH,
-        "shared_mounts": SHARED_MOUNTS,
+        "shared_mounts": shared_mounts(spec),
+        "lustre_mount": lustre_mount(spec),
         "libexec": site.libexec_dir,
         "gpus": sku.gpus if sku else 0,
         "fabric_manager": bool(sku and sku.shape.fabric_manager),
@@ -111,10 +112,25 @@ def node_scripts(
     return dict(sorted(files.items()))
 
 
-def mounts_script() -> dict[str, str]:
+def lustre_mount(spec: ClusterSpec) -> str | None:
+    """Where storage.lustre's file system is mounted on the GPU and login nodes, if any."""
+    return spec.storage.lustre.mount_point if spec.storage.lustre else None
+
+
+def shared_mounts(spec: ClusterSpec) -> tuple[str, ...]:
+    """What gpucl-mounts.sh mounts (and slurmd waits for): the scheduler's exports, and the
+    Managed Lustre file system where the stack has one."""
+    lustre = lustre_mount(spec)
+    return (*SHARED_MOUNTS, lustre) if lustre else SHARED_MOUNTS
+
+
+def mounts_script(spec: ClusterSpec) -> dict[str, str]:
     """gpucl-mounts.sh alone: the login node's (a GPU node gets it with its other scripts)."""
     text = render_template(
-        "scripts/gpucl-mounts.sh.j2", shared_mounts=SHARED_MOUNTS, mount_retry=MOUNT_RETRY
+        "scripts/gpucl-mounts.sh.j2",
+        shared_mounts=shared_mounts(spec),
+        lustre_mount=lustre_mount(spec),
+        mount_retry=MOUNT_RETRY,
     )
     return {"gpucl-mounts.sh": text}
 

@@ -19,6 +19,7 @@ def node_versions(cat: Catalog) -> dict[str, str]:
             "nhc_tag": str(pkgs["nhc"]["lbnl"]["gitTag"]),
             "nhc_commit": str(pkgs["nhc"]["lbnl"]["gitCommit"]),
             "nhc_repo": str(pkgs["nhc"]["lbnl"]["repo"]),
+            "amlfs_lustre": str(pkgs["amlfsLustreClient"]["version"]),
         }
     except (KeyError, TypeError) as exc:
         raise LookupError(f"config/versions.yaml nodePackages: missing {exc}") from None

@@ -15,7 +15,14 @@ from clusterctl.spec.defaults import (
     scheduler_disk_gib,
 )
 from clusterctl.spec.kubernetes import autoscaled_min
-from clusterctl.spec.lustre import FSX_PRICE_KEY, HOURS_PER_MONTH, shared_filesystem
+from clusterctl.spec.lustre import (
+    AMLFS_PRICE_KEY,
+    FSX_PRICE_KEY,
+    GIB_PER_TIB,
+    HOURS_PER_MONTH,
+    amlfs_sku,
+    shared_filesystem,
+)
 from clusterctl.spec.model import ClusterSpec
 
 
@@ -101,6 +108,7 @@ def cost_per_hour(spec: ClusterSpec, cat: Catalog) -> Cost:
         lines += [_service(cat, spec.cloud, key, spec.region) for key in ("natGateway", "publicIp")]
     if _backs_up_disk(spec):
         lines.append(_disk_backup(cat, spec.cloud, scheduler_disk_gib(spec), spec.region))
+    lines += _managed_lustre(cat, spec)
     fs = shared_filesystem(spec)
     if fs is not None:
         lines.append(
@@ -138,6 +146,29 @@ def _file_system(cat: Catalog, cloud: str, size_gib: int, throughput: int, regio
         f"{price.title}, {shape}", shape, 1, hourly, price.as_of, service=True,
         note=_other_region(price.region, region),
     )  # fmt: skip
+
+
+def _managed_lustre(cat: Catalog, spec: ClusterSpec) -> list[CostLine]:
+    """storage.lustre: its provisioned GiB at the SKU's per-GiB-month rate (Azure bills the
+    capacity whatever is stored), per hour of a 730-hour month; unpriced where the catalog has
+    no rate for the SKU (config/services.yaml says why)."""
+    fs = spec.storage.lustre
+    if fs is None or not scheduler_of(spec.scheduler).head_node:
+        return []
+    sku = amlfs_sku(fs.throughput_mbps_per_tib)
+    shape = f"{fs.size_tib} TiB {sku}"
+    key = AMLFS_PRICE_KEY.format(throughput=fs.throughput_mbps_per_tib)
+    price = cat.services.get(spec.cloud, {}).get(key)
+    if price is None or price.usd_per_gb_month is None:
+        return [CostLine("Azure Managed Lustre", shape, 1, None, "", service=True)]
+    gib = fs.size_tib * GIB_PER_TIB
+    hourly = round(gib * price.usd_per_gb_month / HOURS_PER_MONTH, 4)
+    return [
+        CostLine(
+            f"{price.title}, {shape}", shape, 1, hourly, price.as_of, service=True,
+            note=_other_region(price.region, spec.region),
+        )
+    ]  # fmt: skip
 
 
 def _backs_up_disk(spec: ClusterSpec) -> bool:

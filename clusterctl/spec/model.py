@@ -255,6 +255,35 @@ class BackupSpec(Model):
     """The hour (UTC, 0-23) the daily backup starts."""
 
 
+class ManagedLustreSpec(Model):
+    """Azure Slurm only: an Azure Managed Lustre file system (AMLFS) in a subnet of its own,
+    mounted on every GPU and login node (clusterctl/spec/lustre.py has each number's source)."""
+
+    throughput_mbps_per_tib: Annotated[int, Strict()] = 125
+    """The SKU `AMLFS-Durable-Premium-<N>`: 40, 125, 250 or 500 MB/s per TiB. Fixed when made."""
+    size_tib: Annotated[int, Strict()] = Field(default=16, ge=4, le=12_500)
+    """Storage in TiB, a multiple of the tier's step (and at least one step): 48 TiB at 40,
+    16 at 125, 8 at 250, 4 at 500. Fixed when made."""
+    mount_point: Annotated[str, StringConstraints(pattern=r"^/[a-z0-9_/-]{1,63}$")] = "/lustre"
+    """Where the nodes mount it; not `/home`, `/sched` or a system folder."""
+    subnet: Ipv4Cidr | None = None
+    """The file system's own subnet, inside `network.addressSpace`, clear of the other subnets,
+    as large as Microsoft's table asks for the size (/27 up to 16 TiB ... /23 up to 400 TiB).
+    Default: the first such block of the address space's lower half after the scheduler's /24."""
+    zone: Literal["1", "2", "3"] | None = None
+    """The availability zone (a region with zones needs one); unset: none sent."""
+    maintenance_day: Literal[
+        "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"
+    ] = "Sunday"
+    """The weekly maintenance window's day (Azure requires a window)."""
+    maintenance_time_utc: Annotated[
+        str, StringConstraints(pattern=r"^([01]\d|2[0-3]):[0-5]\d$")
+    ] = "02:00"
+    """The window's start, `HH:MM` UTC."""
+    keep_on_destroy: Annotated[bool, Strict()] = True
+    """Protect the file system: `pulumi destroy` (and `clusterctl down`) keep it unless false."""
+
+
 class StorageSpec(Model):
     kind: Literal["scheduler-nfs", "azure-files-nfs", "none"] = "scheduler-nfs"
     """Where `/home` lives. `scheduler-nfs`: the scheduler exports its data disk (`/home` and
@@ -273,6 +302,10 @@ class StorageSpec(Model):
     and the disk's backups) from `pulumi destroy`: it is kept unless false."""
     backup: BackupSpec = BackupSpec()
     """Azure Slurm: daily snapshots of the scheduler's data disk."""
+    lustre: ManagedLustreSpec | None = None
+    """Azure Slurm only: a fast shared file system for datasets and checkpoints (Azure Managed
+    Lustre), mounted at `mountPoint` on the GPU and login nodes; unset: none. The VM sandbox has
+    no Lustre and refuses it."""
 
 
 class HealthChecksSpec(Model):

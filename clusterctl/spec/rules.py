@@ -285,14 +285,27 @@ def network_layout(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
         )
         return
     plan = {k: ipaddress.ip_network(v) for k, v in subnet_plan(spec).items()}
-    keys = {"scheduler": "schedulerSubnet", "compute": "computeSubnet"}
+    fields = {
+        "scheduler": ("network", "schedulerSubnet"),
+        "compute": ("network", "computeSubnet"),
+        "lustre": ("storage", "lustre", "subnet"),
+    }
     for role, net in plan.items():
         if net.version != space.version or not net.subnet_of(space):  # type: ignore[arg-type]
             yield Finding(
                 "error",
                 f"{net} is not inside addressSpace {space}",
-                field_path("network", keys[role]),
+                field_path(*fields[role]),
             )
+    if "lustre" in plan:
+        for role in ("scheduler", "compute"):
+            if plan["lustre"].overlaps(plan[role]):
+                yield Finding(
+                    "error",
+                    f"{plan['lustre']} (Managed Lustre) overlaps {plan[role]} ({role}); give "
+                    "storage.lustre.subnet a range of its own inside addressSpace",
+                    field_path(*fields["lustre"]),
+                )
     if plan["scheduler"].overlaps(plan["compute"]):
         given = "computeSubnet" if spec.network.compute_subnet else "schedulerSubnet"
         yield Finding(

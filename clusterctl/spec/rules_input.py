@@ -27,6 +27,7 @@ from clusterctl.spec.images import (
     role_images,
 )
 from clusterctl.spec.kubernetes import AUTOSCALER_IDLE_MINUTES
+from clusterctl.spec.lustre import AMLFS_STEP_TIB, amlfs_sku, amlfs_subnet_prefix
 from clusterctl.spec.model import ClusterSpec, field_path
 from clusterctl.spec.rules import Rule
 
@@ -137,6 +138,76 @@ def disk_sizes(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
             "error",
             f"an Azure Files premium share holds {AZURE_FILES_MIN_GIB} to {AZURE_FILES_MAX_GIB} "
             f"GiB, not {size}",
+            where,
+        )
+
+
+RESERVED_MOUNTS = ("/home", "/sched", "/shared", "/mnt", "/nvme", "/opt", "/etc", "/usr", "/var")
+"""Where the nodes already keep something (the NFS exports, the resource disk, the NVMe RAID) or
+the system lives: a Lustre mount there would hide it."""
+
+
+def managed_lustre(spec: ClusterSpec, cat: Catalog) -> Iterator[Finding]:
+    """storage.lustre: built on Azure Slurm only, with a SKU, size and subnet Azure accepts
+    (clusterctl/spec/lustre.py says where each number comes from)."""
+    fs = spec.storage.lustre
+    if fs is None:
+        return
+    where = ("storage", "lustre")
+    # Slurm stacks run on Azure only (clouds/aws.py `unsupported`): a head node means Azure Slurm
+    if not scheduler_of(spec.scheduler).head_node:
+        yield Finding(
+            "error",
+            "storage.lustre (Azure Managed Lustre) is built for Azure Slurm stacks only; remove "
+            "it (on EKS use kubernetes.sharedFilesystem)",
+            field_path(*where),
+        )
+        return
+    step = AMLFS_STEP_TIB.get(fs.throughput_mbps_per_tib)
+    if step is None:
+        yield Finding(
+            "error",
+            f"{fs.throughput_mbps_per_tib} MB/s per TiB is not an Azure Managed Lustre SKU "
+            f"(AMLFS-Durable-Premium-N); use one of {', '.join(map(str, AMLFS_STEP_TIB))}",
+            field_path(*where, "throughputMbpsPerTib"),
+        )
+    elif fs.size_tib % step:
+        below = fs.size_tib // step * step
+        use = f"{below} or {below + step}" if below else str(step)
+        yield Finding(
+            "error",
+            f"{fs.size_tib} TiB is not a size {amlfs_sku(fs.throughput_mbps_per_tib)} makes: "
+            f"a multiple of {step} TiB; use {use}",
+            field_path(*where, "sizeTib"),
+        )
+    yield from _lustre_subnet_size(spec)
+    if any(fs.mount_point == m or fs.mount_point.startswith(m + "/") for m in RESERVED_MOUNTS):
+        yield Finding(
+            "error",
+            f"{fs.mount_point} would hide what the nodes keep there; mount it elsewhere, e.g. "
+            "/lustre",
+            field_path(*where, "mountPoint"),
+        )
+
+
+def _lustre_subnet_size(spec: ClusterSpec) -> Iterator[Finding]:
+    fs = spec.storage.lustre
+    assert fs is not None
+    subnet = ipaddress.ip_network(subnet_plan(spec)["lustre"])
+    needed = amlfs_subnet_prefix(fs.size_tib)
+    where = field_path("storage", "lustre", "subnet" if fs.subnet else "sizeTib")
+    if needed is None:
+        yield Finding(
+            "warning",
+            f"{fs.size_tib} TiB is beyond Microsoft's subnet-size table (400 TiB at /23); ask "
+            "Azure for the addresses it needs (az amlfs get-subnets-size) before `up`",
+            where,
+        )
+    elif subnet.prefixlen > needed:
+        yield Finding(
+            "error",
+            f"{subnet} is too small for {fs.size_tib} TiB of Managed Lustre: Microsoft asks for a "
+            f"/{needed} or larger; give storage.lustre.subnet a /{needed}",
             where,
         )
 
@@ -374,6 +445,7 @@ RULES: tuple[Rule, ...] = (
     zones_belong_to_region,
     storage_kind_built,
     disk_sizes,
+    managed_lustre,
     tag_limits,
     admin_user_allowed,
     partition_names_allowed,

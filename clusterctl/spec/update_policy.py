@@ -90,6 +90,18 @@ NEW_IMAGE_RELEASE = Rule(
 )
 SHARED_FS = "kubernetes.sharedFilesystem"
 NEW_SHARED_FS = Rule("in place", "a new shared file system, its volume and claim")
+LUSTRE = "storage.lustre"
+NEW_LUSTRE = Rule(
+    "in place",
+    "a new Managed Lustre file system and its subnet; nodes made from now on mount it (running "
+    "nodes once reimaged or replaced)",
+)
+LUSTRE_REMADE = Rule(
+    "replaces",
+    "the Managed Lustre file system and its data (its SKU, size, subnet and zone are fixed when "
+    "it is made; a protected one makes `up` stop instead)",
+    loses=True,
+)
 AUTOSCALER_MIN = Rule("in place", "the GPU node group's autoscaler minimum")
 NODES_ROLL = Rule(
     "replaces",
@@ -166,6 +178,13 @@ RULES: Final[dict[str, Rule]] = {
     f"{SHARED_FS}.sizeGib": Rule("in place", "the file system grows (FSx cannot shrink one)"),
     f"{SHARED_FS}.throughputMbpsPerTib": Rule("in place", "the file system's throughput tier"),
     f"{SHARED_FS}.keepOnDestroy": Rule("in place", "whether `down` keeps the file system"),
+    LUSTRE: LUSTRE_REMADE,
+    f"{LUSTRE}.mountPoint": Rule(
+        "in place", "where nodes made from now on mount it (running nodes once reimaged)"
+    ),
+    f"{LUSTRE}.maintenanceDay": Rule("in place", "the file system's maintenance window"),
+    f"{LUSTRE}.maintenanceTimeUtc": Rule("in place", "the file system's maintenance window"),
+    f"{LUSTRE}.keepOnDestroy": Rule("in place", "whether `down` keeps the file system"),
     "tags": Rule("in place", "every resource's tags"),
     "loginNodes.count": Rule(
         "in place", "login VMs added or removed (sessions on a removed one end)"
@@ -261,6 +280,8 @@ def diff(old: ClusterSpec, new: ClusterSpec) -> list[Change]:
             rule = _platform_rule(new, path) or rule
             if path.startswith(f"{SHARED_FS}.") and f"{SHARED_FS}.kind" not in a:
                 rule = NEW_SHARED_FS  # added, not changed
+            if path.startswith(f"{LUSTRE}.") and f"{LUSTRE}.sizeTib" not in a:
+                rule = NEW_LUSTRE
             detail = f"{a.get(path)!r} -> {b.get(path)!r}"
             changes.append(Change(path, rule.policy, rule.affects, detail, rule.loses, rule.keeps))
     olds = {p.name: p for p in old.partitions}

@@ -98,6 +98,12 @@ def cluster_from_plan(
             "yet (it stands in for scheduler-nfs); boot the stack with storage.kind "
             "scheduler-nfs"
         )
+    if any(r["type"] == "azure-native:storagecache:AmlFilesystem" for r in plan["resources"]):
+        # no declared substitution: a Lustre server needs kernel modules the sandbox's VMs lack
+        raise BootError(
+            "storage.lustre: the sandbox has no stand-in for Azure Managed Lustre (its VMs have "
+            "no Lustre kernel modules); boot the stack without storage.lustre"
+        )
     cloud_init = plan_dir / "cloud-init"
     node_yamls = sorted(
         p for p in cloud_init.glob("*.yaml") if p.name not in ("scheduler.yaml", "login.yaml")

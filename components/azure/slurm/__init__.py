@@ -10,6 +10,7 @@ slurm_config_sync   a resize (and the team: SlurmTeamSync) reaches the running s
 login_node          where the team logs in and submits: no managed identity
 cluster_secrets     the munge key and the admin SSH key pair, as secrets
 files_share         /home on an Azure Files NFS share
+managed_lustre      storage.lustre: Azure Managed Lustre in its own subnet, mounted by the nodes
 disk_backup         Azure Backup of the scheduler's data disk: vault, policy, roles, instance
 jump_host           the only public IP when ssh.access is jumphost
 network             resource group, VNet, subnets, NSGs (SSH only from allowed CIDRs)

@@ -67,16 +67,18 @@ class GpuPartition(pulumi.ComponentResource):
         network: AzureNetwork,
         secrets: ClusterSecrets,
         files_account: pulumi.Input[str] | None = None,
+        lustre_mgs: pulumi.Input[str] | None = None,
         hooks: pulumi.ResourceHookBinding | None = None,
         after: list[pulumi.Resource] | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ):
         """`hooks` bind to the partition's last scale set (the post-deploy validation);
-        `files_account` names /home's Azure Files share, if it has one; every scale set waits
+        `files_account` names /home's Azure Files share, if it has one, `lustre_mgs` the address of
+        storage.lustre's file system; every scale set waits
         for `after` (the resize drain: a capacity decrease deletes VMs)."""
         super().__init__("gpu-clusters:azure:GpuPartition", name, None, opts)
-        custom_data = pulumi.Output.all(secrets.munge_key_b64, files_account).apply(
-            lambda v: props.vm.user_data(munge_key_b64=v[0], files_account=v[1])
+        custom_data = pulumi.Output.all(secrets.munge_key_b64, files_account, lustre_mgs).apply(
+            lambda v: props.vm.user_data(munge_key_b64=v[0], files_account=v[1], lustre_mgs=v[2])
         )
         self.scale_sets: list[tuple[ScaleSet, azure.compute.VirtualMachineScaleSet]] = []
         sets = props.scale_sets

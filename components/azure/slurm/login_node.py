@@ -30,9 +30,11 @@ class LoginNode(pulumi.ComponentResource):
         network: AzureNetwork,
         secrets: ClusterSecrets,
         files_account: pulumi.Input[str] | None = None,
+        lustre_mgs: pulumi.Input[str] | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ):
-        """`files_account`: the storage account of /home's Azure Files share, if it has one."""
+        """`files_account`: the storage account of /home's Azure Files share, if it has one;
+        `lustre_mgs`: the MGS address of storage.lustre's file system, if the stack has one."""
         super().__init__("gpu-clusters:azure:LoginNode", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         tags = dict(props.vm.tags)
@@ -54,8 +56,8 @@ class LoginNode(pulumi.ComponentResource):
             tags=tags,
             opts=child,
         )
-        custom_data = pulumi.Output.all(secrets.munge_key_b64, files_account).apply(
-            lambda v: props.vm.user_data(munge_key_b64=v[0], files_account=v[1])
+        custom_data = pulumi.Output.all(secrets.munge_key_b64, files_account, lustre_mgs).apply(
+            lambda v: props.vm.user_data(munge_key_b64=v[0], files_account=v[1], lustre_mgs=v[2])
         )
         entra = props.entra_group
         self.vm = azure.compute.VirtualMachine(

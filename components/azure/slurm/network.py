@@ -40,7 +40,7 @@ class AzureNetwork(pulumi.ComponentResource):
             f"{name}-scheduler-nsg",
             resource_group_name=rg,
             location=spec.region,
-            security_rules=[*ssh_rules, _deny_internet(4000)],
+            security_rules=[*ssh_rules, deny_internet(4000)],
             tags=tags,
             opts=child,
         )
@@ -48,7 +48,7 @@ class AzureNetwork(pulumi.ComponentResource):
             f"{name}-compute-nsg",
             resource_group_name=rg,
             location=spec.region,
-            security_rules=[_deny_internet(4000)],
+            security_rules=[deny_internet(4000)],
             tags=tags,
             opts=child,
         )
@@ -118,7 +118,7 @@ class AzureNetwork(pulumi.ComponentResource):
         )
 
 
-def _deny_internet(priority: int) -> azure.network.SecurityRuleArgs:
+def deny_internet(priority: int) -> azure.network.SecurityRuleArgs:
     """Explicit deny of everything else from the Internet, visible in the portal and in tests."""
     return azure.network.SecurityRuleArgs(
         name="deny-internet-inbound",

@@ -1,11 +1,11 @@
 """AzureSlurmCluster: a CycleCloud-like Slurm cluster in one Pulumi program.
 
 Network -> secrets -> (the Azure Files share for /home, storage.kind azure-files-nfs) -> scheduler
-node -> one GpuPartition per spec partition. Outputs carry what
-`clusterctl validate` and `clusterctl status` need (SlurmClusterOutputs in clusterctl/outputs.py);
-with validation.nccl.onDeploy the NCCL validation runs as a hook on the last scale set, bound by
-the entry point that runs the program (`post_deploy`: __main__.py, `clusterctl plan`), so the
-program itself imports no validation code.
+node -> (Azure Managed Lustre, storage.lustre) -> one GpuPartition per spec partition. Outputs
+carry what `clusterctl validate` and `clusterctl status` need (SlurmClusterOutputs in
+clusterctl/outputs.py); with validation.nccl.onDeploy the NCCL validation runs as a hook on the
+last scale set, bound by the entry point that runs the program (`post_deploy`: __main__.py,
+`clusterctl plan`), so the program itself imports no validation code.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from components.azure.slurm.files_share import AzureFilesShare
 from components.azure.slurm.gpu_partition import GpuPartition
 from components.azure.slurm.jump_host import JumpHost
 from components.azure.slurm.login_node import LoginNode
+from components.azure.slurm.managed_lustre import ManagedLustre
 from components.azure.slurm.network import AzureNetwork
 from components.azure.slurm.power_role import PowerRole
 from components.azure.slurm.props import slurm_node_props
@@ -71,6 +72,12 @@ class AzureSlurmCluster(pulumi.ComponentResource):
             else None
         )
         files_account = self.files.account_name if self.files else None
+        self.lustre = (
+            ManagedLustre(f"{name}-lustre", spec, stack, network=self.network, opts=child)
+            if spec.storage.lustre is not None
+            else None
+        )
+        lustre_mgs = self.lustre.mgs_address if self.lustre else None
         self.scheduler = SchedulerNode(
             f"{name}-scheduler",
             props.scheduler,
@@ -99,6 +106,7 @@ class AzureSlurmCluster(pulumi.ComponentResource):
                 network=self.network,
                 secrets=self.secrets,
                 files_account=files_account,
+                lustre_mgs=lustre_mgs,
                 opts=child,
             )
             for i, login in enumerate(props.logins)
@@ -139,6 +147,7 @@ class AzureSlurmCluster(pulumi.ComponentResource):
                 network=self.network,
                 secrets=self.secrets,
                 files_account=files_account,
+                lustre_mgs=lustre_mgs,
                 hooks=hooks if part.partition == last else None,
                 after=[self.resize_drain.command],
                 opts=pulumi.ResourceOptions(parent=self, depends_on=[self.scheduler.vm]),

@@ -62,6 +62,14 @@ FLIPS: dict[str, tuple[str, str]] = {
     "storage.backup.enabled": (SLURM, "false"),
     "storage.backup.retentionDays": (SLURM, "14"),
     "storage.backup.hourUtc": (SLURM, "5"),
+    "storage.lustre.throughputMbpsPerTib": (SLURM, "250"),
+    "storage.lustre.sizeTib": (SLURM, "32"),
+    "storage.lustre.mountPoint": (SLURM, "/data"),
+    "storage.lustre.subnet": (SLURM, "10.40.2.0/24"),
+    "storage.lustre.zone": (SLURM, '"2"'),
+    "storage.lustre.maintenanceDay": (SLURM, "Monday"),
+    "storage.lustre.maintenanceTimeUtc": (SLURM, '"03:30"'),
+    "storage.lustre.keepOnDestroy": (SLURM, "false"),
     "healthChecks.enabled": (SLURM, "false"),
     "healthChecks.intervalSeconds": (SLURM, "600"),
     "healthChecks.drainPrefix": (SLURM, "'ours:'"),
@@ -139,6 +147,19 @@ WITH = {
     "partitions[0].capacityBlock": ["partitions[0].capacityReservationId=cr-0123456789abcdef0"],
     "accounts[0].name": ["users[0].account=language"],
     "qos[0].name": ["accounts[1].qos=[normal, debug]"],
+    **{
+        f"storage.lustre.{key}": ["storage.lustre={sizeTib: 16}"]
+        for key in (
+            "throughputMbpsPerTib",
+            "sizeTib",
+            "mountPoint",
+            "subnet",
+            "zone",
+            "maintenanceDay",
+            "maintenanceTimeUtc",
+            "keepOnDestroy",
+        )
+    },
     **{
         f"kubernetes.sharedFilesystem.{key}": ["kubernetes.sharedFilesystem.kind=lustre"]
         for key in ("sizeGib", "throughputMbpsPerTib", "keepOnDestroy")
