@@ -33,6 +33,20 @@ class SshTarget:
         return f"{who}:{self.port}" if self.port else who
 
     def argv(self, remote: str) -> list[str]:
+        return [*self._options(), self._destination(), "--", remote]
+
+    def forward_argv(self, local_port: int, host: str, port: int) -> list[str]:
+        """`ssh -N -L`: 127.0.0.1:local_port here reaches host:port as seen from this target
+        (a compute node's port through the login node); ExitOnForwardFailure: a port that
+        cannot be bound ends ssh instead of leaving a tunnel-less session up."""
+        forward = f"127.0.0.1:{local_port}:{host}:{port}"
+        return [*self._options(), "-N", "-o", "ExitOnForwardFailure=yes", "-L", forward,
+                self._destination()]  # fmt: skip
+
+    def _destination(self) -> str:
+        return f"{self.user}@{self.host}" if self.user else self.host
+
+    def _options(self) -> list[str]:
         argv = ["ssh"]
         if self.config:
             argv += ["-F", self.config]
@@ -47,7 +61,6 @@ class SshTarget:
         argv += ["-o", "ServerAliveInterval=15", "-o", "ServerAliveCountMax=4"]
         for opt in self.options:
             argv += ["-o", opt]
-        argv += [f"{self.user}@{self.host}" if self.user else self.host, "--", remote]
         return argv
 
 
