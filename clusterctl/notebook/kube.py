@@ -31,9 +31,10 @@ def pod_command(version: str) -> str:
     """JupyterLab at the pin in a venv on the Pod's scratch volume (gone with the Pod), on all
     the Pod's addresses: port-forward connects to the Pod's own network namespace."""
     venv = "/notebook/venv"
+    pin = shlex.quote(f"jupyterlab=={version}")
     return (
         f"python3 -m venv --system-site-packages {venv} && "
-        f"{venv}/bin/pip install -q --disable-pip-version-check {shlex.quote(f'jupyterlab=={version}')} && "
+        f"{venv}/bin/pip install -q --disable-pip-version-check {pin} && "
         f"exec {venv}/bin/jupyter-lab --no-browser --allow-root --ip=0.0.0.0 --port={PORT} "
         "--ServerApp.root_dir=/notebook"
     )

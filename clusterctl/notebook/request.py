@@ -26,7 +26,7 @@ class NotebookRequest:
     def k8s_resources(self) -> dict[str, int]:
         """The same request as Kubernetes resources: whole GPUs, a MIG profile under the GPU
         Operator's `mixed` strategy (nvidia.com/mig-PROFILE), or a time-sliced replica."""
-        name, _, rest = self.gres.partition(":")
+        _, _, rest = self.gres.partition(":")
         kind, _, count = rest.rpartition(":")
         if kind:
             return {f"nvidia.com/mig-{kind}": int(count)}

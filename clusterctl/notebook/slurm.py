@@ -24,8 +24,8 @@ URL = re.compile(
     r"\?token=(?P<token>[0-9a-f]+))"
 )
 
-# The batch script. `hostname -I`'s first address is the node's own on the cluster network (what
-# the login node reaches); JupyterLab's default token is random (jupyter_server: 24 random bytes).
+# The batch script. JupyterLab binds the node's own address (what the login node reaches); its
+# default token is random (jupyter_server: 24 random bytes).
 # Slurm's scancel or time limit sends SIGTERM to every process of the job (SchedMD, scancel(1),
 # KillWait): the TERM trap ends the script, the EXIT trap stops JupyterLab and removes its runtime
 # dir (kernel connection files).
@@ -34,6 +34,11 @@ set -u
 umask 077
 venv="$HOME/.clusterctl/jupyterlab-{version}"
 rt="${{TMPDIR:-/tmp}}/{job_name}-$SLURM_JOB_ID"
+# the address of the interface the default route leaves by: the node's own on the cluster network
+# (connect() on a UDP socket sends nothing)
+ADDR='import socket; s = socket.socket(2, 2); s.connect(("10.255.255.255", 1))
+print(s.getsockname()[0])'
+
 lab=""
 cleanup() {{ [ -n "$lab" ] && kill "$lab" 2>/dev/null; wait; rm -rf "$rt"; }}
 trap cleanup EXIT
@@ -49,7 +54,7 @@ if [ ! -e "$venv/.complete" ]; then
     touch "$venv/.complete" || {{ echo "{job_name}: could not install jupyterlab"; exit 1; }}
 fi
 flock -u 9
-addr=$(hostname -I | awk '{{print $1}}')
+addr=$(python3 -c "$ADDR" 2>/dev/null || hostname -I | awk '{{print $1}}')
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("", 0)); print(s.getsockname()[1])')
 export JUPYTER_RUNTIME_DIR="$rt"
 echo "{job_name}: JupyterLab on $addr:$port"
