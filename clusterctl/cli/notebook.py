@@ -12,12 +12,17 @@ or a wait ran out), or its tunnel broke.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from clusterctl.cli.common import SandboxDirOpt, SandboxOpt, StackOpt, err, out, sandbox_workdir
 from clusterctl.errors import UserError
+
+if TYPE_CHECKING:
+    from clusterctl.notebook.request import NotebookRequest
+    from clusterctl.spec.model import ClusterSpec
+    from clusterctl.validate.transport import SshTarget
 
 GpusOpt = Annotated[
     int | None, typer.Option("--gpus", min=1, help="Whole GPUs on one node (default 1).")
@@ -53,7 +58,7 @@ def _pin() -> str:
     return str(pins["jupyterlab"])
 
 
-def _slurm_login(stack: str, user: str | None, identity: str | None):
+def _slurm_login(stack: str, user: str | None, identity: str | None) -> SshTarget:
     """The SshTarget of the deployed stack's login node (else its scheduler), as the user."""
     from clusterctl import outputs
     from clusterctl.project import find_project
@@ -67,7 +72,14 @@ def _slurm_login(stack: str, user: str | None, identity: str | None):
     return SshTarget(host=str(host), user=user, identity=identity)
 
 
-def _slurm(stack, request, *, user, identity, sandbox) -> int:
+def _slurm(
+    stack: str,
+    request: NotebookRequest,
+    *,
+    user: str | None,
+    identity: str | None,
+    sandbox: str | None,
+) -> int:
     from clusterctl.notebook.session import run_notebook
     from clusterctl.notebook.slurm import SlurmNotebook
     from clusterctl.validate.transport import Ssh
@@ -87,7 +99,7 @@ def _slurm(stack, request, *, user, identity, sandbox) -> int:
     return run_notebook(nb, say=_say, show_url=_show)
 
 
-def _kube(stack, spec, request) -> int:
+def _kube(stack: str, spec: ClusterSpec, request: NotebookRequest) -> int:
     from clusterctl import outputs
     from clusterctl.lifecycle.kubeconfig import stack_kubeconfig
     from clusterctl.notebook.kube import KubeNotebook, job_name, notebook_job, queue_of

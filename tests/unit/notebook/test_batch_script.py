@@ -4,6 +4,7 @@ time limit send ends it and leaves nothing: JupyterLab's process gone, its runti
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -24,10 +25,8 @@ exec -a "$0 serving" sleep 600  # still named by its path, for pgrep -f
 
 def _kill_group(pgid: int) -> None:
     """Whatever of the test's own process group is left, should an assertion fail."""
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(pgid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
 
 
 def _wait(what, probe, timeout=20.0):
@@ -61,11 +60,12 @@ def test_the_script_serves_then_sigterm_leaves_nothing(tmp_path: Path) -> None:
         # what Slurm does on scancel: SIGTERM to every process of the job
         os.killpg(job.pid, signal.SIGTERM)
         assert job.wait(timeout=20) != 0
+        assert not runtime.exists()
+        gone = _wait("jupyter-lab gone", lambda: subprocess.run(
+            ["pgrep", "-f", str(lab)], capture_output=True).returncode == 1)  # fmt: skip
+        assert gone
     finally:
         _kill_group(job.pid)
-    assert not runtime.exists()
-    left = subprocess.run(["pgrep", "-f", str(lab)], capture_output=True, text=True)
-    assert left.stdout == "", left.stdout
 
 
 def test_the_script_alone_ends_jupyterlab_on_sigterm(tmp_path: Path) -> None:
