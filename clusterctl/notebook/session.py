@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from clusterctl.notebook.slurm import JobState, LabUrl, parse_url
+from clusterctl.validate import CouldNotRun
 
 Say = Callable[[str], None]
 
@@ -39,6 +40,8 @@ class Limits:
     cancel_s: float = 120.0
     """From scancel to the job leaving the queue (Slurm's KillWait is 30 s by default)."""
     poll_s: float = 5.0
+    hold_poll_s: float = 30.0
+    """While the notebook serves: how often the job is looked at (one ssh login each)."""
 
 
 class NotStarted(Exception):
@@ -123,17 +126,28 @@ def wait_url(nb: Notebook, say: Say, limits: Limits, clock: Clock) -> LabUrl:
 
 
 def hold(nb: Notebook, tunnel: subprocess.Popen, limits: Limits, clock: Clock) -> str:
-    """Until the job ends or the tunnel breaks: which one, in words."""
+    """Until the job ends or the tunnel breaks: which one, in words. A look at the job that
+    cannot log in is let pass: the tunnel's own end says when the way there is gone."""
     while True:
-        clock.sleep(limits.poll_s)
+        clock.sleep(limits.hold_poll_s)
         if (code := tunnel.poll()) is not None:
             raise NotStarted(f"the tunnel ended (ssh exit {code})")
-        if nb.state() is None:
-            return "it ended (its time limit)"
+        with contextlib.suppress(CouldNotRun):
+            if nb.state() is None:
+                return "it ended (its time limit)"
 
 
 def finish(nb: Notebook, say: Say, limits: Limits, clock: Clock) -> bool:
-    """Cancel the job and wait until it has left the queue; False if it has not in time."""
+    """Cancel the job and wait until it has left the queue; False if it has not in time, or
+    the cluster could not be reached to cancel it."""
+    try:
+        return _cancel(nb, say, limits, clock)
+    except CouldNotRun as exc:
+        say(f"notebook: could not cancel job {nb.job}: {exc}")
+        return False
+
+
+def _cancel(nb: Notebook, say: Say, limits: Limits, clock: Clock) -> bool:
     nb.cancel()
     deadline = clock.now() + limits.cancel_s
     while nb.state() is not None:
@@ -169,10 +183,10 @@ def run_notebook(
     limits, clock = limits or Limits(), clock or Clock()
     tunnel: subprocess.Popen | None = None
     code, why = 0, "Ctrl-C"
-    job = nb.submit()
-    say(f"notebook: job {job} submitted; Ctrl-C cancels it")
     try:
         with interruptible():
+            job = nb.submit()
+            say(f"notebook: job {job} submitted; Ctrl-C cancels it")
             node = wait_running(nb, say, limits, clock)
             say(f"notebook: job {job} running on {node}; waiting for JupyterLab")
             url = wait_url(nb, say, limits, clock)
@@ -183,11 +197,14 @@ def run_notebook(
             why = hold(nb, tunnel, limits, clock)
     except KeyboardInterrupt:
         pass
-    except NotStarted as exc:
+    except (NotStarted, CouldNotRun) as exc:
         code, why = 3, str(exc)
     with uninterrupted():
         _stop(tunnel)
+        if not nb.job:  # stopped before sbatch answered: no job id to cancel
+            say(f"notebook: no job submitted ({why})")
+            return code or 130
         gone = finish(nb, say, limits, clock)
-    say(f"notebook: job {job} cancelled ({why}); " + ("nothing of it runs any more" if gone else
-        "check `squeue` yourself"))  # fmt: skip
+    end = "nothing of it runs any more" if gone else f"check `squeue -j {nb.job}` yourself"
+    say(f"notebook: job {nb.job} cancelled ({why}); {end}")
     return code if gone else 3

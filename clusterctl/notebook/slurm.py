@@ -24,8 +24,10 @@ URL = re.compile(
     r"\?token=(?P<token>[0-9a-f]+))"
 )
 
-# The batch script. JupyterLab binds the node's own address (what the login node reaches); its
-# default token is random (jupyter_server: 24 random bytes).
+# The batch script. JupyterLab binds the node's own address (what the login node reaches) and
+# prints its URL with that address and, when it made the token itself, the token in full
+# (jupyter_server 2.21 serverapp.py `_get_urlparts`; auth/identity.py `_token_default`: 24 random
+# bytes, hex). JUPYTER_TOKEN from the user's environment would print `token=...` instead: unset.
 # Slurm's scancel or time limit sends SIGTERM to every process of the job (SchedMD, scancel(1),
 # KillWait): the TERM trap ends the script, the EXIT trap stops JupyterLab and removes its runtime
 # dir (kernel connection files).
@@ -57,6 +59,7 @@ flock -u 9
 addr=$(python3 -c "$ADDR" 2>/dev/null || hostname -I | awk '{{print $1}}')
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("", 0)); print(s.getsockname()[1])')
 export JUPYTER_RUNTIME_DIR="$rt"
+unset JUPYTER_TOKEN JUPYTER_TOKEN_FILE
 echo "{job_name}: JupyterLab on $addr:$port"
 "$venv/bin/jupyter-lab" --no-browser --ip="$addr" --port="$port" --ServerApp.root_dir="$HOME" &
 lab=$!

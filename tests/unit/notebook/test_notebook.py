@@ -226,7 +226,7 @@ def _run(cluster: FakeCluster, *, interrupt_after: int | None = None):
                        NotebookRequest("gpu", "gpu:1", 60), "4.6.6")  # fmt: skip
     code = run_notebook(
         nb, say=said.append, show_url=urls.append, popen=popen, local_port=8899,
-        limits=Limits(start_s=100, url_s=100, cancel_s=10, poll_s=1),
+        limits=Limits(start_s=100, url_s=100, cancel_s=10, poll_s=1, hold_poll_s=1),
         clock=Clock(sleep=sleep, now=lambda: float(ticks["n"])),
     )  # fmt: skip
     return code, said, urls, tunnels
@@ -271,7 +271,8 @@ def test_a_broken_tunnel_cancels_the_job() -> None:
                        "4.6.6")  # fmt: skip
     said: list[str] = []
     code = run_notebook(nb, say=said.append, show_url=lambda _u: None, popen=popen_dead,
-                        limits=Limits(poll_s=0), clock=Clock(sleep=lambda _s: None))  # fmt: skip
+                        limits=Limits(poll_s=0, hold_poll_s=0),
+                        clock=Clock(sleep=lambda _s: None))  # fmt: skip
     assert code == 3 and "scancel 17" in cluster.commands
     assert "the tunnel ended (ssh exit 255)" in said[-1]
 
@@ -309,3 +310,36 @@ def test_the_kubernetes_job_is_queued_bounded_and_asks_for_the_request() -> None
     argv = nb.tunnel_argv(parse_url(LAB_LOG), 8899)  # type: ignore[arg-type]
     assert argv[:3] == ["kubectl", "--kubeconfig", "/k/config"]
     assert argv[-3:] == ["port-forward", "pod/clusterctl-notebook-abc-xyz", "8899:41234"]
+
+
+def test_an_unreachable_login_node_submits_nothing_and_exits_3() -> None:
+    def unreachable(argv, **kw):
+        return subprocess.CompletedProcess(argv, 255, "", "ssh: connect to host login: timed out")
+
+    nb = SlurmNotebook(Ssh(SshTarget("login"), runner=unreachable),
+                       NotebookRequest("g", "gpu:1", 5), "4.6.6")  # fmt: skip
+    said: list[str] = []
+    code = run_notebook(nb, say=said.append, show_url=lambda _u: None,
+                        clock=Clock(sleep=lambda _s: None))  # fmt: skip
+    assert code == 3
+    assert said[-1].startswith("notebook: no job submitted (cannot reach login over ssh"), said
+
+
+@dataclass
+class FlakyCluster(FakeCluster):
+    """A login that fails once while the notebook serves: the notebook stays up."""
+
+    flaked: bool = False
+
+    def __call__(self, argv, **kw) -> subprocess.CompletedProcess[str]:
+        if self.running_polls >= 3 and not self.flaked and argv[-1].startswith("squeue"):
+            self.flaked = True
+            return subprocess.CompletedProcess(argv, 255, "", "Connection reset")
+        return super().__call__(argv, **kw)
+
+
+def test_one_failed_look_at_the_job_does_not_end_the_notebook() -> None:
+    cluster = FlakyCluster(ends_after=5)
+    code, said, urls, _ = _run(cluster)
+    assert cluster.flaked and code == 0 and urls
+    assert "its time limit" in said[-1], said
