@@ -4,7 +4,9 @@ Ctrl-C, SIGTERM, the job's end or a broken tunnel (a fake transport stands for t
 
 from __future__ import annotations
 
+import os
 import shlex
+import signal
 import subprocess
 from dataclasses import dataclass, field
 
@@ -207,7 +209,7 @@ class FakeTunnel:
         self.returncode = -9
 
 
-def _run(cluster: FakeCluster, *, interrupt_after: int | None = None):
+def _run(cluster: FakeCluster, *, interrupt_after: int | None = None, signum: int | None = None):
     said: list[str] = []
     urls: list[str] = []
     tunnels: list[FakeTunnel] = []
@@ -216,7 +218,10 @@ def _run(cluster: FakeCluster, *, interrupt_after: int | None = None):
     def sleep(_s: float) -> None:
         ticks["n"] += 1
         if interrupt_after is not None and tunnels and ticks["n"] >= interrupt_after:
-            raise KeyboardInterrupt  # what Ctrl-C (or SIGTERM) raises in the wait
+            if signum is not None:
+                os.kill(os.getpid(), signum)  # a real signal to this process, mid-wait
+                return
+            raise KeyboardInterrupt  # what Ctrl-C raises in the wait
 
     def popen(argv, **kw):
         tunnels.append(FakeTunnel(argv))
@@ -242,6 +247,22 @@ def test_ctrl_c_cancels_the_job_stops_the_tunnel_and_says_so() -> None:
     assert cluster.commands[-1] == "rm -f .clusterctl/notebooks/17.log"  # after it left the queue
     assert any("PENDING (Resources)" in line for line in said), said  # the wait's progress
     assert "job 17 cancelled (Ctrl-C)" in said[-1], said
+
+
+def test_sigterm_cancels_the_job_too() -> None:
+    cluster = FakeCluster()
+
+    def unhandled(*_: object) -> None:
+        raise AssertionError("SIGTERM reached the process's own handler, not the notebook's")
+
+    before = signal.signal(signal.SIGTERM, unhandled)
+    try:
+        code, said, urls, tunnels = _run(cluster, interrupt_after=8, signum=signal.SIGTERM)
+        assert signal.getsignal(signal.SIGTERM) is unhandled  # restored afterwards
+    finally:
+        signal.signal(signal.SIGTERM, before)
+    assert code == 0 and urls and tunnels[0].terminated
+    assert "scancel 17" in cluster.commands and "job 17 cancelled" in said[-1], said
 
 
 def test_the_time_limit_ends_the_notebook_and_it_says_so() -> None:
