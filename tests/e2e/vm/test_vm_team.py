@@ -3,7 +3,7 @@ lives through: each user logs in to the login node with their own key (not to th
 the same uid everywhere and a shared home; an account over its GPU cap pends with Slurm's reason;
 fair share puts the lighter account first; IMDS's identity is out of a user's reach; `clusterctl
 users add/remove` on the running cluster (the team Run Command's script, run as root over SSH)
-with no reboot.
+with no reboot; a user's `clusterctl notebook` served through its tunnel and cancelled by Ctrl-C.
 
 And `headNode.accounting` underneath: MariaDB on the data disk, slurmdbd after it, the
 cluster registered, the admin user associated with an account; a finished job shows in `sacct` and
@@ -444,12 +444,20 @@ def test_a_team_users_notebook_answers_through_the_tunnel_and_ctrl_c_leaves_noth
         cwd=root, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     lines: queue_mod.Queue[str] = queue_mod.Queue()
-    threading.Thread(target=lambda: [lines.put(x) for x in proc.stdout], daemon=True).start()
+
+    def read() -> None:
+        for line in proc.stdout or ():
+            lines.put(line)
+        lines.put("")  # the command ended without a URL
+
+    threading.Thread(target=read, daemon=True).start()
     try:
         url = lines.get(timeout=900).strip()  # the first use installs JupyterLab
     except queue_mod.Empty:
+        url = ""
+    if not url:
         proc.send_signal(signal.SIGINT)
-        pytest.fail(f"no URL within 900 s:\n{proc.communicate(timeout=180)[1]}")
+        pytest.fail(f"no URL within 900 s:\n{proc.communicate(timeout=240)[1]}")
     assert url.startswith("http://127.0.0.1:") and "token=" in url, url
     (job,) = jobs_of(cluster, "ann")
     page = wait_for("JupyterLab through the tunnel", lambda: _get(urllib.request, url), 60)
