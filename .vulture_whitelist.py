@@ -101,6 +101,7 @@ add_cmd  # unused function (clusterctl/cli/users.py)
 remove_cmd  # unused function (clusterctl/cli/users.py)
 sync_cmd  # unused function (clusterctl/cli/users.py)
 list_cmd  # unused function (clusterctl/cli/users.py)
+notebook_cmd  # unused function (clusterctl/cli/notebook.py)
 
 # cloud-init's datasource hook (a file the sandbox places on its nodes)
 get_datasource_list  # unused function (clusterctl/sandbox/vm/files/resource-disk/usr/lib/python3/dist-packages/DataSourceNoCloudAzureResourceDisk.py:46)

@@ -4,6 +4,7 @@ Packages, top layer first (pyproject.toml's import contract keeps each to those 
   cli         the `clusterctl` command line; the one place that joins the parts below
   plan        `clusterctl plan`: the Pulumi program under Pulumi's mocks, offline
   nodes       day-2 node operations (`clusterctl node replace`)
+  notebook    `clusterctl notebook`: JupyterLab as a job on a GPU node, through a local tunnel
   sandbox     the local sandbox: a stack's nodes booted like VMs on this machine (in a source
               checkout only: the built wheel leaves it out)
   acceptance  the acceptance report `validate --report` writes (HTML, PNG, SVG; matplotlib)

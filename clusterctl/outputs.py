@@ -202,6 +202,7 @@ READS: Final[dict[str, dict[str, tuple[str, ...]]]] = {
         KUBERNETES: (KUBERNETES_VERSION,),
     },
     "up": {SLURM: (), KUBERNETES: (KUBECONFIG,)},
+    "notebook": {SLURM: (LOGIN_ADDRESSES, SCHEDULER_ADDRESS), KUBERNETES: (KUBECONFIG,)},
 }
 """Per command and cluster kind, every stack output key the command reads."""
 

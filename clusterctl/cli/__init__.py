@@ -14,6 +14,7 @@ report      how a validation outcome is shown: rich tables, JSON, JUnit
 acceptance  `validate --report`, the validation history, `validate history`
 nodes       `node replace`
 users       `users add|remove|sync|list`: the team of a Slurm stack
+notebook    `notebook`: JupyterLab as a job on a GPU node, through a local tunnel
 sandbox     `sandbox ...`, and the old `sandbox vm ...` spelling
 sandbox_vm  the sandbox's commands: up, status, exec, reboot, fault, down
 doctor      `doctor`: what this machine lacks
@@ -180,6 +181,7 @@ def _register_subcommands() -> None:
         images,
         lifecycle,
         nodes,
+        notebook,
         plan,
         sandbox,
         selection,
@@ -200,6 +202,7 @@ def _register_subcommands() -> None:
     lifecycle.register(app)
     nodes.register(app)
     users.register(app)
+    notebook.register(app)
 
 
 _register_subcommands()

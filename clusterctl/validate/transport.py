@@ -49,6 +49,14 @@ class SshTarget:
     def argv(self, remote: str, extra: Sequence[str] = ()) -> list[str]:
         return [*self.ssh_options(extra), self.destination, "--", remote]
 
+    def forward_argv(self, local_port: int, host: str, port: int) -> list[str]:
+        """`ssh -N -L`: 127.0.0.1:local_port here reaches host:port as seen from this target
+        (a compute node's port through the login node); ExitOnForwardFailure: a port that
+        cannot be bound ends ssh instead of leaving a tunnel-less session up."""
+        forward = f"127.0.0.1:{local_port}:{host}:{port}"
+        return [*self.ssh_options(()), "-N", "-o", "ExitOnForwardFailure=yes", "-L", forward,
+                self.destination]  # fmt: skip
+
     @property
     def destination(self) -> str:
         return f"{self.user}@{self.host}" if self.user else self.host

@@ -110,6 +110,16 @@ ELSEWHERE: list[tuple[str, str]] = [
         "test_users_add_and_remove_on_the_running_cluster_without_a_reboot",
     ),
     (
+        # the shipped stack has kueue: false, so the documented line is refused there in one line
+        r"notebook -s aks-h100$",
+        "tests/cli/test_notebook_refuses_bad_input.py::test_bad_input_is_one_line_and_exit_2",
+    ),
+    (
+        r"notebook -s azure-team\b",
+        "tests/cli/test_notebook_refuses_bad_input.py::"
+        "test_the_documented_notebook_commands_reach_the_login_node_as_the_user",
+    ),
+    (
         # writes the project's selection: run against a project of the test's own, not the checkout
         r"stack (select|unselect|show)\b",
         "tests/cli/test_selected_stack_and_global_flags.py::"

@@ -326,6 +326,33 @@ def _admin_key(workdir: Path) -> str:
 PROBE_DIR = "/sched/gpucl-sandbox"
 
 
+def lab_proxy_command(state: VmState) -> str:
+    """ssh's ProxyCommand into the lab's network, as a bastion's would be on the cloud."""
+    relay = Path(__file__).with_name("relay.py")
+    return f"nsenter --net=/run/netns/{state.lab['netns']} -- {sys.executable} -I {relay} %h %p"
+
+
+def login_access(workdir: Path) -> dict:
+    """Where a team user logs in (the login node, else the scheduler): its address, a
+    known_hosts file pinning its host key, and the lab's ProxyCommand."""
+    state = vmstate.load(workdir.resolve())
+    if state is None:
+        raise BootError(f"no VM sandbox in {workdir}")
+    roles = {v["role"]: n for n, v in reversed(state.nodes.items())}
+    name = roles.get("login") or roles.get("scheduler")
+    if name is None:
+        raise BootError(f"the VM sandbox in {workdir} has no login node or scheduler")
+    info = state.nodes[name]
+    hostkey = machine.run_in(info["init"], ["cat", "/etc/ssh/ssh_host_ed25519_key.pub"])
+    if hostkey.returncode != 0:
+        raise BootError(f"{name} has no ssh host key yet (is cloud-init done?)")
+    parts = hostkey.stdout.split()
+    known = Path(state.workdir) / "ssh" / f"known_hosts-{name}"
+    known.write_text(f"{info['address']} {parts[0]} {parts[1]}\n")
+    return {"node": name, "host": info["address"], "known_hosts": str(known),
+            "proxy_command": lab_proxy_command(state)}  # fmt: skip
+
+
 def validation_access(workdir: Path) -> dict:
     """What `validate --sandbox` needs to reach the scheduler as the cloud's admin would: ssh as
     the admin user with the sandbox's key, through the lab (ProxyCommand), the scheduler's host
@@ -357,8 +384,7 @@ def validation_access(workdir: Path) -> dict:
     )
     if put.returncode != 0:
         raise BootError(f"could not copy the probe to {sched}:{PROBE_DIR}: {put.stderr!r}")
-    relay = Path(__file__).with_name("relay.py")
-    proxy = f"nsenter --net=/run/netns/{state.lab['netns']} -- {sys.executable} -I {relay} %h %p"
+    proxy = lab_proxy_command(state)
     sinfo = machine.run_in(info["init"], ["sinfo", "-h", "-N", "-o", "%N"])
     slurm_nodes = sorted(set(sinfo.stdout.split()))
     vms = json.loads(Path(state.lab["vm_map"]).read_text()).values()

@@ -27,6 +27,8 @@ def pins_from_catalog() -> list[str]:
     pins = dict((versions.get("powerProgram") or {}).get("pypi") or {})
     # submitit: what a team user's venv on the login node installs (docs/training.md, "From Python")
     pins.update(((versions.get("training") or {}).get("submitit") or {}).get("pypi") or {})
+    # jupyterlab: what `clusterctl notebook`'s job installs into the user's venv on first use
+    pins.update((versions.get("notebook") or {}).get("pypi") or {})
     return [f"{name}=={version}" for name, version in sorted(pins.items())]
 
 

@@ -69,3 +69,26 @@ def sandbox_target(workdir: Path, nodes: int | None) -> SlurmTarget:
         keep_files=False,
         label=f"VM sandbox {workdir}",
     )
+
+
+def sandbox_login_target(workdir: Path, user: str, identity: str | None) -> SshTarget:
+    """A team user's way into the sandbox: their own key, to the login node (the scheduler where
+    the stack has none), through the lab."""
+    if vmstate.load(workdir.resolve()) is None:
+        raise UserError(
+            f"no sandbox running in {workdir} (start one with `clusterctl sandbox up -s STACK`,"
+            " or name its workdir with --sandbox-dir)"
+        )
+    try:
+        acc = boot.login_access(workdir)
+    except boot.BootError as exc:
+        raise UserError(str(exc)) from None
+    return SshTarget(
+        host=acc["host"],
+        user=user,
+        identity=identity,
+        known_hosts=acc["known_hosts"],
+        config="/dev/null",
+        options=(f"ProxyCommand={acc['proxy_command']}",),
+        connect_timeout=20,
+    )

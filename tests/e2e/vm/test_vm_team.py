@@ -3,7 +3,7 @@ lives through: each user logs in to the login node with their own key (not to th
 the same uid everywhere and a shared home; an account over its GPU cap pends with Slurm's reason;
 fair share puts the lighter account first; IMDS's identity is out of a user's reach; `clusterctl
 users add/remove` on the running cluster (the team Run Command's script, run as root over SSH)
-with no reboot.
+with no reboot; a user's `clusterctl notebook` served through its tunnel and cancelled by Ctrl-C.
 
 And `headNode.accounting` underneath: MariaDB on the data disk, slurmdbd after it, the
 cluster registered, the admin user associated with an account; a finished job shows in `sacct` and
@@ -418,3 +418,65 @@ def test_a_user_submits_a_python_function_from_the_login_node_with_submitit(clus
     # the job was bob's, charged to his account
     user = sh(cluster, f"sacct -n -X -P -j {job.group(1)} -o User,Account").stdout.split()
     assert user and user[0].startswith("bob|"), user
+
+
+def test_a_team_users_notebook_answers_through_the_tunnel_and_ctrl_c_leaves_nothing(
+    cluster, project
+):
+    """`clusterctl notebook` as ann (docs/team.md, "Notebooks"): JupyterLab, installed on first
+    use from the cluster's package index into her home, serves on a GPU node; the URL it prints
+    answers on this host through the tunnel via the login node; SIGINT (Ctrl-C) cancels the job:
+    the queue is empty, and no jupyter process nor runtime dir of hers is left on any GPU node."""
+    import queue as queue_mod
+    import signal
+    import threading
+    import urllib.request
+
+    workdir, _ = cluster
+    root, keys = project
+    wait_for("ann on the login node", lambda: ssh_as(
+        cluster, project, "ann", "true").returncode == 0, 120)  # fmt: skip
+    sh(cluster, "scancel -u ann")
+    wait_for("ann's queue empty", lambda: not jobs_of(cluster, "ann"), 60)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "clusterctl", "notebook", "-s", "azure-team", "--sandbox-dir",
+         str(workdir), "--user", "ann", "--identity", str(keys / "ann"), "--time", "30m"],
+        cwd=root, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    lines: queue_mod.Queue[str] = queue_mod.Queue()
+
+    def read() -> None:
+        for line in proc.stdout or ():
+            lines.put(line)
+        lines.put("")  # the command ended without a URL
+
+    threading.Thread(target=read, daemon=True).start()
+    try:
+        url = lines.get(timeout=900).strip()  # the first use installs JupyterLab
+    except queue_mod.Empty:
+        url = ""
+    if not url:
+        proc.send_signal(signal.SIGINT)
+        pytest.fail(f"no URL within 900 s:\n{proc.communicate(timeout=240)[1]}")
+    assert url.startswith("http://127.0.0.1:") and "token=" in url, url
+    (job,) = jobs_of(cluster, "ann")
+    page = wait_for("JupyterLab through the tunnel", lambda: _get(urllib.request, url), 60)
+    assert "JupyterLab" in page, page[:500]
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=240)
+    assert proc.returncode == 0, err
+    assert f"job {job} cancelled (Ctrl-C)" in err, err
+    assert sh(cluster, "squeue -h -u ann").stdout.strip() == ""
+    for node in gpu_nodes(cluster):
+        left = on_node(cluster, node, "pgrep -u ann -af jupyter; ls -d /tmp/clusterctl-notebook-*")
+        assert left.stdout.strip() == "", (node, left.stdout)
+    logs = ssh_as(cluster, project, "ann", "ls .clusterctl/notebooks")
+    assert logs.stdout.strip() == "", logs.stdout  # its log (with the token) removed too
+
+
+def _get(request, url: str) -> str:
+    try:
+        with request.urlopen(url, timeout=20) as resp:
+            return resp.read().decode(errors="replace")
+    except OSError:
+        return ""
