@@ -17,6 +17,7 @@ from clusterctl.render.monitoring import node_monitoring, scheduler_monitoring
 from clusterctl.render.nccl_env import render_job_env, render_nccl_conf
 from clusterctl.render.paths import (
     ADOPT_ACCESS,
+    ENROOT_CACHE,
     HEALTH_ENV,
     JOB_ENV,
     LOG_ROTATION,
@@ -149,6 +150,7 @@ def render_cloud_init(
         "drain_prefix": spec.health_checks.drain_prefix,
         "health_env": HEALTH_ENV,
         "scratch": SCRATCH,
+        "enroot_cache": ENROOT_CACHE,
         "ids": SERVICE_IDS,
         "restart": RESTART_POLICY,
         "waits_for_a_peer": WAITS_FOR_A_PEER,
