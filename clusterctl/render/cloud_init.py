@@ -181,6 +181,9 @@ def render_cloud_init(
         ctx["power_pins"] = power_pins(cat)
         ctx["names_seed_path"] = NAMES_SEED
         ctx["names_seed"] = names_seed(spec)
+        ctx["nvlink_blocks"] = any(
+            cat.require(p.sku).nodes_per_nvlink_domain > 1 for p in spec.partitions
+        )
         ctx["mon"] = scheduler_monitoring(spec, stack, cat)
         ctx["nfsd_conf"] = {"path": NFSD_CONF, "content": render_nfsd_conf(spec)}
         if spec.head_node.accounting:
@@ -208,6 +211,7 @@ def render_cloud_init(
         adopt_access=ADOPT_ACCESS,
         topo_dir=_topology_dir(sku, cat),
         enroot_debs=enroot_debs(cat, sku),
+        nvlink_blocks=sku.nodes_per_nvlink_domain > 1,
     )
 
 
