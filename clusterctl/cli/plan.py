@@ -16,7 +16,7 @@ from rich.tree import Tree
 from clusterctl.cli.common import StackOpt, bail, err, out
 from clusterctl.cli.paths import writable_dir, writable_file
 from clusterctl.figures import usd
-from clusterctl.platform import scheduler_of
+from clusterctl.platform import nat_egress, scheduler_of
 
 
 def register(app: typer.Typer) -> None:
@@ -116,6 +116,7 @@ def _print_plan(result) -> None:
     _print_idle_cost(result.spec)
     if scheduler_of(result.spec.scheduler).power_saving:
         _print_largest_jobs(result.spec)
+        _print_image_cache(result.spec)
     _print_shared_gpus(result.spec)
     for f in result.findings:
         colour = {"warning": "yellow", "info": "cyan"}.get(f.level, "red")
@@ -225,6 +226,27 @@ def _print_largest_jobs(spec) -> None:
             f"{len(sets)} scale set(s) (one InfiniBand fabric each); a larger one is refused "
             "at submission"
         )
+
+
+IMAGE_GB = 20
+"""About what an NGC PyTorch image's layers weigh: the example the image-cache line prices."""
+
+
+def _print_image_cache(spec) -> None:
+    """What a container image costs a node that power saving deallocated: enroot's layer cache is
+    on the OS disk (render/paths.ENROOT_CACHE, docs/decisions/0009), so nothing on a resume."""
+    from clusterctl.render.paths import ENROOT_CACHE, ENROOT_CACHE_GIB
+    from clusterctl.spec.catalog import catalog
+
+    nat = catalog().services.get(spec.cloud, {}).get("natGateway")
+    per_gb = nat.usd_per_gb_processed if nat and nat_egress(spec.cloud, spec.scheduler) else None
+    first = f" (${IMAGE_GB * per_gb:,.2f} through the NAT gateway)" if per_gb else ""
+    out.print(
+        f"container images: a GPU node pulls an image once, into enroot's layer cache on its OS "
+        f"disk ({ENROOT_CACHE}, kept to {ENROOT_CACHE_GIB} GiB), about {IMAGE_GB} GB for NGC "
+        f"PyTorch{first} and minutes; a node resumed from power saving downloads nothing and "
+        "spends its start unpacking the cached layers"
+    )
 
 
 def _print_shared_gpus(spec) -> None:

@@ -14,4 +14,5 @@ these (program.make_backend), as the VM sandbox places its own.
   slurm          the few Slurm commands it runs (scontrol, squeue, sinfo)
   events         `gpucl-events`: a GPU node watches Azure Scheduled Events for itself
   down_billing   nodes DOWN with their VM running: the record `status` reads, the metrics file
+  fabric         a GB200 node reports its NVLink domain; the scheduler checks topology.conf's blocks
 """

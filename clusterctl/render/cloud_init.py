@@ -17,6 +17,7 @@ from clusterctl.render.monitoring import node_monitoring, scheduler_monitoring
 from clusterctl.render.nccl_env import render_job_env, render_nccl_conf
 from clusterctl.render.paths import (
     ADOPT_ACCESS,
+    ENROOT_CACHE,
     HEALTH_ENV,
     JOB_ENV,
     LOG_ROTATION,
@@ -168,6 +169,7 @@ def render_cloud_init(
         "drain_prefix": spec.health_checks.drain_prefix,
         "health_env": HEALTH_ENV,
         "scratch": SCRATCH,
+        "enroot_cache": ENROOT_CACHE,
         "ids": SERVICE_IDS,
         "restart": RESTART_POLICY,
         "waits_for_a_peer": WAITS_FOR_A_PEER,
@@ -200,6 +202,9 @@ def render_cloud_init(
         ctx["power_pins"] = power_pins(cat)
         ctx["names_seed_path"] = NAMES_SEED
         ctx["names_seed"] = names_seed(spec)
+        ctx["nvlink_blocks"] = any(
+            cat.require(p.sku).nodes_per_nvlink_domain > 1 for p in spec.partitions
+        )
         ctx["mon"] = scheduler_monitoring(spec, stack, cat)
         ctx["nfsd_conf"] = {"path": NFSD_CONF, "content": render_nfsd_conf(spec)}
         if spec.head_node.accounting:
@@ -227,6 +232,7 @@ def render_cloud_init(
         adopt_access=ADOPT_ACCESS,
         topo_dir=_topology_dir(sku, cat),
         enroot_debs=enroot_debs(cat, sku),
+        nvlink_blocks=sku.nodes_per_nvlink_domain > 1,
     )
 
 

@@ -36,6 +36,16 @@ PYXIS_LIBRARY = "/usr/local/lib/slurm/spank_pyxis.so"
 
 
 ENROOT_RUNTIME = f"{SCRATCH}/enroot/runtime"
+ENROOT_CACHE = "/var/cache/enroot"
+"""enroot's layer cache (ENROOT_CACHE_PATH, one folder per group as Azure/cyclecloud-slurm's
+templates/enroot.conf.template) on the OS disk, not the NVMe scratch: Azure wipes local NVMe when a
+VM is deallocated, which Slurm's power saving does to every idle node, so a cache there made each
+resumed node pull its images again through the NAT gateway. The OS disk survives deallocation
+(docs/decisions/0009). Unpacked containers (ENROOT_DATA_PATH), the runtime and temp stay on NVMe."""
+ENROOT_CACHE_GIB = 96
+"""gpucl-scratch.sh trims the layer cache to this at every boot, least recently read first (enroot
+itself never evicts): it shares the GPU nodes' 256 GiB OS disk
+(components/azure/slurm/gpu_partition.py) with the image's own ~64 GiB."""
 
 
 # Fixed ids of the service users on every node (Azure/cyclecloud-slurm install.py setup_users).

@@ -32,8 +32,9 @@ POWER_SCHEDULER_MODULES = (
     "program.py",
     "azure_backend.py",
     "down_billing.py",
+    "fabric.py",
 )
-POWER_NODE_MODULES = ("__init__.py", "names.py", "slurm.py", "events.py")
+POWER_NODE_MODULES = ("__init__.py", "names.py", "slurm.py", "events.py", "fabric.py")
 
 
 def power_package(modules: tuple[str, ...]) -> dict[str, str]:

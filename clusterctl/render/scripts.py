@@ -10,6 +10,8 @@ from clusterctl.render.paths import (
     ACCOUNTING_DATADIR,
     ACCOUNTING_DB,
     ADOPT_ACCESS,
+    ENROOT_CACHE,
+    ENROOT_CACHE_GIB,
     ENROOT_RUNTIME,
     IMEX_DIR,
     IMEX_SERVER_PORT,
@@ -95,6 +97,8 @@ def node_scripts(
         ctx["mount_retry"] = MOUNT_RETRY
         ctx["team_users"] = spec.head_node.accounting
         ctx["nvme_expected"] = sku.local_nvme_disks or '""'
+        ctx["enroot_cache"] = ENROOT_CACHE
+        ctx["enroot_cache_gib"] = ENROOT_CACHE_GIB
     if deep_hours(spec):
         names.append("gpucl-deep-check.sh" if sku is not None else "gpucl-deep-health.sh")
         ctx.update(deep_context(spec, site))

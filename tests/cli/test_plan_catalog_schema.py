@@ -6,7 +6,10 @@ from __future__ import annotations
 import json
 import random
 
+from clusterctl.cli.plan import IMAGE_GB
 from clusterctl.plan.mockengine import RecordedResource, in_tree_order
+from clusterctl.render.paths import ENROOT_CACHE, ENROOT_CACHE_GIB
+from clusterctl.spec.catalog import catalog
 from tests.cli.conftest import error_lines, run_cli
 
 
@@ -72,6 +75,20 @@ def test_plan_shows_the_power_roles_actions_and_scopes(cli) -> None:
     assert "Reader" not in text
     # head node, NAT and its IP, the data disk's backups
     assert "idle, with Slurm power saving: $0.50 per hour" in text
+
+
+def test_plan_prices_an_image_pull_and_says_a_resume_pulls_nothing(cli) -> None:
+    """The layer cache's trade-off in one line: a node's first pull through the NAT gateway at
+    its catalog price per GB, none after a resume (the cache is on the OS disk)."""
+    result = cli("plan", "-s", "azure-h100")
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.stdout.split())
+    line = text[text.index("container images:") :]
+    per_gb = catalog().services["azure"]["natGateway"].usd_per_gb_processed
+    assert per_gb is not None
+    assert f"${IMAGE_GB * per_gb:,.2f} through the NAT gateway" in line
+    assert f"({ENROOT_CACHE}, kept to {ENROOT_CACHE_GIB} GiB)" in line
+    assert "resumed from power saving downloads nothing" in line
 
 
 def test_plan_leaves_no_event_loop_open_for_interpreter_exit() -> None:

@@ -230,7 +230,10 @@ SUBSTITUTIONS: tuple[Substitution, ...] = (
         "for the NVIDIA modules; MIG: the stand-in keeps each GPU's mode and instances "
         "(`-mig`, `mig -cgi/-lgi/-dgi`, MIG lines under `-L`) as an H100 80GB does, and every "
         "/dev/nvidia-caps node an instance can have is made up front (char 60:N, no driver "
-        "behind it: a job's device cgroup decides whether -L shows it)",
+        "behind it: a job's device cgroup decides whether -L shows it); `-q` prints each GPU's "
+        "Fabric section in nvidia-smi's layout: N/A as an HGX H100, or, with "
+        "/etc/gpucl-sandbox/fabric ('<ClusterUUID> <CliqueId>'), that NVLink domain with the "
+        "fabric Completed/Success as a GB200 node reports it",
         "no GPUs or NVIDIA modules here",
         "image+machine",
     ),

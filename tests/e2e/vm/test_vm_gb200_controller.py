@@ -10,7 +10,9 @@ as it takes to say so; root only.
 Then the GPU nodes' rendered prolog and epilog run in that chroot against it, with the release's
 scontrol: a job's IMEX peers are its nodes in this node's NVL72 block, by the address slurmctld
 holds. What stands in: nvidia-smi (the image's, over four /dev/nvidiaN files) and
-systemctl (a recorder: no systemd in a chroot)."""
+systemctl (a recorder: no systemd in a chroot). Last, each node's NVLink domain report (the
+stand-in's `nvidia-smi -q` Fabric section) and the scheduler's check of the rendered blocks
+against the reports, agreeing and contradicted."""
 
 from __future__ import annotations
 
@@ -129,6 +131,7 @@ def test_slurmctld_runs_the_gb200_cluster_with_its_nvl72_block(tmp_path: Path, s
             with (root / "etc/hosts").open("a") as f:
                 f.write(f"127.0.0.1 {host}\n")
             imex = _run_the_imex_prolog(root)
+            racks = _report_the_racks(root)
             submit = _one_fabric_per_job(root)
     finally:
         for proc in reversed(procs):
@@ -156,10 +159,66 @@ def test_slurmctld_runs_the_gb200_cluster_with_its_nvl72_block(tmp_path: Path, s
     assert too_big.returncode != 0, too_big.stdout
     assert "Node count specification invalid" in too_big.stderr, too_big.stderr
     assert imex["after the epilog"] == (0, "", "SERVER_PORT=50000")
+    # each node's nvidia-smi -q (the stand-in, as a GB200 answers) made its report; the rendered
+    # blocks are verified by racks of consecutive names and contradicted, loudly, by a swap
+    assert racks["report"] == (0, f"{RACKS[0]} 32766")
+    assert racks["as rendered"][0] == 0, racks["as rendered"]
+    assert "every block of /etc/slurm/topology.conf is one NVLink domain" in racks["as rendered"][1]
+    code, _, err = racks["swapped"]
+    assert code == 1, racks["swapped"]
+    assert "WARNING: block gpu-pg0-nvl0 is 2 NVLink domains" in err, err
+    assert "WARNING: block gpu-pg0-nvl1 is 2 NVLink domains" in err, err
+    assert "gpu-pg0-5" in racks["reported blocks"]["gpu-pg0-nvl1"], racks["reported blocks"]
     # the prolog's gpucl-hosts.sh named the job's nodes by the addresses slurmctld holds
     assert imex["names"] == sorted(
         f"{ADDRESSES[n]} {n}" for n in ("gpu-pg0-1", "gpu-pg0-2", "gpu-pg0-19")
     )
+
+
+RACKS = ("b78ed242-7b98-426f-b194-b76b8899f4ec", "cc79d754-915f-408b-b1c3-b8c3aa6668ab")
+
+
+def _report_the_racks(root: Path) -> dict:
+    """Every node's report through the product's own reader (gpucl_power.fabric report) of the
+    image's nvidia-smi stand-in, one node at a time in this one chroot (the stand-in reads the
+    node's domain from /etc/gpucl-sandbox/fabric); then the scheduler's check of the rendered
+    topology.conf, with the release's scontrol expanding its host lists: racks of consecutive
+    names, then nodes 5 and 30 in each other's rack."""
+    lib = root / "opt/gpucl/lib/gpucl_power"
+    lib.mkdir(parents=True, exist_ok=True)
+    for name in ("__init__.py", "names.py", "slurm.py", "fabric.py"):
+        (lib / name).write_text((ROOT / "clusterctl/power" / name).read_text())
+    env = ["env", "-i", "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+           "PYTHONPATH=/opt/gpucl/lib"]  # fmt: skip
+
+    def py(*args: str) -> tuple[int, str, str]:
+        done = subprocess.run(["chroot", str(root), *env, "python3", "-m", "gpucl_power.fabric",
+                               *args], capture_output=True, text=True, timeout=120)  # fmt: skip
+        return done.returncode, done.stdout.strip(), done.stderr
+
+    def report_all(swap: bool) -> tuple[int, str, str]:
+        first = (0, "", "")
+        for n in range(1, NODES + 1):
+            rack = RACKS[0] if n <= 18 else RACKS[1]
+            if swap and n in (5, 30):
+                rack = RACKS[1] if n == 5 else RACKS[0]
+            (root / "etc/gpucl-sandbox").mkdir(parents=True, exist_ok=True)
+            (root / "etc/gpucl-sandbox/fabric").write_text(f"{rack} 32766\n")
+            done = py("report", "gb200", f"gpu-pg0-{n}")
+            first = first if n > 1 else done
+        return first
+
+    out: dict = {"report": report_all(swap=False)[:2]}
+    out["as rendered"] = py("topology", "gb200", "/etc/slurm/topology.conf")[:2]
+    report_all(swap=True)
+    out["swapped"] = py("topology", "gb200", "/etc/slurm/topology.conf")
+    reported = (root / "sched/gb200/topology.reported.conf").read_text().splitlines()
+    out["reported blocks"] = {
+        ln.split()[0].removeprefix("BlockName="): ln.split("Nodes=")[1].split(",")
+        for ln in reported
+        if ln.startswith("BlockName=")
+    }
+    return out
 
 
 def _one_fabric_per_job(root: Path) -> tuple[subprocess.CompletedProcess[str], ...]:

@@ -4,7 +4,8 @@ ND A100 v4 VMs have Azure's resource (temp) disk, which cloud-init mounts at /mn
 default ephemeral0 mount (substitution resource-disk). One boot of the azure-a100 stack (1 scheduler
 + 1 GPU node); Slurm powers the node down and a job powers it up again (gpucl-power's deallocate
 and start, through the power stand-in); then: /mnt is the resource disk mounted by cloud-init, the
-scratch is the NVMe stand-in, enroot's runtime is on it, slurmd is active, and the job ran.
+scratch is the NVMe stand-in, enroot's runtime is on it, slurmd is active, and the job ran; enroot's
+layer cache on the OS disk kept its files while its unpacked containers on the NVMe did not.
 
 With the scratch at /mnt/nvme (before 0b247cb) the /mnt mount, ordered after cloud-init's network
 stage, covered the scratch after the cycle: pyxis (required, runtime under the scratch) stopped
@@ -23,6 +24,7 @@ from pathlib import Path
 
 import pytest
 
+from clusterctl.render.paths import ENROOT_CACHE
 from clusterctl.sandbox.vm import boot, machine, power
 from tests.e2e.vm.conftest import booted_stack
 
@@ -30,6 +32,7 @@ pytestmark = pytest.mark.sandbox
 ROOT = Path(__file__).resolve().parents[3]
 RESUME_TIMEOUT_S = 240
 SUSPEND_S = 20
+MARK = "gpucl-e2e-survives"
 
 
 @dataclass
@@ -93,6 +96,10 @@ def cycled(tmp_path_factory):
             # booted from its user-data by the resource-disk datasource, not DataSourceNone
             ds = c.sh("cat /var/lib/cloud/instance/datasource").stdout
             assert "DataSourceNoCloudAzureResourceDisk" in ds, ds
+            # one file in enroot's layer cache (OS disk) and one among its unpacked containers
+            # (NVMe) before the cycle: deallocation keeps the first and zeroes the second
+            c.sh(f"mkdir -p {ENROOT_CACHE}/group-0 && echo layer > {ENROOT_CACHE}/group-0/{MARK}"
+                 f" && echo data > {scratch}/enroot/data/{MARK}")  # fmt: skip
             # Slurm's own power saving: idle for SuspendTime, SuspendProgram -> gpucl-power ->
             # deallocate (the power stand-in stops the node's container)
             power.time_scale(workdir, sched.name, SUSPEND_S, 10, RESUME_TIMEOUT_S)
@@ -171,3 +178,18 @@ def test_slurmd_is_active_and_the_job_ran_on_the_node(cycled: Cycled) -> None:
     ), cycled.job
     state = cycled.sh(f"sinfo -h -N -n {cycled.node} -o %T", cycled.scheduler).stdout.strip()
     assert state in ("idle", "mixed", "allocated"), state
+
+
+def test_enroots_layer_cache_survives_the_power_cycle_and_the_nvme_does_not(
+    cycled: Cycled,
+) -> None:
+    """Azure wipes local NVMe on deallocation (the sandbox zeroes the NVMe stand-in, substitution
+    power): with the layer cache there, a resumed node pulled every image again."""
+    conf = cycled.sh("cat /etc/enroot/enroot.conf.d/50-gpu-clusters.conf").stdout
+    assert f"ENROOT_CACHE_PATH {ENROOT_CACHE}/group-$(id -g)" in conf, conf
+    kept = cycled.sh(f"cat {ENROOT_CACHE}/group-0/{MARK}").stdout.strip()
+    assert kept == "layer", cycled.sh(f"ls -la {ENROOT_CACHE} {ENROOT_CACHE}/group-0").stdout
+    gone = cycled.sh(f"test -e {cycled.scratch}/enroot/data/{MARK} && echo there").stdout
+    assert gone.strip() == "", "the NVMe kept a file across deallocation: nothing was wiped"
+    mode = cycled.sh(f"stat -c %a {ENROOT_CACHE}").stdout.strip()
+    assert mode == "1777", mode

@@ -6,6 +6,7 @@ from __future__ import annotations
 import yaml
 
 from clusterctl.render.bundle import render_bundle
+from clusterctl.render.paths import ENROOT_CACHE, SCRATCH
 from clusterctl.spec.load import load_stack_spec
 
 DROP_IN = "/etc/enroot/enroot.conf.d/50-gpu-clusters.conf"
@@ -32,3 +33,15 @@ def test_containers_get_a_writable_root_their_home_and_fast_imports() -> None:
         assert s["ENROOT_SQUASH_OPTIONS"] == "-noI -noD -noF -noX -no-duplicates"
         assert s["ENROOT_RESTRICT_DEV"] == "y"
         assert s["ENROOT_RUNTIME_PATH"].startswith("/nvme/")
+
+
+def test_the_layer_cache_survives_deallocation_and_unpacked_containers_stay_on_nvme() -> None:
+    """Azure wipes the local NVMe when Slurm's power saving deallocates a node: with the layer
+    cache there (old), every resumed node pulled its images again through the NAT gateway. The
+    cache is on the OS disk, which deallocation keeps; data, runtime and temp stay on the NVMe."""
+    for stack in ("azure-h100", "azure-a100"):
+        s = _enroot_settings(stack)
+        assert s["ENROOT_CACHE_PATH"] == f"{ENROOT_CACHE}/group-$(id -g)"
+        assert not ENROOT_CACHE.startswith(SCRATCH + "/")
+        for key in ("ENROOT_DATA_PATH", "ENROOT_RUNTIME_PATH", "ENROOT_TEMP_PATH"):
+            assert s[key].startswith(f"{SCRATCH}/enroot/"), (key, s[key])

@@ -20,6 +20,7 @@ import yaml
 
 from clusterctl.render.bundle import MUNGE_PLACEHOLDER
 from clusterctl.render.cloud_init import render_cloud_init
+from clusterctl.render.paths import ENROOT_CACHE, ENROOT_CACHE_GIB
 from clusterctl.spec.load import load_stack_spec
 
 SCRIPT = "/usr/local/libexec/gpu-clusters/gpucl-scratch.sh"
@@ -45,7 +46,14 @@ def _script(stack: str) -> str:
     return entry["content"]
 
 
-def _run(tmp_path: Path, stack: str, listing: str) -> tuple[subprocess.CompletedProcess, str]:
+def _moved(script: str, line: str, to: str) -> str:
+    assert line in script, f"gpucl-scratch.sh has no line {line!r}"
+    return script.replace(line, to)
+
+
+def _run(
+    tmp_path: Path, stack: str, listing: str, cache_budget_kib: int | None = None
+) -> tuple[subprocess.CompletedProcess, str]:
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     log = tmp_path / "calls"
@@ -64,6 +72,10 @@ def _run(tmp_path: Path, stack: str, listing: str) -> tuple[subprocess.Completed
         path.write_text(f"#!/bin/bash\n{body}\n")
         path.chmod(0o755)
     script = _script(stack).replace("mount_point=/nvme\n", f"mount_point={tmp_path}/nvme\n")
+    script = _moved(script, f"cache={ENROOT_CACHE}\n", f"cache={tmp_path}/cache\n")
+    if cache_budget_kib is not None:
+        budget = f"cache_budget_kib=$(({ENROOT_CACHE_GIB} * 1024 * 1024))\n"
+        script = _moved(script, budget, f"cache_budget_kib={cache_budget_kib}\n")
     env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
     proc = subprocess.run(["bash", "-c", script], capture_output=True, text=True, env=env)
     return proc, log.read_text() if log.exists() else ""
@@ -116,3 +128,36 @@ def test_a_size_of_unknown_disk_count_says_what_it_saw(tmp_path: Path) -> None:
     seen = "no local NVMe disks (models seen: MSFT NVMe Accelerator v1.0,Virtual Disk)"
     assert seen in proc.stderr
     assert "mount" not in calls.replace("udevadm", "")
+
+
+def _layer(cache: Path, name: str, kib: int, read_at: float) -> Path:
+    path = cache / "group-1000" / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(os.urandom(kib * 1024))
+    os.utime(path, (read_at, read_at))
+    return path
+
+
+def test_the_layer_cache_is_trimmed_to_its_budget_least_recently_read_first(
+    tmp_path: Path,
+) -> None:
+    """enroot never evicts: on the OS disk (kept across deallocation) an unbounded cache would
+    fill the root file system. Old script: no cache on the OS disk, no trimming."""
+    cache = tmp_path / "cache"
+    old = _layer(cache, "sha256-old", 400, 1_000_000)
+    middle = _layer(cache, "sha256-middle", 400, 2_000_000)
+    recent = _layer(cache, "sha256-recent", 400, 3_000_000)
+    proc, _ = _run(tmp_path, "azure-h100", H100_V5, cache_budget_kib=900)
+    assert proc.returncode == 0, proc.stderr
+    assert (old.exists(), middle.exists(), recent.exists()) == (False, True, True)
+    assert "enroot's layer cache trimmed to" in proc.stderr
+    assert oct((cache).stat().st_mode & 0o7777) == "0o1777"
+
+
+def test_a_cache_within_its_budget_is_left_alone(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    layers = [_layer(cache, f"sha256-{i}", 100, 1_000_000 + i) for i in range(3)]
+    proc, _ = _run(tmp_path, "azure-h100", H100_V5, cache_budget_kib=10_000)
+    assert proc.returncode == 0, proc.stderr
+    assert all(p.exists() for p in layers)
+    assert "trimmed" not in proc.stderr

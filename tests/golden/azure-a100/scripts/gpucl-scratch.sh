@@ -1,6 +1,7 @@
 #!/bin/bash
 # gpucl-scratch (gpucl-scratch.service, at every boot, before slurmd): the VM's local NVMe disks as
-# one scratch at /nvme (enroot's runtime, cache, data and temp live there).
+# one scratch at /nvme (enroot's runtime, data and temp live there); enroot's layer cache
+# is on the OS disk at /var/cache/enroot, which deallocation keeps, trimmed here to 96 GiB.
 # A reboot finds the array again; a deallocated or reimaged VM (blank disks) gets a new one. Without
 # local NVMe the scratch stays a folder on the OS disk, unless the size has local NVMe: then finding
 # none fails this unit with the reason (journalctl -u gpucl-scratch) rather than leaving NHC to drain
@@ -8,6 +9,8 @@
 set -eu
 mount_point=/nvme
 expected_disks=""
+cache=/var/cache/enroot
+cache_budget_kib=$((96 * 1024 * 1024))
 
 # Local disks by the model the controller reports, as Azure's azure-vm-utils udev rules name them:
 # "Microsoft NVMe Direct Disk" and "Microsoft NVMe Direct Disk v2". "MSFT NVMe Accelerator v1.0" is
@@ -53,7 +56,21 @@ if ! mountpoint -q "$mount_point"; then
   fi
 fi
 chmod 1777 "$mount_point"
-for dir in enroot/runtime enroot/cache enroot/data enroot/tmp jobs; do
+for dir in enroot/runtime enroot/data enroot/tmp jobs; do
   mkdir -p "$mount_point/$dir"
   chmod 1777 "$mount_point/$dir"
 done
+# enroot never evicts its layer cache: past the budget, drop the least recently read files (a
+# dropped layer is downloaded again when an image needs it). relatime updates atime once a day.
+mkdir -p "$cache"
+chmod 1777 "$cache"
+used=$(du -sk "$cache" | cut -f1)
+if [ "$used" -gt "$cache_budget_kib" ]; then
+  while read -r _ kib path; do
+    [ "$used" -le "$cache_budget_kib" ] && break
+    rm -f -- "$path"
+    used=$((used - kib))
+  done < <(find "$cache" -type f -printf '%A@ %k %p\n' | sort -n)
+  echo "gpucl-scratch: enroot's layer cache trimmed to $((used / 1024)) MiB" \
+    "(budget $((cache_budget_kib / 1024)) MiB)" >&2
+fi
