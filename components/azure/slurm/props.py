@@ -4,10 +4,10 @@ spec enters the Azure Slurm program). SchedulerNode, LoginNode and GpuPartition 
 they neither import nor receive ClusterSpec, so what a node depends on is what its props name
 (the pattern of Data Safe Haven's `*Props` classes beside each Pulumi component).
 
-The user-data is the one part rendered later: it holds the deploy-time secrets (munge key,
-database password, storage account, identity), known only as Outputs resolve. `UserData` is
-bound here to the spec, the stack and the run's SlurmPlan, so a component hands it the secrets
-alone."""
+The user-data is rendered once per run with placeholders for its deploy-time secrets (munge
+key, database password, storage account, identity; clusterctl/render/user_data.py), which are
+known only as Outputs resolve. `UserData` is bound here to the role's rendered user-data, so a
+component hands it the secrets alone."""
 
 from __future__ import annotations
 
@@ -17,10 +17,11 @@ from functools import partial
 from types import MappingProxyType
 from typing import Any
 
-from clusterctl.render.cloud_init import azure_custom_data, render_cloud_init
-from clusterctl.render.roles import SlurmPlan
+from clusterctl.render.cloud_init import azure_custom_data
+from clusterctl.render.roles import SCHEDULER, SlurmPlan
 from clusterctl.render.site import scheduler_host
 from clusterctl.render.storage import scheduler_disk_gib
+from clusterctl.render.user_data import UserDataPlan, login_role, plan_user_data
 from clusterctl.spec.catalog import Catalog, catalog
 from clusterctl.spec.defaults import head_sku, login_count, login_host, login_sku
 from clusterctl.spec.model import ClusterSpec, PartitionSpec
@@ -30,7 +31,7 @@ from components.azure.slurm.images import image_reference
 
 UserData = Callable[..., str]
 """A role's osProfile.customData (gzipped, base64) from its deploy-time secrets, given as
-render_cloud_init's keywords (munge_key_b64=, db_password=, files_account=, ...)."""
+UserDataPlan.filled's keywords (munge_key_b64=, db_password=, files_account=, ...)."""
 
 
 @dataclass(frozen=True)
@@ -89,16 +90,21 @@ def _custom_data(render: Callable[..., str], **secrets: Any) -> str:
     return azure_custom_data(render(**secrets))
 
 
-def _user_data(spec: ClusterSpec, stack: str, plan: SlurmPlan, **role: Any) -> UserData:
-    render = partial(render_cloud_init, spec, stack, plan=plan, **role)
-    return partial(_custom_data, render)
+def _user_data(rendered: UserDataPlan, role: str) -> UserData:
+    return partial(_custom_data, partial(rendered.filled, role))
 
 
 def slurm_node_props(
-    spec: ClusterSpec, stack: str, plan: SlurmPlan, cat: Catalog | None = None
+    spec: ClusterSpec,
+    stack: str,
+    plan: SlurmPlan,
+    user_data: UserDataPlan | None = None,
+    cat: Catalog | None = None,
 ) -> SlurmNodeProps:
-    """The scheduler's, each login node's and each partition's props, from the spec once."""
+    """The scheduler's, each login node's and each partition's props, from the spec once;
+    `user_data`: each role's, rendered once for this run (rendered here when not given)."""
     cat = cat or catalog()
+    rendered = user_data or plan_user_data(spec, stack, plan, cat)
     admin = spec.ssh.admin_user
     direct = spec.ssh.access == "direct"
     head_image = MappingProxyType(image_reference("scheduler", spec.head_node.image))
@@ -113,7 +119,7 @@ def slurm_node_props(
             vm_size=head_sku(spec),
             image=head_image,
             tags=tags("scheduler"),
-            user_data=_user_data(spec, stack, plan),
+            user_data=_user_data(rendered, SCHEDULER),
         ),
         computer_name=scheduler_host(spec),
         public_ip=direct,
@@ -129,7 +135,7 @@ def slurm_node_props(
                 vm_size=login_sku(spec),
                 image=head_image,
                 tags=tags("login"),
-                user_data=_user_data(spec, stack, plan, login_index=i),
+                user_data=_user_data(rendered, login_role(i)),
             ),
             computer_name=login_host(spec, i),
             public_ip=direct,
@@ -140,14 +146,13 @@ def slurm_node_props(
     return SlurmNodeProps(
         scheduler=scheduler,
         logins=logins,
-        partitions=tuple(_partition(spec, stack, plan, p, cat, tags) for p in spec.partitions),
+        partitions=tuple(_partition(spec, rendered, p, cat, tags) for p in spec.partitions),
     )
 
 
 def _partition(
     spec: ClusterSpec,
-    stack: str,
-    plan: SlurmPlan,
+    rendered: UserDataPlan,
     partition: PartitionSpec,
     cat: Catalog,
     tags: Callable[..., Mapping[str, str]],
@@ -162,7 +167,7 @@ def _partition(
             vm_size=sku.name,
             image=MappingProxyType(image),
             tags=tags("compute", **{"gpu-clusters:partition": partition.name}),
-            user_data=_user_data(spec, stack, plan, partition=partition),
+            user_data=_user_data(rendered, partition.name),
         ),
         partition=partition.name,
         cluster=spec.name,

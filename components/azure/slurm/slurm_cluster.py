@@ -20,6 +20,7 @@ from clusterctl.render.roles import SlurmPlan, plan_slurm
 from clusterctl.render.site import scheduler_host
 from clusterctl.render.storage import uses_files_share
 from clusterctl.render.team import render_team_sync
+from clusterctl.render.user_data import UserDataPlan
 from clusterctl.spec.catalog import Catalog, catalog
 from clusterctl.spec.model import ClusterSpec
 from clusterctl.spec.tags import cloud_tags
@@ -54,15 +55,17 @@ class AzureSlurmCluster(pulumi.ComponentResource):
         opts: pulumi.ResourceOptions | None = None,
         *,
         plan: SlurmPlan | None = None,
+        user_data: UserDataPlan | None = None,
         post_deploy: PostDeploy | None = None,
     ):
-        """`plan`: the files rendered once for this run (made here when not given);
+        """`plan`, `user_data`: the files and each role's user-data rendered once for this run
+        (made here when not given);
         `post_deploy`: what binds validation.nccl.onDeploy (no hook without it)."""
         super().__init__("gpu-clusters:azure:SlurmCluster", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         self.plan = plan = plan or plan_slurm(spec, stack)
         # the spec read once into what each node component needs (components/azure/slurm/props.py)
-        props = slurm_node_props(spec, stack, plan)
+        props = slurm_node_props(spec, stack, plan, user_data)
         self.network = AzureNetwork(f"{name}-net", spec, stack, child)
         self.secrets = ClusterSecrets(f"{name}-secrets", spec, child)
         self.files = (

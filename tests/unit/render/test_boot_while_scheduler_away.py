@@ -100,8 +100,8 @@ def test_slurmd_starts_only_once_its_start_has_mounted_the_shared_file_systems()
 def _login_user_data() -> dict:
     import yaml
 
-    from clusterctl.render.bundle import MUNGE_PLACEHOLDER
     from clusterctl.render.cloud_init import render_cloud_init
+    from clusterctl.render.user_data import MUNGE_PLACEHOLDER
     from clusterctl.spec.load import load_stack_spec
 
     spec, _ = load_stack_spec("azure-team")
