@@ -1,8 +1,10 @@
-"""What the Azure Slurm node components build from: one small frozen props object per component,
-made once per run from the spec by `slurm_node_props` (called by AzureSlurmCluster, where the
-spec enters the Azure Slurm program). SchedulerNode, LoginNode and GpuPartition read only these:
-they neither import nor receive ClusterSpec, so what a node depends on is what its props name
-(the pattern of Data Safe Haven's `*Props` classes beside each Pulumi component).
+"""What the Azure Slurm components build from: one small frozen props object per component, made
+once per run from the spec by `slurm_node_props` and `slurm_base_props` (called by
+AzureSlurmCluster, where the spec enters the Azure Slurm program). The node components
+(SchedulerNode, LoginNode, GpuPartition) and the ones around them (AzureNetwork, ClusterSecrets,
+JumpHost, AzureFilesShare, SharedDiskBackup) read only these: they neither import nor receive
+ClusterSpec, so what a component depends on is what its props name (the pattern of Data Safe
+Haven's `*Props` classes beside each Pulumi component).
 
 The user-data is rendered once per run with placeholders for its deploy-time secrets (munge
 key, database password, storage account, identity; clusterctl/render/user_data.py), which are
@@ -20,10 +22,11 @@ from typing import Any
 from clusterctl.render.cloud_init import azure_custom_data
 from clusterctl.render.roles import SCHEDULER, SlurmPlan
 from clusterctl.render.site import scheduler_host
-from clusterctl.render.storage import scheduler_disk_gib
+from clusterctl.render.storage import FILES_SHARE, scheduler_disk_gib
 from clusterctl.render.user_data import UserDataPlan, login_role, plan_user_data
+from clusterctl.spec.addressing import subnet_plan
 from clusterctl.spec.catalog import Catalog, catalog
-from clusterctl.spec.defaults import head_sku, login_count, login_host, login_sku
+from clusterctl.spec.defaults import JUMP_HOST_SKU, head_sku, login_count, login_host, login_sku
 from clusterctl.spec.model import ClusterSpec, PartitionSpec
 from clusterctl.spec.tags import cloud_tags
 from clusterctl.spec.topology import ScaleSet, scale_sets_of
@@ -84,6 +87,122 @@ class SlurmNodeProps:
     logins: tuple[LoginProps, ...]
     partitions: tuple[PartitionProps, ...]
     """In the spec's order."""
+
+
+@dataclass(frozen=True)
+class NetworkProps:
+    region: str
+    resource_group: str
+    """The cluster's resource group's name, rg-<name>-<stack>."""
+    address_space: str
+    scheduler_subnet: str
+    compute_subnet: str
+    ssh_allowed_cidrs: tuple[str, ...]
+    """ssh.allowedCidrs: the only sources SSH is admitted from (none: no SSH rule)."""
+    tags: Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class SecretsProps:
+    public_key: str | None
+    """ssh.publicKey; None: a key pair is made."""
+    accounting: bool
+    """headNode.accounting: slurmdbd's database password is made."""
+
+
+@dataclass(frozen=True)
+class JumpHostProps:
+    region: str
+    vm_size: str
+    admin_user: str
+    computer_name: str
+    image: Mapping[str, str]
+    tags: Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class FilesShareProps:
+    region: str
+    share_name: str
+    """The NFS share's name, the one every role mounts /home from (render/storage.py)."""
+    size_gib: int
+    keep: bool
+    """storage.keepOnDestroy: the account and the share are protected."""
+    tags: Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class DiskBackupProps:
+    region: str
+    snapshot_group: str
+    """The snapshots' resource group, rg-<name>-<stack>-snapshots (Microsoft Learn recommends a
+    resource group of their own)."""
+    friendly_name: str
+    hour_utc: int
+    retention_days: int
+    keep: bool
+    """storage.keepOnDestroy: what holds or makes the snapshots is protected."""
+    tags: Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class SlurmBaseProps:
+    """What the components around the nodes build from."""
+
+    network: NetworkProps
+    secrets: SecretsProps
+    jump_host: JumpHostProps
+    files_share: FilesShareProps
+    disk_backup: DiskBackupProps
+
+
+def slurm_base_props(spec: ClusterSpec, stack: str) -> SlurmBaseProps:
+    """The network's, the secrets', the jump host's, the Azure Files share's and the disk
+    backup's props, from the spec once (each built by AzureSlurmCluster only when the spec asks
+    for it)."""
+    subnets = subnet_plan(spec)
+
+    def tags(**extra: str) -> Mapping[str, str]:
+        return MappingProxyType(cloud_tags(spec, stack, **extra))
+
+    storage = tags(**{"gpu-clusters:role": "storage"})
+    keep = spec.storage.keep_on_destroy
+    return SlurmBaseProps(
+        network=NetworkProps(
+            region=spec.region,
+            resource_group=f"rg-{spec.name}-{stack}",
+            address_space=spec.network.address_space,
+            scheduler_subnet=subnets["scheduler"],
+            compute_subnet=subnets["compute"],
+            ssh_allowed_cidrs=tuple(spec.ssh.allowed_cidrs),
+            tags=tags(),
+        ),
+        secrets=SecretsProps(public_key=spec.ssh.public_key, accounting=spec.head_node.accounting),
+        jump_host=JumpHostProps(
+            region=spec.region,
+            vm_size=JUMP_HOST_SKU,
+            admin_user=spec.ssh.admin_user,
+            computer_name=f"{spec.name}-jump",
+            image=MappingProxyType(image_reference("scheduler", spec.head_node.image)),
+            tags=tags(**{"gpu-clusters:role": "jumphost"}),
+        ),
+        files_share=FilesShareProps(
+            region=spec.region,
+            share_name=FILES_SHARE,
+            size_gib=spec.storage.size_gib,
+            keep=keep,
+            tags=storage,
+        ),
+        disk_backup=DiskBackupProps(
+            region=spec.region,
+            snapshot_group=f"rg-{spec.name}-{stack}-snapshots",
+            friendly_name=f"{spec.name}-{stack}-shared",
+            hour_utc=spec.storage.backup.hour_utc,
+            retention_days=spec.storage.backup.retention_days,
+            keep=keep,
+            tags=storage,
+        ),
+    )
 
 
 def _custom_data(render: Callable[..., str], **secrets: Any) -> str:

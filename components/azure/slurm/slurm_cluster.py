@@ -32,7 +32,7 @@ from components.azure.slurm.jump_host import JumpHost
 from components.azure.slurm.login_node import LoginNode
 from components.azure.slurm.network import AzureNetwork
 from components.azure.slurm.power_role import PowerRole
-from components.azure.slurm.props import slurm_node_props
+from components.azure.slurm.props import slurm_base_props, slurm_node_props
 from components.azure.slurm.scheduler_node import SchedulerNode
 from components.azure.slurm.slurm_config_sync import (
     RunCommandProps,
@@ -66,10 +66,11 @@ class AzureSlurmCluster(pulumi.ComponentResource):
         self.plan = plan = plan or plan_slurm(spec, stack)
         # the spec read once into what each node component needs (components/azure/slurm/props.py)
         props = slurm_node_props(spec, stack, plan, user_data)
-        self.network = AzureNetwork(f"{name}-net", spec, stack, child)
-        self.secrets = ClusterSecrets(f"{name}-secrets", spec, child)
+        base = slurm_base_props(spec, stack)
+        self.network = AzureNetwork(f"{name}-net", base.network, child)
+        self.secrets = ClusterSecrets(f"{name}-secrets", base.secrets, child)
         self.files = (
-            AzureFilesShare(f"{name}-files", spec, stack, network=self.network, opts=child)
+            AzureFilesShare(f"{name}-files", base.files_share, network=self.network, opts=child)
             if uses_files_share(spec)
             else None
         )
@@ -86,8 +87,7 @@ class AzureSlurmCluster(pulumi.ComponentResource):
         self.backup = (
             SharedDiskBackup(
                 f"{name}-backup",
-                spec,
-                stack,
+                base.disk_backup,
                 disk=self.scheduler.data_disk,
                 resource_group=self.network.resource_group,
                 opts=child,
@@ -109,8 +109,7 @@ class AzureSlurmCluster(pulumi.ComponentResource):
         self.jump_host = (
             JumpHost(
                 f"{name}-jump",
-                spec,
-                stack,
+                base.jump_host,
                 network=self.network,
                 secrets=self.secrets,
                 opts=child,
