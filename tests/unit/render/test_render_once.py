@@ -51,6 +51,8 @@ def test_a_plan_renders_each_roles_user_data_once(counted, logins) -> None:
     assert counted["cloud-init/scheduler.yaml.j2"] == 1
     assert counted["cloud-init/login.yaml.j2"] == logins  # each login node names its own host
     assert counted["cloud-init/compute.yaml.j2"] == len(plan.spec.partitions)
+    # the mount wait: each partition's scripts and the login nodes' (all of them, from the plan)
+    assert counted["scripts/gpucl-mounts.sh.j2"] == len(plan.spec.partitions) + 1
 
 
 def test_the_config_sync_carries_the_slurm_conf_plan_out_writes() -> None:
