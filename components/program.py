@@ -21,8 +21,9 @@ from clusterctl.spec.model import ClusterSpec
 
 def build(spec: ClusterSpec, stack: str, **bound: Any) -> dict[str, Any]:
     """Create the cluster's components; return the stack outputs (values or Outputs). `bound`:
-    what the entry point hands a Slurm cluster (`plan`, the files rendered once for the run;
-    `post_deploy`, the onDeploy validation), passed on only when given."""
+    what the entry point hands a Slurm cluster (`plan`, `user_data`: the files and each role's
+    user-data rendered once for the run; `post_deploy`, the onDeploy validation), passed on only
+    when given."""
     # Each cloud names the component that builds its cluster for each scheduler, imported only
     # when chosen (a plan of one pays for no other provider); a pair it lacks is refused by the
     # spec rules first (rules.supported_combination).

@@ -1,4 +1,5 @@
-"""What every command group shares: the consoles, the stack option, one way to refuse input."""
+"""What every command group shares: the consoles, the stack option (its default: the selected
+stack, which `stack select` in selection.py records), one way to refuse input."""
 
 from __future__ import annotations
 
@@ -6,13 +7,16 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console, ConsoleDimensions
 from rich.markup import escape
 
 from clusterctl.errors import UserError
+
+if TYPE_CHECKING:
+    from clusterctl.project import Project
 
 VERBOSE_ENV = "CLUSTERCTL_VERBOSE"
 """Set by `--verbose` (or by the user): commands say more."""
@@ -43,10 +47,42 @@ out = _Console()
 err = _Console(stderr=True)
 
 
-def _default_stack() -> str | None:
-    from clusterctl.cli.selection import default_stack
+STACK_ENV = "CLUSTERCTL_STACK"
+SELECTED = Path(".clusterctl") / "stack"
+"""Under the project folder: the selected stack's name, one line."""
 
-    return default_stack()
+
+def selected_file(project: Project) -> Path:
+    return project.dir / SELECTED
+
+
+def selected_stack() -> str | None:
+    """The stack `clusterctl stack select` recorded for the current project (None: none, or no
+    project here)."""
+    from clusterctl.project import find_project
+
+    try:
+        path = selected_file(find_project())
+        name = path.read_text(encoding="utf-8").strip() if path.is_file() else ""
+    except (UserError, OSError, UnicodeDecodeError):
+        return None
+    return name or None
+
+
+def default_stack() -> str | None:
+    """-s's default: the selected stack, or one line saying the three ways to name one."""
+    from typer._click.globals import get_current_context  # typer carries its own click
+
+    ctx = get_current_context(silent=True)
+    if ctx is not None and ctx.resilient_parsing:  # shell completion: never refuse
+        return None
+    name = selected_stack()
+    if name is None:  # bail, not UserError: this runs inside click's parsing
+        bail(
+            f"-s/--stack: no stack given; pass -s STACK, set {STACK_ENV}=STACK, or select one "
+            "for this project with `clusterctl stack select STACK` (`clusterctl stacks` lists them)"
+        )
+    return name
 
 
 def stack_names_for_completion(incomplete: str) -> list[str]:
@@ -63,7 +99,7 @@ StackOpt = Annotated[
         help="Stack name: reads stacks/Pulumi.<stack>.yaml of the project; default: "
         "$CLUSTERCTL_STACK, else the stack `clusterctl stack select` chose.",
         envvar="CLUSTERCTL_STACK",
-        default_factory=_default_stack,
+        default_factory=default_stack,
         show_default=False,
         autocompletion=stack_names_for_completion,
     ),

@@ -404,30 +404,15 @@ def _without_cli(project, stack: str) -> tuple[list, dict] | None:
 
 
 def _status(stack: str, as_json: bool, d: Deps) -> None:
-    from clusterctl.lifecycle.stack_export import resources_of
-    from clusterctl.lifecycle.status import LastUpdate, as_utc, build_status, deployed_cluster
-    from clusterctl.spec.load import load_spec
+    from clusterctl.lifecycle.status import build_status
 
     project, spec = _context(stack)
     local = _without_cli(project, stack)
     handle = _select(project, stack) if local is None else None
-    resources: list = []
-    outputs: dict = {}
+    resources, outputs = local if local is not None else ([], {})
     last = None
-    if local is not None:
-        resources, outputs = local
     if handle is not None:
-        resources = resources_of(handle.export_stack().deployment)
-        info = handle.info()
-        if info is not None:
-            last = LastUpdate(
-                info.kind, info.result, as_utc(info.start_time), as_utc(info.end_time)
-            )
-            raw = deployed_cluster(info.config)
-            if raw is not None:
-                with suppress(UserError):  # the size it was deployed with, not the file's
-                    spec = load_spec(raw)[0]
-        outputs = {k: ("[secret]" if v.secret else v.value) for k, v in handle.outputs().items()}
+        resources, outputs, last, spec = _read_handle(handle, spec)
     live = handle is not None and bool(resources)
     leak = d.down_billing(spec, outputs) if live else None
     report = build_status(stack, spec, _cost(spec), resources, last, outputs, d.now(), leak)
@@ -451,6 +436,30 @@ def _status(stack: str, as_json: bool, d: Deps) -> None:
     if not report.deployed:
         out.print(f"stack {stack}: not deployed (nothing runs, nothing bills)")
         return
+    _show_deployed(stack, report, last)
+
+
+def _read_handle(handle, spec):
+    """What the Pulumi CLI knows of the stack: its resources, its outputs, its last update and
+    the spec it was deployed with (the size it was deployed with, not the file's)."""
+    from clusterctl.lifecycle.stack_export import resources_of
+    from clusterctl.lifecycle.status import LastUpdate, as_utc, deployed_cluster
+    from clusterctl.spec.load import load_spec
+
+    resources = resources_of(handle.export_stack().deployment)
+    info = handle.info()
+    last = None
+    if info is not None:
+        last = LastUpdate(info.kind, info.result, as_utc(info.start_time), as_utc(info.end_time))
+        raw = deployed_cluster(info.config)
+        if raw is not None:
+            with suppress(UserError):
+                spec = load_spec(raw)[0]
+    outputs = {k: ("[secret]" if v.secret else v.value) for k, v in handle.outputs().items()}
+    return resources, outputs, last, spec
+
+
+def _show_deployed(stack: str, report, last) -> None:
     since = report.since.strftime("%Y-%m-%d %H:%M UTC") if report.since else "unknown"
     out.print(
         f"[bold]stack {stack}[/]: {report.cluster} ({report.cloud} {report.region}, "

@@ -81,6 +81,20 @@ def report(outcome: Outcome, *, as_json: bool, junit: Path | None) -> None:
 
 
 def _print(outcome: Outcome) -> None:
+    _print_verdicts(outcome)
+    if outcome.sweep is not None:
+        _print_sweep(outcome)
+    for note in outcome.notes:
+        out.print(f"note: {note}")
+    if outcome.drained:
+        out.print(f"drained: {', '.join(outcome.drained)}")
+    colour = {"pass": "green", "warn": "yellow", "fail": "bold red"}.get(outcome.status, "magenta")
+    out.print(f"[{colour}]NCCL validation: {outcome.status}[/] (exit {outcome.exit_code})")
+
+
+def _print_verdicts(outcome: Outcome) -> None:
+    """The verdicts' table and what explains each: reasons, expected figures, fabric, the
+    default algorithm's run (or why it was not judged)."""
     default = outcome.default_algorithm
     judged = [default.verdict] if default is not None and default.verdict is not None else []
     out.print(nccl_table([*outcome.verdicts, *judged]))
@@ -95,28 +109,26 @@ def _print(outcome: Outcome) -> None:
     if default is not None and default.verdict is None:
         for f in default.checks:
             out.print(escape(f"{default.group}: {f.message}"), highlight=False, soft_wrap=True)
-    if outcome.sweep is not None:
-        loc = outcome.sweep.localization
-        table = Table(title=f"2-node pairs: {loc.rounds} round(s), {loc.pairs_measured} pairs")
-        for col in ("round", "pair", "busbw GB/s", "floor", "result"):
-            table.add_column(col)
-        for m in loc.measurements:
-            table.add_row(
-                str(m.round), " + ".join(m.pair), f"{m.busbw_gbps:.3g}",
-                f"{outcome.sweep.floor_gbps:.3g}", "pass" if m.passed else "[red]fail[/]",
-            )  # fmt: skip
-        out.print(table)
-        if outcome.sweep.calibration:
-            out.print(f"floor: {outcome.sweep.calibration}")
-        for s in loc.suspects:
-            out.print(f"[bold red]suspect[/] {s.node}: {s.status} ({s.reason})")
-        out.print(_peer_table(outcome))
-    for note in outcome.notes:
-        out.print(f"note: {note}")
-    if outcome.drained:
-        out.print(f"drained: {', '.join(outcome.drained)}")
-    colour = {"pass": "green", "warn": "yellow", "fail": "bold red"}.get(outcome.status, "magenta")
-    out.print(f"[{colour}]NCCL validation: {outcome.status}[/] (exit {outcome.exit_code})")
+
+
+def _print_sweep(outcome: Outcome) -> None:
+    """The 2-node pair sweep: each measured pair, the floor, the suspects, the peer check."""
+    assert outcome.sweep is not None
+    loc = outcome.sweep.localization
+    table = Table(title=f"2-node pairs: {loc.rounds} round(s), {loc.pairs_measured} pairs")
+    for col in ("round", "pair", "busbw GB/s", "floor", "result"):
+        table.add_column(col)
+    for m in loc.measurements:
+        table.add_row(
+            str(m.round), " + ".join(m.pair), f"{m.busbw_gbps:.3g}",
+            f"{outcome.sweep.floor_gbps:.3g}", "pass" if m.passed else "[red]fail[/]",
+        )  # fmt: skip
+    out.print(table)
+    if outcome.sweep.calibration:
+        out.print(f"floor: {outcome.sweep.calibration}")
+    for s in loc.suspects:
+        out.print(f"[bold red]suspect[/] {s.node}: {s.status} ({s.reason})")
+    out.print(_peer_table(outcome))
 
 
 _PEER_STYLE = {"named": "bold red", "recovered": "green", "unconfirmed": "yellow"}

@@ -9,37 +9,22 @@ the variable is the `PULUMI_STACK` Pulumi users ask for (pulumi/pulumi#13550) fo
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from clusterctl.cli.common import out, stack_names_for_completion
+from clusterctl.cli.common import (
+    STACK_ENV,
+    default_stack,
+    out,
+    selected_file,
+    selected_stack,
+    stack_names_for_completion,
+)
 from clusterctl.errors import UserError
 
 if TYPE_CHECKING:
     from clusterctl.project import Project
-
-STACK_ENV = "CLUSTERCTL_STACK"
-SELECTED = Path(".clusterctl") / "stack"
-"""Under the project folder: the selected stack's name, one line."""
-
-
-def _selected_file(project: Project) -> Path:
-    return project.dir / SELECTED
-
-
-def selected_stack() -> str | None:
-    """The stack `clusterctl stack select` recorded for the current project (None: none, or no
-    project here)."""
-    from clusterctl.project import find_project
-
-    try:
-        path = _selected_file(find_project())
-        name = path.read_text(encoding="utf-8").strip() if path.is_file() else ""
-    except (UserError, OSError, UnicodeDecodeError):
-        return None
-    return name or None
 
 
 def stack_unless(stack: str | None, *other_targets: object) -> str | None:
@@ -48,24 +33,6 @@ def stack_unless(stack: str | None, *other_targets: object) -> str | None:
     if stack is not None or any(t not in (None, False) for t in other_targets):
         return stack
     return os.environ.get(STACK_ENV) or selected_stack()
-
-
-def default_stack() -> str | None:
-    """-s's default: the selected stack, or one line saying the three ways to name one."""
-    from typer._click.globals import get_current_context  # typer carries its own click
-
-    ctx = get_current_context(silent=True)
-    if ctx is not None and ctx.resilient_parsing:  # shell completion: never refuse
-        return None
-    name = selected_stack()
-    if name is None:  # bail, not UserError: this runs inside click's parsing
-        from clusterctl.cli.common import bail
-
-        bail(
-            f"-s/--stack: no stack given; pass -s STACK, set {STACK_ENV}=STACK, or select one "
-            "for this project with `clusterctl stack select STACK` (`clusterctl stacks` lists them)"
-        )
-    return name
 
 
 def check_stack_name(name: str, project: Project) -> None:
@@ -108,7 +75,7 @@ def select(
 
     project = find_project()
     check_stack_name(name, project)
-    path = _selected_file(project)
+    path = selected_file(project)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(name + "\n", encoding="utf-8")
     out.print(f"selected stack {name} for {project.dir}", highlight=False, soft_wrap=True)
@@ -125,7 +92,7 @@ def unselect() -> None:
     """Forget the selected stack of this project: -s is needed again."""
     from clusterctl.project import find_project
 
-    path = _selected_file(find_project())
+    path = selected_file(find_project())
     path.unlink(missing_ok=True)
     out.print("no stack selected", highlight=False)
 

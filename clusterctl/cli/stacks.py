@@ -58,7 +58,7 @@ def stacks(as_json: JsonOpt = False) -> None:
     first problem."""
     import os
 
-    from clusterctl.cli.selection import STACK_ENV, selected_stack
+    from clusterctl.cli.common import STACK_ENV, selected_stack
     from clusterctl.project import find_project
 
     project = find_project()

@@ -228,6 +228,17 @@ class _ValidateGroup(TyperGroup):
         return super().resolve_command(ctx, args)
 
 
+def _refuse_train_only(flags: dict[str, object]) -> None:
+    for flag, value in flags.items():
+        if value not in (None, False):
+            bail(f"{flag} goes with --train")
+
+
+def _cancellable_resume(stack, host, kubeconfig, sku, sandbox, nodes: list[str]) -> int:
+    with cancellable():  # Ctrl-C: the reservation and the jobs are removed first
+        return _resume(stack, host, kubeconfig, sku, sandbox, nodes)
+
+
 def register(app: typer.Typer) -> None:
     # A group, so `validate history` is a subcommand; `validate --nccl ...` runs the callback.
     group = typer.Typer(
@@ -295,11 +306,8 @@ def register(app: typer.Typer) -> None:
                     as_json=as_json, junit=junit, record=record, report=report_path,
                 )
             )  # fmt: skip
-        train_only = {"--min-tokens-per-gpu": min_tokens, "--min-scaling": min_scaling,
-                      "--no-scaling": no_scaling, "--steps": steps}  # fmt: skip
-        for flag, value in train_only.items():
-            if value not in (None, False):
-                bail(f"{flag} goes with --train")
+        _refuse_train_only({"--min-tokens-per-gpu": min_tokens, "--min-scaling": min_scaling,
+                            "--no-scaling": no_scaling, "--steps": steps})  # fmt: skip
         if not nccl:
             bail("say what to validate: --nccl (all-reduce bandwidth) or --train (a training run)")
         given = dict(
@@ -318,11 +326,11 @@ def register(app: typer.Typer) -> None:
             if resume:
                 if sweep or drain:
                     raise UserError("--resume re-tests named nodes: leave out --sweep and --drain")
-                with cancellable():  # Ctrl-C: the reservation and the jobs are removed first
-                    code = _resume(
+                raise typer.Exit(
+                    _cancellable_resume(
                         stack, host, kubeconfig, sku, sandbox_workdir(sandbox, sandbox_dir), resume
                     )
-                raise typer.Exit(code)
+                )
             min_bytes, max_bytes = sizes(min_bytes, max_bytes)
             with cancellable():  # Ctrl-C cancels the jobs started, then exits 130
                 outcome = _run(

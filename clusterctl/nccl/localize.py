@@ -85,15 +85,36 @@ class _State:
 
 
 def _assess(nodes: Sequence[str], results: Sequence[PairResult], confirmations: int) -> _State:
+    last_pass = _last_passes(results)
+    doubted = _doubted(results, last_pass)
+    clean = last_pass.keys() - doubted.keys()
+    cleared, flaky = _retested(results, doubted, clean)
+    trusted = clean | cleared
+    evidence = {
+        n: _trusted_partners_failed_with(n, results, trusted) for n in nodes if n not in last_pass
+    }
+    bad = {n for n, k in evidence.items() if k >= confirmations}
+    contested = doubted.keys() - cleared - flaky
+    return _State(
+        frozenset(trusted), frozenset(bad), frozenset(flaky), frozenset(contested), evidence
+    )
+
+
+def _last_passes(results: Sequence[PairResult]) -> dict[str, int]:
+    """Each node that passed somewhere: the round of its latest pass."""
     last_pass: dict[str, int] = {}
     for r in results:
         if r.passed:
             for n in r.pair:
                 last_pass[n] = max(last_pass.get(n, 0), r.round)
+    return last_pass
 
-    # A failure between two nodes that both passed somewhere: the node whose latest pass came
-    # before the failure is doubted (it may have degraded); one that passed again afterwards is
-    # not. A failure with an already doubted node is blamed on that node alone.
+
+def _doubted(results: Sequence[PairResult], last_pass: Mapping[str, int]) -> dict[str, int]:
+    """A failure between two nodes that both passed somewhere: the node whose latest pass came
+    before the failure is doubted (it may have degraded); one that passed again afterwards is
+    not. A failure with an already doubted node is blamed on that node alone. Node: the round
+    it was first doubted in."""
     doubted: dict[str, int] = {}
     for r in sorted(results, key=lambda r: r.round):
         a, b = r.pair
@@ -104,8 +125,14 @@ def _assess(nodes: Sequence[str], results: Sequence[PairResult], confirmations: 
         for n in r.pair:
             if last_pass[n] < r.round:
                 doubted.setdefault(n, r.round)
+    return doubted
 
-    clean = last_pass.keys() - doubted.keys()
+
+def _retested(
+    results: Sequence[PairResult], doubted: Mapping[str, int], clean: set[str]
+) -> tuple[set[str], set[str]]:
+    """The doubted nodes re-tested since against a clean partner: (cleared, flaky) by the
+    latest such test."""
     cleared: set[str] = set()
     flaky: set[str] = set()
     for n, since in doubted.items():
@@ -114,19 +141,14 @@ def _assess(nodes: Sequence[str], results: Sequence[PairResult], confirmations: 
         ]
         if later:
             (cleared if later[-1].passed else flaky).add(n)
-    trusted = clean | cleared
+    return cleared, flaky
 
-    evidence: dict[str, int] = {}
-    for n in nodes:
-        if n in last_pass:
-            continue
-        partners = {_other(r.pair, n) for r in results if n in r.pair and not r.passed}
-        evidence[n] = len(partners & trusted)
-    bad = {n for n, k in evidence.items() if k >= confirmations}
-    contested = doubted.keys() - cleared - flaky
-    return _State(
-        frozenset(trusted), frozenset(bad), frozenset(flaky), frozenset(contested), evidence
-    )
+
+def _trusted_partners_failed_with(
+    node: str, results: Sequence[PairResult], trusted: set[str]
+) -> int:
+    partners = {_other(r.pair, node) for r in results if node in r.pair and not r.passed}
+    return len(partners & trusted)
 
 
 def _other(pair: Pair, node: str) -> str:

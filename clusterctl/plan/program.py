@@ -85,15 +85,17 @@ def make_plan(stack: str, overrides: list[str] | None = None) -> Plan:
     spec, findings = load_stack_spec(stack, overrides)
     from clusterctl.render.bundle import render_bundle
     from clusterctl.render.roles import plan_slurm
+    from clusterctl.render.user_data import plan_user_data
     from clusterctl.validate.hook import run_post_deploy
     from components.program import run  # imports the providers: only once a plan is asked for
 
-    # A Slurm cluster's files are rendered once: the program and `--out` read the same plan.
+    # A Slurm cluster's files and user-data are rendered once: the program and `--out` read them.
     slurm = scheduler_of(spec.scheduler).head_node
     rendered = plan_slurm(spec, stack) if slurm else None
+    user_data = plan_user_data(spec, stack, rendered) if rendered else None
     hook = run_post_deploy if slurm and spec.validation.nccl.on_deploy else None
     mock_run = run_program(
-        lambda: run(spec, stack, plan=rendered, post_deploy=hook),
+        lambda: run(spec, stack, plan=rendered, user_data=user_data, post_deploy=hook),
         project=PROJECT_NAME,
         stack=stack,
         invokes=MOCK_INVOKES,
@@ -120,7 +122,7 @@ def make_plan(stack: str, overrides: list[str] | None = None) -> Plan:
         run=mock_run,
         cost=cost_per_hour(spec, catalog()),
         findings=findings,
-        files=render_bundle(spec, stack, rendered),
+        files=render_bundle(spec, stack, rendered, user_data),
         idle_cost=idle_cost_per_hour(spec, catalog()),
     )
 

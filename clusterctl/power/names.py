@@ -197,43 +197,67 @@ def assign(
         ids = sorted(set(existing.get(scale_set, [])), key=int)
         size = sizes.get(scale_set, 0)
         group = scale_set[len(prefix) :] if scale_set.startswith(prefix) else scale_set
-        names: dict[str, str] = {}
-        for instance_id, name in sorted(old_names.get(scale_set, {}).items()):
-            _, index = _index(name)
-            if instance_id in ids and index <= size:
-                names[instance_id] = name
-            else:
-                out.freed.append((scale_set, instance_id, name))
+        names = _kept_names(out, scale_set, old_names.get(scale_set, {}), ids, size)
         lost = {i for s, i, _ in out.freed if s == scale_set and i in ids}
         taken = set(names.values())
         free = [n for n in map(partial(slurm_name, group), range(1, size + 1)) if n not in taken]
+        seen = old_unnamed.get(scale_set, {})
         unnamed: dict[str, dict[str, Any]] = {}
-        for instance_id in ids:
-            if instance_id in names:
-                continue
-            seen = old_unnamed.get(scale_set, {}).get(instance_id)
+        for instance_id in (i for i in ids if i not in names):
+            waits = _unnamed_since(seen.get(instance_id), (scale_set, instance_id) in requests)
             if instance_id in lost:  # its slurmd keeps the old name: stop it, never rename it
                 unnamed[instance_id] = {"since": now, "deallocated": True}
                 out.deallocate.append((scale_set, instance_id))
-                continue
-            if seen is not None and seen.get("deallocated"):
-                if (scale_set, instance_id) not in requests:
-                    unnamed[instance_id] = seen
-                    continue
-                seen = None  # reimaged: its first boot asks again
-            if free:
+            elif waits is not None and waits.get("deallocated"):
+                unnamed[instance_id] = waits
+            elif free:
                 names[instance_id] = free.pop(0)
                 out.named.append((scale_set, instance_id, names[instance_id]))
-                continue
-            # Never deallocated for want of a name: a growth's VMs exist before the config sync
-            # that names them (after every new VM has provisioned, tens of minutes at scale),
-            # and a VM stopped here was never named again. Past the grace it is reported late.
-            seen = dict(seen) if seen else {"since": now, "deallocated": False}
-            late = now - float(seen["since"]) >= grace_s
-            (out.late if late else out.waiting).append((scale_set, instance_id))
-            unnamed[instance_id] = seen
+            else:
+                unnamed[instance_id] = _wait(out, scale_set, instance_id, waits, now, grace_s)
         if names:
             out.doc["names"][scale_set] = dict(sorted(names.items(), key=lambda kv: int(kv[0])))
         if unnamed:
             out.doc["unnamed"][scale_set] = dict(sorted(unnamed.items(), key=lambda kv: int(kv[0])))
     return out
+
+
+def _kept_names(
+    out: Assignment, scale_set: str, old: dict[str, str], ids: list[str], size: int
+) -> dict[str, str]:
+    """The names a scale set's VMs keep: the VM exists and its name is within N; every other
+    old name is freed."""
+    names: dict[str, str] = {}
+    for instance_id, name in sorted(old.items()):
+        _, index = _index(name)
+        if instance_id in ids and index <= size:
+            names[instance_id] = name
+        else:
+            out.freed.append((scale_set, instance_id, name))
+    return names
+
+
+def _unnamed_since(seen: dict[str, Any] | None, asks: bool) -> dict[str, Any] | None:
+    """A VM's record without a name; a VM deallocated for want of one that asks anew was
+    reimaged (its first boot asks again): it starts afresh."""
+    if seen is not None and seen.get("deallocated") and asks:
+        return None
+    return seen
+
+
+def _wait(
+    out: Assignment,
+    scale_set: str,
+    instance_id: str,
+    seen: dict[str, Any] | None,
+    now: float,
+    grace_s: float,
+) -> dict[str, Any]:
+    """A VM that finds no free name waits. Never deallocated for want of a name: a growth's VMs
+    exist before the config sync that names them (after every new VM has provisioned, tens of
+    minutes at scale), and a VM stopped here was never named again. Past the grace it is
+    reported late."""
+    seen = dict(seen) if seen else {"since": now, "deallocated": False}
+    late = now - float(seen["since"]) >= grace_s
+    (out.late if late else out.waiting).append((scale_set, instance_id))
+    return seen

@@ -21,5 +21,6 @@ The only user of jinja2; pure functions, no Pulumi.
   kubernetes   the Kubernetes objects: manifests, the NCCL MPIJob, Helm values
   vendored     files applied as shipped in config/ (the MPI operator manifest), sha256-checked
   roles        a Slurm cluster's files rendered once per run (SlurmPlan), read by all three routes
+  user_data    each Slurm role's user-data rendered once per run, its secrets filled in at deploy
   bundle       every file, as `{path: text}`: what `plan --out` writes
 """

@@ -2,33 +2,34 @@
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Callable
 
 from clusterctl.platform import disk_backup
-from clusterctl.render.cloud_init import render_cloud_init
 from clusterctl.render.health import render_nhc_checks, render_nhc_conf, render_nhc_deep_conf
 from clusterctl.render.nccl_env import render_job_env, render_nccl_conf
 from clusterctl.render.roles import SCHEDULER, SlurmPlan, plan_slurm
 from clusterctl.render.scripts import MIG_SCRIPT, mig_instances
 from clusterctl.render.slurm_conf import partition_sku
-from clusterctl.render.storage import FILES_ACCOUNT_PLACEHOLDER, render_restore_script
+from clusterctl.render.storage import render_restore_script
 from clusterctl.render.team import render_team_sync
+from clusterctl.render.user_data import UserDataPlan, login_role, plan_user_data
 from clusterctl.spec.catalog import Catalog, catalog
 from clusterctl.spec.defaults import login_count
-from clusterctl.spec.lustre import AMLFS_MGS_PLACEHOLDER
 from clusterctl.spec.model import ClusterSpec
 
-MUNGE_PLACEHOLDER = base64.b64encode(b"munge key: a Pulumi secret made at deploy time").decode()
-DB_PASSWORD_PLACEHOLDER = "a-Pulumi-secret-made-at-deploy-time"
 
-
-def render_bundle(spec: ClusterSpec, stack: str, plan: SlurmPlan | None = None) -> dict[str, str]:
+def render_bundle(
+    spec: ClusterSpec,
+    stack: str,
+    plan: SlurmPlan | None = None,
+    user_data: UserDataPlan | None = None,
+) -> dict[str, str]:
     """Every file of the cluster, by the scheduler's own bundle, plus each partition's nccl.conf;
-    `plan`: a Slurm cluster's files as this run's program rendered them (roles.py)."""
+    `plan`, `user_data`: a Slurm cluster's files and user-data as this run's program rendered
+    them (roles.py, user_data.py)."""
     cat = catalog()
     files = (
-        _slurm_bundle(spec, stack, cat, plan)
+        _slurm_bundle(spec, stack, cat, plan, user_data)
         if plan is not None
         else BUNDLES[spec.scheduler](spec, stack, cat)
     )
@@ -38,36 +39,24 @@ def render_bundle(spec: ClusterSpec, stack: str, plan: SlurmPlan | None = None) 
 
 
 def _slurm_bundle(
-    spec: ClusterSpec, stack: str, cat: Catalog, plan: SlurmPlan | None = None
+    spec: ClusterSpec,
+    stack: str,
+    cat: Catalog,
+    plan: SlurmPlan | None = None,
+    user_data: UserDataPlan | None = None,
 ) -> dict[str, str]:
     plan = plan or plan_slurm(spec, stack, cat)
+    user_data = user_data or plan_user_data(spec, stack, plan, cat)
     files: dict[str, str] = {}
     for rel, text in plan.slurm_files.items():
         files[f"slurm/{rel}"] = text
-    files["cloud-init/scheduler.yaml"] = render_cloud_init(
-        spec,
-        stack,
-        munge_key_b64=MUNGE_PLACEHOLDER,
-        cat=cat,
-        db_password=DB_PASSWORD_PLACEHOLDER,
-        files_account=FILES_ACCOUNT_PLACEHOLDER,
-        plan=plan,
-    )
+    files["cloud-init/scheduler.yaml"] = user_data.roles[SCHEDULER]
     files.update({f"scripts/{n}": text for n, text in plan.role(SCHEDULER).scripts.items()})
     files["scripts/slurm-config-sync.sh"] = plan.config_sync
     if disk_backup(spec.cloud, spec.scheduler) and spec.storage.backup.enabled:
         files["scripts/restore-shared.sh"] = render_restore_script(spec, stack)
     if login_count(spec):
-        files["cloud-init/login.yaml"] = render_cloud_init(
-            spec,
-            stack,
-            munge_key_b64=MUNGE_PLACEHOLDER,
-            cat=cat,
-            files_account=FILES_ACCOUNT_PLACEHOLDER,
-            lustre_mgs=AMLFS_MGS_PLACEHOLDER,
-            login_index=0,
-            plan=plan,
-        )
+        files["cloud-init/login.yaml"] = user_data.roles[login_role(0)]
     from clusterctl.render.monitoring import render_monitoring_bundle
 
     for rel, text in render_monitoring_bundle(spec, stack, cat).items():
@@ -76,16 +65,7 @@ def _slurm_bundle(
         files["scripts/gpucl-team-sync.sh"] = render_team_sync(spec, stack)
     for part in spec.partitions:
         sku = partition_sku(part, cat)
-        files[f"cloud-init/{part.name}.yaml"] = render_cloud_init(
-            spec,
-            stack,
-            munge_key_b64=MUNGE_PLACEHOLDER,
-            partition=part,
-            cat=cat,
-            files_account=FILES_ACCOUNT_PLACEHOLDER,
-            lustre_mgs=AMLFS_MGS_PLACEHOLDER,
-            plan=plan,
-        )
+        files[f"cloud-init/{part.name}.yaml"] = user_data.roles[part.name]
         files[f"nodes/{part.name}/nhc.conf"] = render_nhc_conf(
             spec, sku, cat, mig_instances=mig_instances(part, sku, cat)
         )

@@ -40,8 +40,8 @@ from clusterctl.render.power_files import (
     power_package,
     power_pins,
 )
-from clusterctl.render.roles import SCHEDULER, SlurmPlan, plan_slurm
-from clusterctl.render.scripts import mig_instances, mounts_script
+from clusterctl.render.roles import LOGIN, SCHEDULER, SlurmPlan, plan_slurm
+from clusterctl.render.scripts import mig_instances
 from clusterctl.render.site import cloud_site, scheduler_host
 from clusterctl.render.slurm_conf import partition_sku, render_slurmdbd_conf
 from clusterctl.render.storage import (
@@ -80,20 +80,6 @@ def azure_custom_data(user_data: str) -> str:
             f"cap of {CUSTOM_DATA_LIMIT}"
         )
     return base64.b64encode(packed).decode()
-
-
-LOGIN_SCRIPTS = frozenset(
-    {
-        "gpucl-pyxis.sh",
-        "gpucl-build-cache.sh",
-        "gpucl-users.sh",
-        "gpucl-hosts.sh",
-        "gpucl-known-hosts.sh",
-    }
-)
-"""A login node builds (or takes from the cluster's cache) pyxis, so sbatch and srun there accept
-its container options, has the team's users, Slurm's node names and the nodes' SSH host keys; it
-runs no Slurm daemon."""
 
 
 def _files_home(spec: ClusterSpec, account: str | None) -> str | None:
@@ -186,8 +172,7 @@ def render_cloud_init(
         "team": team_context(spec) if spec.head_node.accounting else None,
     }
     if login_index is not None:
-        ctx["scripts"] = {k: v for k, v in ctx["scripts"].items() if k in LOGIN_SCRIPTS}
-        ctx["scripts"] = dict(sorted((ctx["scripts"] | mounts_script(spec)).items()))
+        ctx["scripts"] = plan.role(LOGIN).scripts
         return render_template(
             "cloud-init/login.yaml.j2", **ctx, login_host=login_host(spec, login_index)
         )

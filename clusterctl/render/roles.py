@@ -10,15 +10,30 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from clusterctl.render.scripts import node_scripts
+from clusterctl.render.scripts import mounts_script, node_scripts
 from clusterctl.render.site import cloud_site
 from clusterctl.render.slurm_conf import partition_sku, render_config_sync, render_slurm
 from clusterctl.spec.catalog import Catalog, catalog
 from clusterctl.spec.model import ClusterSpec
 
 SCHEDULER = "scheduler"
-"""The role name of the scheduler (and of a login node, whose scripts are a subset of its own);
-a GPU node's role is its partition's name."""
+"""The role name of the scheduler; a GPU node's role is its partition's name."""
+LOGIN = "login-nodes"
+"""The role name of the login nodes (a hyphen, which no partition name has): a subset of the
+scheduler's scripts and the GPU nodes' mount wait."""
+
+LOGIN_SCRIPTS = frozenset(
+    {
+        "gpucl-pyxis.sh",
+        "gpucl-build-cache.sh",
+        "gpucl-users.sh",
+        "gpucl-hosts.sh",
+        "gpucl-known-hosts.sh",
+    }
+)
+"""A login node builds (or takes from the cluster's cache) pyxis, so sbatch and srun there accept
+its container options, has the team's users, Slurm's node names and the nodes' SSH host keys; it
+runs no Slurm daemon."""
 
 
 @dataclass(frozen=True)
@@ -37,7 +52,7 @@ class SlurmPlan:
     slurm_files: Mapping[str, str]
     """slurm.conf, gres.conf, cgroup.conf, topology.conf, plugstack.conf: the same on every role."""
     roles: Mapping[str, RolePlan]
-    """The scheduler's (SCHEDULER) and each partition's (by name)."""
+    """The scheduler's (SCHEDULER), the login nodes' (LOGIN) and each partition's (by name)."""
     config_sync: str
     """The Run Command a resize brings to the scheduler: the synced Slurm files, reconfigure."""
     resize_drain: str
@@ -52,7 +67,12 @@ def plan_slurm(spec: ClusterSpec, stack: str, cat: Catalog | None = None) -> Slu
     cat = cat or catalog()
     site = cloud_site(spec)
     slurm = MappingProxyType(render_slurm(spec, site, stack, cat))
-    roles = {SCHEDULER: RolePlan(SCHEDULER, MappingProxyType(node_scripts(spec, site, None)))}
+    scheduler = node_scripts(spec, site, None)
+    login = {k: v for k, v in scheduler.items() if k in LOGIN_SCRIPTS} | mounts_script(spec)
+    roles = {
+        SCHEDULER: RolePlan(SCHEDULER, MappingProxyType(scheduler)),
+        LOGIN: RolePlan(LOGIN, MappingProxyType(dict(sorted(login.items())))),
+    }
     for part in spec.partitions:
         scripts = node_scripts(spec, site, partition_sku(part, cat), part)
         roles[part.name] = RolePlan(part.name, MappingProxyType(scripts))

@@ -270,6 +270,19 @@ def _image_release(spec: ClusterSpec, part: PartitionSpec) -> tuple[str, ...]:
 
 def diff(old: ClusterSpec, new: ClusterSpec) -> list[Change]:
     """Every changed field of `new` against the deployed `old`, with what applying it does."""
+    changes = _cluster_changes(old, new)
+    olds = {p.name: p for p in old.partitions}
+    for i, part in enumerate(new.partitions):
+        was = olds.pop(part.name, None)
+        changes += _partition_changes(new, f"partitions[{i}]", was, part)
+    for name, was in olds.items():
+        detail = f"removes partition {name!r}: drains {_span(_names(was))}, then deletes them"
+        changes.append(Change(f"partitions[{name}]", "in place", "its scale sets", detail))
+    return changes
+
+
+def _cluster_changes(old: ClusterSpec, new: ClusterSpec) -> list[Change]:
+    """The changed fields outside the partitions."""
     changes: list[Change] = []
     skip = {"partitions"}
     a = _flat(old.model_dump(by_alias=True, mode="json", exclude=skip))
@@ -284,36 +297,36 @@ def diff(old: ClusterSpec, new: ClusterSpec) -> list[Change]:
                 rule = NEW_LUSTRE
             detail = f"{a.get(path)!r} -> {b.get(path)!r}"
             changes.append(Change(path, rule.policy, rule.affects, detail, rule.loses, rule.keeps))
-    olds = {p.name: p for p in old.partitions}
-    for i, part in enumerate(new.partitions):
-        path = f"partitions[{i}]"
-        was = olds.pop(part.name, None)
-        if was is None:
-            changes.append(
-                Change(path, "in place", "new scale sets", f"adds partition {part.name!r}")
-            )
-            continue
-        if was.nodes != part.nodes:
-            changes.append(_nodes(f"{path}.nodes", was, part))
-        x = _flat(was.model_dump(by_alias=True, mode="json", exclude={"nodes"}))
-        y = _flat(part.model_dump(by_alias=True, mode="json", exclude={"nodes"}))
-        for key in sorted(x.keys() | y.keys()):
-            if x.get(key) != y.get(key):
-                rule = _rule(f"{path}.{key}")
-                if key == "minNodes" and not scheduler_of(new.scheduler).power_saving:
-                    rule = AUTOSCALER_MIN
-                if key == "image" and _image_release(new, was) != _image_release(new, part):
-                    rule = NEW_IMAGE_RELEASE
-                detail = f"{x.get(key)!r} -> {y.get(key)!r}"
-                changes.append(
-                    Change(
-                        f"{path}.{key}", rule.policy, rule.affects, detail, rule.loses, rule.keeps
-                    )
-                )
-    for name, was in olds.items():
-        detail = f"removes partition {name!r}: drains {_span(_names(was))}, then deletes them"
-        changes.append(Change(f"partitions[{name}]", "in place", "its scale sets", detail))
     return changes
+
+
+def _partition_changes(
+    new: ClusterSpec, path: str, was: PartitionSpec | None, part: PartitionSpec
+) -> list[Change]:
+    """What changes in one partition of `new` (`was`: the deployed one of its name, if any)."""
+    if was is None:
+        return [Change(path, "in place", "new scale sets", f"adds partition {part.name!r}")]
+    changes = [_nodes(f"{path}.nodes", was, part)] if was.nodes != part.nodes else []
+    x = _flat(was.model_dump(by_alias=True, mode="json", exclude={"nodes"}))
+    y = _flat(part.model_dump(by_alias=True, mode="json", exclude={"nodes"}))
+    for key in sorted(x.keys() | y.keys()):
+        if x.get(key) != y.get(key):
+            rule = _partition_rule(new, f"{path}.{key}", key, was, part)
+            detail = f"{x.get(key)!r} -> {y.get(key)!r}"
+            changes.append(
+                Change(f"{path}.{key}", rule.policy, rule.affects, detail, rule.loses, rule.keeps)
+            )
+    return changes
+
+
+def _partition_rule(
+    new: ClusterSpec, path: str, key: str, was: PartitionSpec, part: PartitionSpec
+) -> Rule:
+    if key == "minNodes" and not scheduler_of(new.scheduler).power_saving:
+        return AUTOSCALER_MIN
+    if key == "image" and _image_release(new, was) != _image_release(new, part):
+        return NEW_IMAGE_RELEASE
+    return _rule(path)
 
 
 def refusal(changes: list[Change], allow_replace: bool) -> str | None:

@@ -23,16 +23,14 @@ class Overrides:
     where: str = ""
 
 
-def choose(
-    baseline: Baseline | None,
-    *,
-    stack: Overrides | None = None,
-    cli: Overrides | None = None,
-    what: str = "",
-    message_bytes: int | None = None,
-) -> Thresholds:
-    """Thresholds for one run; UserError when no floor is known or the levels contradict."""
-    layers: list[tuple[str, float | None, float | None]] = []
+Layer = tuple[str, float | None, float | None]
+"""(where, fail floor, warning level): one source of levels, later ones winning."""
+
+
+def _layers(
+    baseline: Baseline | None, stack: Overrides | None, cli: Overrides | None
+) -> list[Layer]:
+    layers: list[Layer] = []
     if baseline is not None:
         warn = baseline.warn_below_gbps
         if warn is None and baseline.expected_gbps and baseline.fail_below_gbps:
@@ -42,7 +40,13 @@ def choose(
     for o in (stack, cli):
         if o is not None and (o.fail_below_gbps is not None or o.warn_below_gbps is not None):
             layers.append((o.where, o.fail_below_gbps, o.warn_below_gbps))
+    return layers
 
+
+def _levels(
+    layers: list[Layer],
+) -> tuple[float | None, str | None, float | None, str | None]:
+    """The fail floor and warning level the layers leave, with where each came from."""
     fail = fail_src = warn = warn_src = None
     for src, f, w in layers:
         if f is not None:
@@ -52,6 +56,19 @@ def choose(
                 warn = warn_src = None
         if w is not None:
             warn, warn_src = w, src
+    return fail, fail_src, warn, warn_src
+
+
+def choose(
+    baseline: Baseline | None,
+    *,
+    stack: Overrides | None = None,
+    cli: Overrides | None = None,
+    what: str = "",
+    message_bytes: int | None = None,
+) -> Thresholds:
+    """Thresholds for one run; UserError when no floor is known or the levels contradict."""
+    fail, fail_src, warn, warn_src = _levels(_layers(baseline, stack, cli))
     if fail is None:
         raise UserError(
             f"no NCCL baseline for {what or 'this cluster'}: pass --fail-below GBPS "

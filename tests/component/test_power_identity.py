@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from clusterctl.power.azure_backend import AzureBackend
-from clusterctl.render.cloud_init import render_cloud_init
+from clusterctl.render.cloud_init import azure_custom_data
 from clusterctl.render.power_files import POWER_CONFIG
 from tests.conftest import plan_stack, resources
 
@@ -18,22 +18,19 @@ MOCK_CLIENT_ID = "22222222-2222-2222-2222-222222222222"  # clusterctl/plan/mocke
 
 
 def test_power_json_names_the_scheduler_identitys_client_id(monkeypatch) -> None:
-    """customData is masked under the mock engine: the scheduler's render is watched instead
-    (bound into the node props, components/azure/slurm/props.py)."""
+    """customData is masked under the mock engine: the user-data is watched instead as the node
+    props pack it, its secrets filled in (components/azure/slurm/props.py)."""
     import components.azure.slurm.props as props
 
     seen: list[str] = []
 
-    def render(*args, **kwargs):
-        text = render_cloud_init(*args, **kwargs)
-        if kwargs.get("partition") is None:
-            power = next(
-                f for f in yaml.safe_load(text)["write_files"] if f["path"] == POWER_CONFIG
-            )
+    def pack(text: str) -> str:
+        files = yaml.safe_load(text)["write_files"]
+        for power in (f for f in files if f["path"] == POWER_CONFIG):  # the scheduler's alone
             seen.append(json.loads(power["content"])["azure"]["clientId"])
-        return text
+        return azure_custom_data(text)
 
-    monkeypatch.setattr(props, "render_cloud_init", render)
+    monkeypatch.setattr(props, "azure_custom_data", pack)
     plan = plan_stack("azure-h100")
     (vm,) = resources(plan, "azure-native:compute:VirtualMachine")
     assert seen == [MOCK_CLIENT_ID]  # the client id the mock engine gave the identity

@@ -1,4 +1,4 @@
-"""The Azure Slurm node components build from frozen props made once from the spec
+"""The Azure Slurm components build from frozen props made once from the spec
 (components/azure/slurm/props.py): the components neither import nor receive ClusterSpec, the
 props cannot be changed after they are made, and each role's bound user-data is that role's."""
 
@@ -18,6 +18,7 @@ from clusterctl.spec.load import load_stack_spec
 
 ROOT = Path(__file__).resolve().parents[2]
 NODE_COMPONENTS = ("scheduler_node", "login_node", "gpu_partition")
+BASE_COMPONENTS = ("network", "cluster_secrets", "jump_host", "files_share", "disk_backup")
 SECRETS = {"munge_key_b64": base64.b64encode(b"k" * 32).decode(), "files_account": None}
 
 
@@ -32,8 +33,8 @@ def _user_data(custom_data: str) -> str:
     return gzip.decompress(base64.b64decode(custom_data)).decode()
 
 
-@pytest.mark.parametrize("module", NODE_COMPONENTS)
-def test_node_component_neither_imports_nor_takes_the_cluster_spec(module: str) -> None:
+@pytest.mark.parametrize("module", NODE_COMPONENTS + BASE_COMPONENTS)
+def test_component_neither_imports_nor_takes_the_cluster_spec(module: str) -> None:
     path = ROOT / "components" / "azure" / "slurm" / f"{module}.py"
     tree = ast.parse(path.read_text(), str(path))
     imported = {
@@ -52,6 +53,34 @@ def test_node_component_neither_imports_nor_takes_the_cluster_spec(module: str) 
     for cls in components:
         params = inspect.signature(cls.__init__).parameters
         assert "spec" not in params and "props" in params, (cls.__name__, list(params))
+
+
+def test_the_import_contract_holds_every_module_but_the_two_that_read_the_spec() -> None:
+    """props.py reads the spec and slurm_cluster.py hands it over; lint-imports keeps every
+    other module of the package from importing the spec model or the renderers."""
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
+    (contract,) = [c for c in config["contracts"] if c["id"] == "slurm-nodes-from-props"]
+    package = ROOT / "components" / "azure" / "slurm"
+    modules = {p.stem for p in package.glob("*.py")} - {"__init__", "props", "slurm_cluster"}
+    assert set(NODE_COMPONENTS + BASE_COMPONENTS) <= modules
+    listed = {m.removeprefix("components.azure.slurm.") for m in contract["source_modules"]}
+    assert listed == modules
+    assert "clusterctl.spec.model" in contract["forbidden_modules"]
+
+
+def test_the_base_props_cannot_be_changed_once_made() -> None:
+    from components.azure.slurm.props import slurm_base_props
+
+    spec, _ = load_stack_spec("azure-h100")
+    base = slurm_base_props(spec, "azure-h100")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        base.network.region = "elsewhere"
+    with pytest.raises(TypeError):
+        base.disk_backup.tags["gpu-clusters:role"] = "other"
+    with pytest.raises(TypeError):
+        base.jump_host.image["sku"] = "other"
 
 
 def test_props_cannot_be_changed_once_made() -> None:

@@ -16,18 +16,12 @@ from __future__ import annotations
 import pulumi
 import pulumi_azure_native as azure
 
-from clusterctl.spec.model import ClusterSpec
-from clusterctl.spec.tags import cloud_tags
+from components.azure.slurm.props import DiskBackupProps
 
 DISK_BACKUP_READER = "3e5e47e6-65f7-47ef-90b5-e5dd4d455f24"
 DISK_SNAPSHOT_CONTRIBUTOR = "7efff54f-a5b4-42b5-a1c5-5411624893ce"
 DISKS = "Microsoft.Compute/disks"
 OPERATIONAL = {"data_store_type": "OperationalStore", "object_type": "DataStoreInfoBase"}
-
-
-def snapshot_group_name(spec: ClusterSpec, stack: str) -> str:
-    """Microsoft Learn recommends a resource group of its own for the snapshots."""
-    return f"rg-{spec.name}-{stack}-snapshots"
 
 
 def daily_schedule(hour_utc: int) -> str:
@@ -44,32 +38,30 @@ class SharedDiskBackup(pulumi.ComponentResource):
     def __init__(
         self,
         name: str,
-        spec: ClusterSpec,
-        stack: str,
+        props: DiskBackupProps,
         *,
         disk: azure.compute.Disk,
         resource_group: azure.resources.ResourceGroup,
         opts: pulumi.ResourceOptions | None = None,
     ):
         super().__init__("gpu-clusters:azure:SharedDiskBackup", name, None, opts)
-        backup = spec.storage.backup
-        tags = cloud_tags(spec, stack, **{"gpu-clusters:role": "storage"})
+        tags = dict(props.tags)
         # Protected: what holds or makes the snapshots (tagged storage, so `down --include-storage`
         # can lift it). The policy and the role assignments carry no tags; `down` keeps them as
         # long as the instance, which depends on them.
-        kept = pulumi.ResourceOptions(parent=self, protect=spec.storage.keep_on_destroy)
+        kept = pulumi.ResourceOptions(parent=self, protect=props.keep)
         child = pulumi.ResourceOptions(parent=self)
         self.snapshot_group = azure.resources.ResourceGroup(
             f"{name}-snapshots",
-            resource_group_name=snapshot_group_name(spec, stack),
-            location=spec.region,
+            resource_group_name=props.snapshot_group,
+            location=props.region,
             tags=tags,
             opts=kept,
         )
         self.vault = azure.dataprotection.BackupVault(
             f"{name}-vault",
             resource_group_name=resource_group.name,
-            location=spec.region,
+            location=props.region,
             identity={"type": "SystemAssigned"},
             properties={
                 "storage_settings": [{"datastore_type": "VaultStore", "type": "LocallyRedundant"}],
@@ -96,7 +88,7 @@ class SharedDiskBackup(pulumi.ComponentResource):
                         "trigger": {
                             "object_type": "ScheduleBasedTriggerContext",
                             "schedule": {
-                                "repeating_time_intervals": [daily_schedule(backup.hour_utc)],
+                                "repeating_time_intervals": [daily_schedule(props.hour_utc)],
                                 "time_zone": "UTC",
                             },
                             "tagging_criteria": [
@@ -117,7 +109,7 @@ class SharedDiskBackup(pulumi.ComponentResource):
                                 "source_data_store": OPERATIONAL,
                                 "delete_after": {
                                     "object_type": "AbsoluteDeleteOption",
-                                    "duration": f"P{backup.retention_days}D",
+                                    "duration": f"P{props.retention_days}D",
                                 },
                             }
                         ],
@@ -151,7 +143,7 @@ class SharedDiskBackup(pulumi.ComponentResource):
             vault_name=self.vault.name,
             properties={
                 "object_type": "BackupInstance",
-                "friendly_name": f"{spec.name}-{stack}-shared",
+                "friendly_name": props.friendly_name,
                 "data_source_info": {
                     "object_type": "Datasource",
                     "datasource_type": DISKS,
@@ -159,7 +151,7 @@ class SharedDiskBackup(pulumi.ComponentResource):
                     "resource_id": disk.id,
                     "resource_uri": disk.id,
                     "resource_name": disk.name,
-                    "resource_location": spec.region,
+                    "resource_location": props.region,
                 },
                 "policy_info": {
                     "policy_id": self.policy.id,

@@ -17,10 +17,8 @@ import pulumi
 import pulumi_azure_native as azure
 import pulumi_random as random
 
-from clusterctl.render.storage import FILES_SHARE
-from clusterctl.spec.model import ClusterSpec
-from clusterctl.spec.tags import cloud_tags
 from components.azure.slurm.network import AzureNetwork
+from components.azure.slurm.props import FilesShareProps
 
 PRIVATE_ZONE = "privatelink.file.core.windows.net"
 ACCOUNT_PREFIX = "gpucl"
@@ -32,16 +30,15 @@ class AzureFilesShare(pulumi.ComponentResource):
     def __init__(
         self,
         name: str,
-        spec: ClusterSpec,
-        stack: str,
+        props: FilesShareProps,
         *,
         network: AzureNetwork,
         opts: pulumi.ResourceOptions | None = None,
     ):
         super().__init__("gpu-clusters:azure:FilesShare", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
-        kept = pulumi.ResourceOptions(parent=self, protect=spec.storage.keep_on_destroy)
-        tags = cloud_tags(spec, stack, **{"gpu-clusters:role": "storage"})
+        kept = pulumi.ResourceOptions(parent=self, protect=props.keep)
+        tags = dict(props.tags)
         rg = network.resource_group.name
         suffix = random.RandomString(
             f"{name}-account-suffix",
@@ -54,7 +51,7 @@ class AzureFilesShare(pulumi.ComponentResource):
             f"{name}-account",
             account_name=pulumi.Output.concat(ACCOUNT_PREFIX, suffix.result),
             resource_group_name=rg,
-            location=spec.region,
+            location=props.region,
             kind="FileStorage",
             sku=azure.storage.SkuArgs(name="Premium_LRS"),
             enable_https_traffic_only=False,
@@ -71,10 +68,10 @@ class AzureFilesShare(pulumi.ComponentResource):
             f"{name}-share",
             account_name=self.account.name,
             resource_group_name=rg,
-            share_name=FILES_SHARE,
+            share_name=props.share_name,
             enabled_protocols="NFS",
             root_squash="NoRootSquash",
-            share_quota=spec.storage.size_gib,
+            share_quota=props.size_gib,
             opts=kept,
         )
         self.zone = azure.privatedns.PrivateZone(
@@ -98,7 +95,7 @@ class AzureFilesShare(pulumi.ComponentResource):
         self.endpoint = azure.network.PrivateEndpoint(
             f"{name}-endpoint",
             resource_group_name=rg,
-            location=spec.region,
+            location=props.region,
             subnet=azure.network.SubnetArgs(id=network.compute_subnet.id),
             private_link_service_connections=[
                 azure.network.PrivateLinkServiceConnectionArgs(
@@ -122,4 +119,4 @@ class AzureFilesShare(pulumi.ComponentResource):
             ],
             opts=pulumi.ResourceOptions(parent=self, depends_on=[self.zone_link]),
         )
-        self.register_outputs({"accountName": self.account.name, "shareName": FILES_SHARE})
+        self.register_outputs({"accountName": self.account.name, "shareName": props.share_name})

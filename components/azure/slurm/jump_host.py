@@ -8,13 +8,10 @@ from __future__ import annotations
 import pulumi
 import pulumi_azure_native as azure
 
-from clusterctl.spec.defaults import JUMP_HOST_SKU
-from clusterctl.spec.model import ClusterSpec
-from clusterctl.spec.tags import cloud_tags
 from components.azure.slurm.cluster_secrets import ClusterSecrets
-from components.azure.slurm.images import image_reference
 from components.azure.slurm.network import AzureNetwork
 from components.azure.slurm.os_profile import linux_os_profile
+from components.azure.slurm.props import JumpHostProps
 from components.azure.slurm.public_ip import static_public_ip
 from components.azure.slurm.vm_replacement import kept_nic, replaced_vm_options
 
@@ -23,8 +20,7 @@ class JumpHost(pulumi.ComponentResource):
     def __init__(
         self,
         name: str,
-        spec: ClusterSpec,
-        stack: str,
+        props: JumpHostProps,
         *,
         network: AzureNetwork,
         secrets: ClusterSecrets,
@@ -32,13 +28,13 @@ class JumpHost(pulumi.ComponentResource):
     ):
         super().__init__("gpu-clusters:azure:JumpHost", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
-        tags = cloud_tags(spec, stack, **{"gpu-clusters:role": "jumphost"})
+        tags = dict(props.tags)
         rg = network.resource_group.name
-        self.public_ip = static_public_ip(f"{name}-pip", spec.region, rg, tags, self)
+        self.public_ip = static_public_ip(f"{name}-pip", props.region, rg, tags, self)
         nic = azure.network.NetworkInterface(
             f"{name}-nic",
             resource_group_name=rg,
-            location=spec.region,
+            location=props.region,
             ip_configurations=[
                 {
                     "name": "primary",
@@ -53,13 +49,13 @@ class JumpHost(pulumi.ComponentResource):
         self.vm = azure.compute.VirtualMachine(
             f"{name}-vm",
             resource_group_name=rg,
-            location=spec.region,
-            hardware_profile={"vm_size": JUMP_HOST_SKU},
+            location=props.region,
+            hardware_profile={"vm_size": props.vm_size},
             os_profile=linux_os_profile(
-                spec.ssh.admin_user, secrets.public_key, computer_name=f"{spec.name}-jump"
+                props.admin_user, secrets.public_key, computer_name=props.computer_name
             ),
             storage_profile={
-                "image_reference": image_reference("scheduler", spec.head_node.image),
+                "image_reference": dict(props.image),
                 "os_disk": {"create_option": "FromImage", "delete_option": "Delete"},
             },
             network_profile=kept_nic(nic.id),

@@ -12,32 +12,27 @@ from __future__ import annotations
 import pulumi
 import pulumi_azure_native as azure
 
-from clusterctl.spec.addressing import subnet_plan
-from clusterctl.spec.lustre import AMLFS_PORTS, amlfs_sku
-from clusterctl.spec.model import ClusterSpec
-from clusterctl.spec.tags import cloud_tags
+from clusterctl.spec.lustre import AMLFS_PORTS
 from components.azure.slurm.network import AzureNetwork, deny_internet
+from components.azure.slurm.props import LustreProps
 
 
 class ManagedLustre(pulumi.ComponentResource):
     def __init__(
         self,
         name: str,
-        spec: ClusterSpec,
-        stack: str,
+        props: LustreProps,
         *,
         network: AzureNetwork,
         opts: pulumi.ResourceOptions | None = None,
     ):
         super().__init__("gpu-clusters:azure:ManagedLustre", name, None, opts)
-        fs = spec.storage.lustre
-        assert fs is not None, "storage.lustre is not set"
-        tags = cloud_tags(spec, stack, **{"gpu-clusters:role": "storage"})
+        fs, tags = props, dict(props.tags)
         rg = network.resource_group.name
         self.nsg = azure.network.NetworkSecurityGroup(
             f"{name}-nsg",
             resource_group_name=rg,
-            location=spec.region,
+            location=props.region,
             security_rules=[*lustre_rules(), deny_internet(4000)],
             tags=tags,
             opts=pulumi.ResourceOptions(parent=self),
@@ -46,7 +41,7 @@ class ManagedLustre(pulumi.ComponentResource):
             f"{name}-subnet",
             resource_group_name=rg,
             virtual_network_name=network.vnet.name,
-            address_prefix=subnet_plan(spec)["lustre"],
+            address_prefix=props.subnet,
             network_security_group=azure.network.NetworkSecurityGroupArgs(id=self.nsg.id),
             # after the other subnets: Azure rejects concurrent subnet writes on one VNet
             opts=pulumi.ResourceOptions(parent=self, depends_on=[network.compute_subnet]),
@@ -54,8 +49,8 @@ class ManagedLustre(pulumi.ComponentResource):
         self.file_system = azure.storagecache.AmlFilesystem(
             f"{name}-fs",
             resource_group_name=rg,
-            location=spec.region,
-            sku=azure.storagecache.SkuNameArgs(name=amlfs_sku(fs.throughput_mbps_per_tib)),
+            location=props.region,
+            sku=azure.storagecache.SkuNameArgs(name=props.sku),
             storage_capacity_ti_b=fs.size_tib,
             filesystem_subnet=self.subnet.id,
             maintenance_window=azure.storagecache.AmlFilesystemMaintenanceWindowArgs(
@@ -63,7 +58,7 @@ class ManagedLustre(pulumi.ComponentResource):
             ),
             zones=[fs.zone] if fs.zone else None,
             tags=tags,
-            opts=pulumi.ResourceOptions(parent=self, protect=fs.keep_on_destroy),
+            opts=pulumi.ResourceOptions(parent=self, protect=props.keep),
         )
         self.mgs_address: pulumi.Output[str] = self.file_system.client_info.apply(
             lambda info: info.mgs_address if info else ""

@@ -12,34 +12,29 @@ from __future__ import annotations
 import pulumi
 import pulumi_azure_native as azure
 
-from clusterctl.spec.addressing import subnet_plan
-from clusterctl.spec.model import ClusterSpec
-from clusterctl.spec.tags import cloud_tags
+from components.azure.slurm.props import NetworkProps
 from components.azure.slurm.public_ip import static_public_ip
 
 
 class AzureNetwork(pulumi.ComponentResource):
-    def __init__(
-        self, name: str, spec: ClusterSpec, stack: str, opts: pulumi.ResourceOptions | None = None
-    ):
+    def __init__(self, name: str, props: NetworkProps, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpu-clusters:azure:Network", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
-        tags = cloud_tags(spec, stack)
-        plan = subnet_plan(spec)
+        tags = dict(props.tags)
 
         self.resource_group = azure.resources.ResourceGroup(
             f"{name}-rg",
-            resource_group_name=f"rg-{spec.name}-{stack}",
-            location=spec.region,
+            resource_group_name=props.resource_group,
+            location=props.region,
             tags=tags,
             opts=child,
         )
         rg = self.resource_group.name
-        ssh_rules = _ssh_rules(spec)
+        ssh_rules = _ssh_rules(props.ssh_allowed_cidrs)
         self.scheduler_nsg = azure.network.NetworkSecurityGroup(
             f"{name}-scheduler-nsg",
             resource_group_name=rg,
-            location=spec.region,
+            location=props.region,
             security_rules=[*ssh_rules, deny_internet(4000)],
             tags=tags,
             opts=child,
@@ -47,16 +42,16 @@ class AzureNetwork(pulumi.ComponentResource):
         self.compute_nsg = azure.network.NetworkSecurityGroup(
             f"{name}-compute-nsg",
             resource_group_name=rg,
-            location=spec.region,
+            location=props.region,
             security_rules=[deny_internet(4000)],
             tags=tags,
             opts=child,
         )
-        self.egress_ip = static_public_ip(f"{name}-egress-ip", spec.region, rg, tags, self)
+        self.egress_ip = static_public_ip(f"{name}-egress-ip", props.region, rg, tags, self)
         self.nat = azure.network.NatGateway(
             f"{name}-nat",
             resource_group_name=rg,
-            location=spec.region,
+            location=props.region,
             sku={"name": "Standard"},
             public_ip_addresses=[{"id": self.egress_ip.id}],
             idle_timeout_in_minutes=4,
@@ -70,10 +65,8 @@ class AzureNetwork(pulumi.ComponentResource):
         self.vnet = azure.network.VirtualNetwork(
             f"{name}-vnet",
             resource_group_name=rg,
-            location=spec.region,
-            address_space=azure.network.AddressSpaceArgs(
-                address_prefixes=[spec.network.address_space]
-            ),
+            location=props.region,
+            address_space=azure.network.AddressSpaceArgs(address_prefixes=[props.address_space]),
             tags=tags,
             # Subnets are their own resources below; azure-native >= 2 leaves them alone on VNet
             # updates (https://github.com/pulumi/pulumi-azure-native/issues/611).
@@ -90,7 +83,7 @@ class AzureNetwork(pulumi.ComponentResource):
             f"{name}-scheduler-subnet",
             resource_group_name=rg,
             virtual_network_name=self.vnet.name,
-            address_prefix=plan["scheduler"],
+            address_prefix=props.scheduler_subnet,
             network_security_group=azure.network.NetworkSecurityGroupArgs(id=self.scheduler_nsg.id),
             **egress,
             opts=pulumi.ResourceOptions(parent=self, ignore_changes=set_at_creation),
@@ -99,7 +92,7 @@ class AzureNetwork(pulumi.ComponentResource):
             f"{name}-compute-subnet",
             resource_group_name=rg,
             virtual_network_name=self.vnet.name,
-            address_prefix=plan["compute"],
+            address_prefix=props.compute_subnet,
             network_security_group=azure.network.NetworkSecurityGroupArgs(id=self.compute_nsg.id),
             **egress,
             # One subnet after another: Azure rejects concurrent subnet writes on one VNet.
@@ -133,7 +126,7 @@ def deny_internet(priority: int) -> azure.network.SecurityRuleArgs:
     )
 
 
-def _ssh_rules(spec: ClusterSpec) -> list[azure.network.SecurityRuleArgs]:
+def _ssh_rules(allowed_cidrs: tuple[str, ...]) -> list[azure.network.SecurityRuleArgs]:
     """SSH in from the stack's allowedCidrs only; none at all when it lists none."""
     return (
         [
@@ -143,13 +136,13 @@ def _ssh_rules(spec: ClusterSpec) -> list[azure.network.SecurityRuleArgs]:
                 direction="Inbound",
                 access="Allow",
                 protocol="Tcp",
-                source_address_prefixes=list(spec.ssh.allowed_cidrs),
+                source_address_prefixes=list(allowed_cidrs),
                 source_port_range="*",
                 destination_address_prefix="*",
                 destination_port_range="22",
                 description="SSH only from gpu-clusters:cluster.ssh.allowedCidrs",
             )
         ]
-        if spec.ssh.allowed_cidrs
+        if allowed_cidrs
         else []
     )

@@ -20,6 +20,7 @@ from clusterctl.render.roles import SlurmPlan, plan_slurm
 from clusterctl.render.site import scheduler_host
 from clusterctl.render.storage import uses_files_share
 from clusterctl.render.team import render_team_sync
+from clusterctl.render.user_data import UserDataPlan
 from clusterctl.spec.catalog import Catalog, catalog
 from clusterctl.spec.model import ClusterSpec
 from clusterctl.spec.tags import cloud_tags
@@ -32,7 +33,7 @@ from components.azure.slurm.login_node import LoginNode
 from components.azure.slurm.managed_lustre import ManagedLustre
 from components.azure.slurm.network import AzureNetwork
 from components.azure.slurm.power_role import PowerRole
-from components.azure.slurm.props import slurm_node_props
+from components.azure.slurm.props import slurm_base_props, slurm_node_props
 from components.azure.slurm.scheduler_node import SchedulerNode
 from components.azure.slurm.slurm_config_sync import (
     RunCommandProps,
@@ -55,26 +56,29 @@ class AzureSlurmCluster(pulumi.ComponentResource):
         opts: pulumi.ResourceOptions | None = None,
         *,
         plan: SlurmPlan | None = None,
+        user_data: UserDataPlan | None = None,
         post_deploy: PostDeploy | None = None,
     ):
-        """`plan`: the files rendered once for this run (made here when not given);
+        """`plan`, `user_data`: the files and each role's user-data rendered once for this run
+        (made here when not given);
         `post_deploy`: what binds validation.nccl.onDeploy (no hook without it)."""
         super().__init__("gpu-clusters:azure:SlurmCluster", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         self.plan = plan = plan or plan_slurm(spec, stack)
         # the spec read once into what each node component needs (components/azure/slurm/props.py)
-        props = slurm_node_props(spec, stack, plan)
-        self.network = AzureNetwork(f"{name}-net", spec, stack, child)
-        self.secrets = ClusterSecrets(f"{name}-secrets", spec, child)
+        props = slurm_node_props(spec, stack, plan, user_data)
+        base = slurm_base_props(spec, stack)
+        self.network = AzureNetwork(f"{name}-net", base.network, child)
+        self.secrets = ClusterSecrets(f"{name}-secrets", base.secrets, child)
         self.files = (
-            AzureFilesShare(f"{name}-files", spec, stack, network=self.network, opts=child)
+            AzureFilesShare(f"{name}-files", base.files_share, network=self.network, opts=child)
             if uses_files_share(spec)
             else None
         )
         files_account = self.files.account_name if self.files else None
         self.lustre = (
-            ManagedLustre(f"{name}-lustre", spec, stack, network=self.network, opts=child)
-            if spec.storage.lustre is not None
+            ManagedLustre(f"{name}-lustre", base.lustre, network=self.network, opts=child)
+            if base.lustre is not None
             else None
         )
         lustre_mgs = self.lustre.mgs_address if self.lustre else None
@@ -90,8 +94,7 @@ class AzureSlurmCluster(pulumi.ComponentResource):
         self.backup = (
             SharedDiskBackup(
                 f"{name}-backup",
-                spec,
-                stack,
+                base.disk_backup,
                 disk=self.scheduler.data_disk,
                 resource_group=self.network.resource_group,
                 opts=child,
@@ -114,8 +117,7 @@ class AzureSlurmCluster(pulumi.ComponentResource):
         self.jump_host = (
             JumpHost(
                 f"{name}-jump",
-                spec,
-                stack,
+                base.jump_host,
                 network=self.network,
                 secrets=self.secrets,
                 opts=child,

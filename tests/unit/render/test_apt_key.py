@@ -11,8 +11,8 @@ import yaml
 
 from clusterctl.project import config_dir
 from clusterctl.render.apt_key import AptKeyError, fingerprint, microsoft_apt_key
-from clusterctl.render.bundle import MUNGE_PLACEHOLDER
 from clusterctl.render.cloud_init import render_cloud_init
+from clusterctl.render.user_data import MUNGE_PLACEHOLDER
 from clusterctl.spec.catalog import catalog
 from clusterctl.spec.load import load_stack_spec
 from tests.conftest import need_tool

@@ -7,52 +7,23 @@ mountpoint."""
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
 
 from clusterctl.render.paths import MOUNT_RETRY, SCRATCH, SHARED_MOUNTS
 from tests.conftest import node_script
-
-FAKE_MOUNT = """#!/bin/sh
-# fails until try $READY_AFTER; the first try hangs when $HANG is set (a host that is gone)
-n=$(cat "$STATE/tries" 2>/dev/null || echo 0); n=$((n + 1)); echo $n > "$STATE/tries"
-if [ "$n" = 1 ] && [ -n "$HANG" ]; then sleep 60; fi
-if [ "$n" -lt "$READY_AFTER" ]; then
-  echo "mount.nfs: Connection timed out while mounting $1" >&2; exit 32
-fi
-echo "$1" >> "$STATE/mounted"
-"""
-FAKE_MOUNTPOINT = """#!/bin/sh
-grep -qx "$2" "$STATE/mounted" 2>/dev/null
-"""
+from tests.unit.render.fake_mounts import run_mounts
 
 
 def _run(tmp_path, *args: str, ready_after: int, hang: bool = False):
-    script = tmp_path / "gpucl-mounts.sh"
-    script.write_text(node_script("azure-h100", "gpucl-mounts.sh"))
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    for name, text in (
-        ("mount", FAKE_MOUNT),
-        ("mountpoint", FAKE_MOUNTPOINT),
-        ("mkdir", "#!/bin/sh\n"),
-        # a hung mount sleeps 60 s; the script's 10 s delays take 0.05 s
-        ("sleep", '#!/bin/sh\n[ "$1" = 60 ] && exec /bin/sleep 60\nexec /bin/sleep 0.05\n'),
-    ):
-        (bin_dir / name).write_text(text)
-        (bin_dir / name).chmod(0o755)
-    env = {
-        **os.environ,
-        "PATH": f"{bin_dir}:{os.environ['PATH']}",
-        "STATE": str(tmp_path),
-        "READY_AFTER": str(ready_after),
-        "HANG": "1" if hang else "",
-        "GPUCL_MOUNT_TOTAL": "1",
-        "GPUCL_MOUNT_ATTEMPT": "2",
-    }
-    return subprocess.run(
-        ["bash", str(script), *args], env=env, capture_output=True, text=True, timeout=40
+    return run_mounts(
+        tmp_path,
+        *args,
+        ready_after=ready_after,
+        message="Connection timed out",
+        hang=hang,
+        quick_sleep=True,
+        settings={"TOTAL": "1", "ATTEMPT": "2"},
+        timeout=40,
     )
 
 
@@ -100,8 +71,8 @@ def test_slurmd_starts_only_once_its_start_has_mounted_the_shared_file_systems()
 def _login_user_data() -> dict:
     import yaml
 
-    from clusterctl.render.bundle import MUNGE_PLACEHOLDER
     from clusterctl.render.cloud_init import render_cloud_init
+    from clusterctl.render.user_data import MUNGE_PLACEHOLDER
     from clusterctl.spec.load import load_stack_spec
 
     spec, _ = load_stack_spec("azure-team")

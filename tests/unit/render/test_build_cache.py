@@ -76,8 +76,8 @@ def test_the_key_carries_what_the_build_depends_on(tmp_path) -> None:
 
 
 def test_gpu_nodes_build_pyxis_and_nhc_through_the_cache_and_mount_sched_first() -> None:
-    from clusterctl.render.bundle import MUNGE_PLACEHOLDER
     from clusterctl.render.cloud_init import render_cloud_init
+    from clusterctl.render.user_data import MUNGE_PLACEHOLDER
 
     spec, _ = load_stack_spec("azure-h100", [])
     gpu = render_cloud_init(

@@ -12,9 +12,9 @@ import re
 import pytest
 import yaml
 
-from clusterctl.render.bundle import MUNGE_PLACEHOLDER
 from clusterctl.render.cloud_init import render_cloud_init
 from clusterctl.render.slurm_conf import render_config_sync
+from clusterctl.render.user_data import MUNGE_PLACEHOLDER
 from clusterctl.spec.load import load_stack_spec
 from tests.conftest import SLURM_STACKS
 

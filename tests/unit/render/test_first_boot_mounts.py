@@ -5,52 +5,21 @@ mountpoint that fail the first tries."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-
 import yaml
 
-from clusterctl.render.bundle import MUNGE_PLACEHOLDER
 from clusterctl.render.cloud_init import render_cloud_init
 from clusterctl.render.paths import MOUNT_RETRY
+from clusterctl.render.user_data import MUNGE_PLACEHOLDER
 from clusterctl.spec.load import load_stack_spec
-from tests.conftest import node_script
-
-FAKE_MOUNT = """#!/bin/sh
-# succeeds from try $READY_AFTER on; records what it mounted
-n=$(cat "$STATE/tries" 2>/dev/null || echo 0); n=$((n + 1)); echo $n > "$STATE/tries"
-if [ "$n" -lt "$READY_AFTER" ]; then
-  echo "mount.nfs: access denied by server while mounting $1" >&2; exit 32
-fi
-echo "$1" >> "$STATE/mounted"
-"""
-FAKE_MOUNTPOINT = """#!/bin/sh
-grep -qx "$2" "$STATE/mounted" 2>/dev/null
-"""
+from tests.unit.render.fake_mounts import run_mounts
 
 
-def _run(tmp_path, ready_after: int) -> subprocess.CompletedProcess[str]:
-    script = tmp_path / "gpucl-mounts.sh"
-    script.write_text(node_script("azure-h100", "gpucl-mounts.sh"))
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    for name, text in (
-        ("mount", FAKE_MOUNT),
-        ("mountpoint", FAKE_MOUNTPOINT),
-        ("mkdir", "#!/bin/sh\n"),
-    ):
-        (bin_dir / name).write_text(text)
-        (bin_dir / name).chmod(0o755)
-    env = {
-        **os.environ,
-        "PATH": f"{bin_dir}:{os.environ['PATH']}",
-        "STATE": str(tmp_path),
-        "READY_AFTER": str(ready_after),
-        "GPUCL_MOUNT_DELAY": "0",
-        "GPUCL_MOUNT_TOTAL": "2",
-    }
-    return subprocess.run(
-        ["bash", str(script)], env=env, capture_output=True, text=True, timeout=30
+def _run(tmp_path, ready_after: int):
+    return run_mounts(
+        tmp_path,
+        ready_after=ready_after,
+        message="access denied by server",
+        settings={"DELAY": "0", "TOTAL": "2"},
     )
 
 

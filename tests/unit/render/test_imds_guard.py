@@ -12,8 +12,8 @@ import pytest
 import yaml
 
 from clusterctl.constants import SERVICE_IDS
-from clusterctl.render.bundle import MUNGE_PLACEHOLDER
 from clusterctl.render.cloud_init import render_cloud_init
+from clusterctl.render.user_data import MUNGE_PLACEHOLDER
 from clusterctl.spec.load import load_stack_spec
 
 STACKS = ["azure-h100", "azure-a100", "azure-h200"]

@@ -12,11 +12,11 @@ import re
 import pytest
 import yaml
 
-from clusterctl.render.bundle import MUNGE_PLACEHOLDER
 from clusterctl.render.cloud_init import render_cloud_init
 from clusterctl.render.power_files import power_config
 from clusterctl.render.site import cloud_site
 from clusterctl.render.slurm_conf import render_slurmdbd_conf
+from clusterctl.render.user_data import MUNGE_PLACEHOLDER
 from clusterctl.spec.catalog import catalog
 from clusterctl.spec.load import load_stack_spec
 

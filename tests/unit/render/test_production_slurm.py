@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from clusterctl.render.bundle import MUNGE_PLACEHOLDER
 from clusterctl.render.cloud_init import render_cloud_init
 from clusterctl.render.paths import ADOPT_ACCESS, NCCL_CONF_OURS
+from clusterctl.render.user_data import MUNGE_PLACEHOLDER
 from clusterctl.spec.catalog import catalog
 from clusterctl.spec.load import load_stack_spec
 from tests.conftest import node_script

@@ -11,8 +11,8 @@ import configparser
 import pytest
 import yaml
 
-from clusterctl.render.bundle import MUNGE_PLACEHOLDER
 from clusterctl.render.cloud_init import render_cloud_init
+from clusterctl.render.user_data import MUNGE_PLACEHOLDER
 from clusterctl.spec.load import load_stack_spec
 
 

@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from clusterctl.render.bundle import MUNGE_PLACEHOLDER
 from clusterctl.render.cloud_init import render_cloud_init
 from clusterctl.render.paths import ENROOT_CACHE, ENROOT_CACHE_GIB
+from clusterctl.render.user_data import MUNGE_PLACEHOLDER
 from clusterctl.spec.load import load_stack_spec
 
 SCRIPT = "/usr/local/libexec/gpu-clusters/gpucl-scratch.sh"

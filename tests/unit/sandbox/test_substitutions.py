@@ -39,8 +39,8 @@ def test_a_script_without_slurm_conf_is_refused() -> None:
 
 
 def test_the_sandbox_swaps_only_the_microsoft_sources_url_and_key() -> None:
-    from clusterctl.render.bundle import MUNGE_PLACEHOLDER
     from clusterctl.render.cloud_init import render_cloud_init
+    from clusterctl.render.user_data import MUNGE_PLACEHOLDER
     from clusterctl.spec.load import load_stack_spec
 
     spec, _ = load_stack_spec("azure-h100")
