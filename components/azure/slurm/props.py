@@ -148,7 +148,7 @@ class DiskBackupProps:
 
 @dataclass(frozen=True)
 class LustreProps:
-    """storage.lustre's Azure Managed Lustre file system (components/azure/slurm/managed_lustre.py)."""
+    """storage.lustre's Azure Managed Lustre file system (managed_lustre.py)."""
 
     region: str
     subnet: str
