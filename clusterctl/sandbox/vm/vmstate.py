@@ -132,7 +132,10 @@ def _mounted(path: str) -> bool:
         return any(line.split()[4] == path for line in f)
 
 
-_LOOP_GRACE = 10.0
+_LOOP_GRACE = 60.0
+"""The kernel drops a loop device after the last close of its unmounted file system, which
+flushes what the nodes wrote: 10 s was not enough once on a loaded host (three sandboxes at once,
+each 4 GiB of disks), the device gone a little later."""
 
 
 def _loops_on(backing: str) -> list[str]:
