@@ -103,18 +103,21 @@ def test_nodes_booting_at_once_build_once_the_others_wait_for_the_builder(tmp_pa
     slow = f"while [ ! -e {gate} ]; do sleep 0.05; done; " + BUILD.format(log=tmp_path / "builds")
     argv = ["bash", "-c", script, "gpucl-build-cache", "nhc", "1.2.3"]
     first = subprocess.Popen([*argv, slow], stdout=subprocess.PIPE, text=True, env=env)
-    lock = tmp_path / "sched/h100/build"
-    for _ in range(200):  # the first holds the lock once its .lock file exists
-        if list(lock.glob("*.lock")):
-            break
-        time.sleep(0.05)
-    second = subprocess.Popen([*argv, BUILD.format(log=tmp_path / "builds")],
-                              stdout=subprocess.PIPE, text=True, env=env)  # fmt: skip
-    time.sleep(0.5)
-    assert second.poll() is None  # waiting on the builder, not building beside it
-    gate.touch()
-    out_first, _ = first.communicate(timeout=30)
-    out_second, _ = second.communicate(timeout=30)
+    second = None
+    try:
+        lock = tmp_path / "sched/h100/build"
+        for _ in range(200):  # the first holds the lock once its .lock file exists
+            if list(lock.glob("*.lock")):
+                break
+            time.sleep(0.05)
+        second = subprocess.Popen([*argv, BUILD.format(log=tmp_path / "builds")],
+                                  stdout=subprocess.PIPE, text=True, env=env)  # fmt: skip
+        time.sleep(0.5)
+        assert second.poll() is None  # waiting on the builder, not building beside it
+    finally:  # the first builder waits on the gate: never leave it (or the second) running
+        gate.touch()
+        out_first, _ = first.communicate(timeout=30)
+        out_second = second.communicate(timeout=30)[0] if second else ""
     assert first.returncode == 0 and second.returncode == 0
     assert "built here and published" in out_first
     assert "waiting for it" in out_second and "installed from" in out_second
