@@ -19,6 +19,7 @@ pytestmark = pytest.mark.sandbox
 
 ROOT = Path(__file__).resolve().parents[3]
 SCRATCH = "/nvme"
+ENROOT_CACHE = "/var/cache/enroot"  # clusterctl/render/paths.py: on the OS disk
 
 
 @pytest.fixture(scope="module")
@@ -90,11 +91,14 @@ def test_sbatch_is_accepted_on_the_scheduler_without_pyxis(cluster):
 
 
 def test_enroot_dirs_exist_on_the_scratch(cluster):
-    """Defect 5: ENROOT_TEMP_PATH named a directory nobody created."""
+    """Defect 5: ENROOT_TEMP_PATH named a directory nobody created. The layer cache lives on the
+    OS disk, which survives a deallocation (the NVMe does not); the rest on the scratch."""
     specs, workdir, _ = cluster
     _, gpus = _names(specs)
-    for sub in ("runtime", "cache", "data", "tmp"):
+    for sub in ("runtime", "data", "tmp"):
         assert _run(workdir, gpus[0], "test", "-d", f"{SCRATCH}/enroot/{sub}").returncode == 0
+    assert _run(workdir, gpus[0], "test", "-d", ENROOT_CACHE).returncode == 0
+    assert _run(workdir, gpus[0], "test", "-e", f"{SCRATCH}/enroot/cache").returncode != 0
 
 
 def test_slurmctld_log_has_no_error_at_boot(cluster):

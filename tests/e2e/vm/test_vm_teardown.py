@@ -86,7 +86,9 @@ def test_down_after_complete_up_and_twice(plan, tmp_path):
     assert report.leftovers(workdir) != []  # something to remove
     t = time.monotonic()
     assert boot.down(workdir) is True
-    assert time.monotonic() - t < 15
+    # bounded by its own waits (a loop device 60 s, the cgroups 90 s): a hang fails here; how
+    # fast it is, benchmarks/sandbox_vm_boot.py measures (its `down s`, 6 s for 1+4 when quiet)
+    assert time.monotonic() - t < 180
     assert report.leftovers(workdir) == []
     assert boot.down(workdir) is False
 

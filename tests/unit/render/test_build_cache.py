@@ -107,7 +107,7 @@ def test_nodes_booting_at_once_build_once_the_others_wait_for_the_builder(tmp_pa
     try:
         lock = tmp_path / "sched/h100/build"
         for _ in range(200):  # the first holds the lock once its .lock file exists
-            if list(lock.glob("*.lock")):
+            if list(lock.glob(".*.lock")):
                 break
             time.sleep(0.05)
         second = subprocess.Popen([*argv, BUILD.format(log=tmp_path / "builds")],
@@ -131,7 +131,7 @@ def test_a_builder_that_never_finishes_is_waited_for_a_bounded_time(tmp_path) ->
     holder = subprocess.Popen(["flock", str(key_lock), "sleep", "30"])
     try:
         time.sleep(0.3)
-        script = script.replace('exec 9>>"$cache/$key.lock"', f'exec 9>>"{key_lock}"')
+        script = script.replace('exec 9>>"$cache/.$key.lock"', f'exec 9>>"{key_lock}"')
         got = subprocess.run(
             ["bash", "-c", script, "gpucl-build-cache", "nhc", "1.2.3",
              BUILD.format(log=tmp_path / "builds")],

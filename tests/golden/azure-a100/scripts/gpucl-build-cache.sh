@@ -23,7 +23,7 @@ tarball=$cache/$key.tar.gz
 # Existing directories keep their owner and mode (/, /usr, /etc are never taken from a tarball).
 unpack() { tar -xzf "$1" -C / --no-overwrite-dir --no-same-owner; }
 lock_s=${GPUCL_BUILD_LOCK_S:-600}
-if mountpoint -q /sched && mkdir -p "$cache" && exec 9>>"$cache/$key.lock"; then
+if mountpoint -q /sched && mkdir -p "$cache" && exec 9>>"$cache/.$key.lock"; then
   if ! flock -n 9; then
     echo "gpucl-build-cache: another node is building $name; waiting for it (at most $lock_s s)"
     flock -w "$lock_s" 9 || echo "gpucl-build-cache: $name: still locked after $lock_s s; building here"
