@@ -4,7 +4,9 @@ benchmark it substitutes for nccl-tests (substitutions.py, "gpus"). The CLI asks
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from clusterctl.errors import UserError
 from clusterctl.sandbox.vm import boot, machine, vmstate
@@ -32,18 +34,23 @@ PROBE = Benchmark(
 )
 
 
-def sandbox_target(workdir: Path, nodes: int | None) -> SlurmTarget:
-    """The VM sandbox's scheduler, reached as the cloud's is: ssh as the admin user (through the
-    lab, as through a bastion), sudo for scontrol; no GPUs, so the stdlib ring probe runs."""
+def _access(workdir: Path, read: Callable[[Path], dict[str, Any]]) -> dict[str, Any]:
+    """What `read` says of the sandbox running in `workdir`; one line (UserError) when none runs."""
     if vmstate.load(workdir.resolve()) is None:
         raise UserError(
             f"no sandbox running in {workdir} (start one with `clusterctl sandbox up -s STACK`,"
             " or name its workdir with --sandbox-dir)"
         )
     try:
-        acc = boot.validation_access(workdir)
+        return read(workdir)
     except boot.BootError as exc:
         raise UserError(str(exc)) from None
+
+
+def sandbox_target(workdir: Path, nodes: int | None) -> SlurmTarget:
+    """The VM sandbox's scheduler, reached as the cloud's is: ssh as the admin user (through the
+    lab, as through a bastion), sudo for scontrol; no GPUs, so the stdlib ring probe runs."""
+    acc = _access(workdir, boot.validation_access)
     # empty when slurmctld does not answer: then the ssh check fails first, naming the scheduler
     names = tuple(acc["slurm_nodes"][: nodes or len(acc["slurm_nodes"])])
     return SlurmTarget(
@@ -74,15 +81,7 @@ def sandbox_target(workdir: Path, nodes: int | None) -> SlurmTarget:
 def sandbox_login_target(workdir: Path, user: str, identity: str | None) -> SshTarget:
     """A team user's way into the sandbox: their own key, to the login node (the scheduler where
     the stack has none), through the lab."""
-    if vmstate.load(workdir.resolve()) is None:
-        raise UserError(
-            f"no sandbox running in {workdir} (start one with `clusterctl sandbox up -s STACK`,"
-            " or name its workdir with --sandbox-dir)"
-        )
-    try:
-        acc = boot.login_access(workdir)
-    except boot.BootError as exc:
-        raise UserError(str(exc)) from None
+    acc = _access(workdir, boot.login_access)
     return SshTarget(
         host=acc["host"],
         user=user,
